@@ -1,0 +1,25 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** Every error body: `{ error: { code, message } }` (PRODUCT.md §2). */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.String({ description: 'snake_case machine code, e.g. invalid_credentials' }),
+      message: Type.String({ description: 'A sentence for a person; names the field when input was bad' }),
+    }),
+  },
+);
+export type ErrorBody = Static<typeof ErrorBody>;
+
+/** Every success body wraps its items in `data` (SPEC.md §3). */
+export function DataOf<T extends TSchema>(item: T) {
+  return Type.Object({ data: Type.Array(item) });
+}
+
+/** ISO 8601 UTC instant, or null where the event has not happened. */
+export const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
+
+export const IdParams = Type.Object({
+  id: Type.Integer({ minimum: 1, description: 'The mail id' }),
+});
+export type IdParams = Static<typeof IdParams>;

@@ -1,0 +1,5 @@
+export * from './status.js';
+export * from './common.js';
+export * from './auth.js';
+export * from './mail.js';
+export * from './submission.js';

@@ -1,0 +1,99 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { DataOf, Instant } from './common.js';
+
+export const Recipient = Type.Object({
+  recipientName: Type.String(),
+  recipientMail: Type.String(),
+});
+export type Recipient = Static<typeof Recipient>;
+
+/** One row of the console's table (SPEC.md §3, PRODUCT.md §2). */
+export const Mail = Type.Object(
+  {
+    id: Type.Integer(),
+    fromName: Type.String(),
+    fromMail: Type.String(),
+    to: Type.Array(Recipient),
+    subject: Type.String(),
+    status: Type.Integer({ minimum: 0, maximum: 5 }),
+    providerSentDate: Instant,
+    receivedDate: Instant,
+    lastUpdate: Instant,
+  },
+);
+export type Mail = Static<typeof Mail>;
+
+export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from'] as const;
+export type MailSort = (typeof MAIL_SORTS)[number];
+export const MAX_LIST_LIMIT = 500;
+
+export const MailListQuery = Type.Object(
+  {
+    status: Type.Optional(
+      Type.String({ pattern: '^[0-5](,[0-5])*$', description: 'Status codes, comma separated, e.g. 0,4' }),
+    ),
+    q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in sender, recipients and subject' })),
+    sort: Type.Optional(Type.Union(MAIL_SORTS.map((s) => Type.Literal(s)))),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT })),
+    cursor: Type.Optional(Type.String({ maxLength: 1000, description: 'meta.nextCursor or meta.prevCursor' })),
+  },
+  { additionalProperties: false },
+);
+export type MailListQuery = Static<typeof MailListQuery>;
+
+export const MailListMeta = Type.Object({
+  total: Type.Integer({ description: 'Mails matching the filter (all pages)' }),
+  totalIsEstimate: Type.Boolean(),
+  nextCursor: Type.Union([Type.String(), Type.Null()]),
+  prevCursor: Type.Union([Type.String(), Type.Null()]),
+  counts: Type.Record(Type.String(), Type.Integer(), {
+    description: 'Mails per status code over the whole store, exact',
+  }),
+});
+export type MailListMeta = Static<typeof MailListMeta>;
+
+export const MailListResponse = Type.Object({ data: Type.Array(Mail), meta: MailListMeta });
+export type MailListResponse = Static<typeof MailListResponse>;
+
+export const MailResponse = DataOf(Mail);
+export type MailResponse = Static<typeof MailResponse>;
+
+export const DeleteMailResponse = DataOf(Type.Object({ id: Type.Integer() }));
+export type DeleteMailResponse = Static<typeof DeleteMailResponse>;
+
+export const MailEvent = Type.Object({
+  at: Type.String({ format: 'date-time' }),
+  actor: Type.String(),
+  type: Type.String(),
+  fromStatus: Type.Union([Type.Integer(), Type.Null()]),
+  toStatus: Type.Union([Type.Integer(), Type.Null()]),
+  detail: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+export type MailEvent = Static<typeof MailEvent>;
+
+/** Everything about one mail (`GET /api/v1/mail/{id}`): the row, its message and its history. */
+export const MailDetail = Type.Composite([
+  Mail,
+  Type.Object({
+    messageId: Type.String(),
+    cc: Type.Array(Recipient),
+    bcc: Type.Array(Recipient),
+    envelopeFrom: Type.Union([Type.String(), Type.Null()]),
+    envelopeTo: Type.Array(Type.String()),
+    attempts: Type.Integer(),
+    nextAttemptAt: Instant,
+    providerReply: Type.Union([Type.String(), Type.Null()]),
+    leaseOwner: Type.Union([Type.String(), Type.Null()]),
+    leaseExpiresAt: Instant,
+    sizeBytes: Type.Union([Type.Integer(), Type.Null()]),
+    headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
+    text: Type.Union([Type.String(), Type.Null()]),
+    html: Type.Union([Type.String(), Type.Null()]),
+    events: Type.Array(MailEvent),
+  }),
+]);
+export type MailDetail = Static<typeof MailDetail>;
+
+export const MailDetailResponse = DataOf(MailDetail);
+export type MailDetailResponse = Static<typeof MailDetailResponse>;

@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+// `npm test`: every check of the project, in order, with one summary line at the end.
+//   typecheck → lint → server suite on SQLite → server suite on PostgreSQL → console component tests → browser e2e
+// The PostgreSQL half runs whenever a server answers (OUTBOX_TEST_POSTGRES_URL, default
+// postgres://postgres@127.0.0.1:5432/postgres); the browser half whenever a Chromium is found (CHROMIUM_PATH,
+// default /usr/bin/chromium). Elsewhere each skips with a message saying how to get it, except in CI (CI=true),
+// where a missing one fails the run: a test skipped in CI is a test not written.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+const isCI = process.env.CI === 'true' || process.env.CI === '1';
+const only = process.argv.slice(2); // e.g. `npm test -- server web`
+const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-test-report-'));
+const totals = { passed: 0, failed: 0, skipped: 0 };
+const problems = [];
+
+const wanted = (name) => only.length === 0 || only.includes(name);
+
+function run(title, command, args, options = {}) {
+  console.log(`\n━━ ${title} ━━`);
+  const started = Date.now();
+  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...options.env }, shell: false });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (result.status !== 0) problems.push(`${title} failed (exit ${result.status ?? result.signal}, ${seconds}s)`);
+  else console.log(`✔ ${title} (${seconds}s)`);
+  return result.status === 0;
+}
+
+function countVitest(file) {
+  if (!fs.existsSync(file)) return;
+  const report = JSON.parse(fs.readFileSync(file, 'utf8'));
+  totals.passed += report.numPassedTests ?? 0;
+  totals.failed += report.numFailedTests ?? 0;
+  totals.skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+}
+
+function countPlaywright(file) {
+  if (!fs.existsSync(file)) return;
+  const { stats } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  totals.passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
+  totals.failed += stats.unexpected ?? 0;
+  totals.skipped += stats.skipped ?? 0;
+}
+
+function skip(what, how) {
+  const message = `${what} skipped: ${how}`;
+  if (isCI) problems.push(`${what} cannot run in CI: ${how}`);
+  console.log(`\n⚠ ${message}`);
+}
+
+function canConnect(urlText) {
+  const url = new URL(urlText);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: url.hostname, port: Number(url.port || 5432) });
+    socket.setTimeout(2000);
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+  });
+}
+
+const vitest = (workspace, name, env = {}) => {
+  const file = path.join(reportDir, `${name}.json`);
+  const ok = run(`${name} tests`, 'npx', ['vitest', 'run', '--root', workspace, '--reporter=default', '--reporter=json', `--outputFile.json=${file}`], { env });
+  countVitest(file);
+  return ok;
+};
+
+if (wanted('typecheck')) run('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']);
+if (wanted('lint')) run('lint (style and architecture)', 'npx', ['eslint', '.', '--max-warnings=0']);
+if (wanted('server')) vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 'sqlite' });
+if (wanted('server') || wanted('postgres')) {
+  const pgUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  if (await canConnect(pgUrl)) vitest('server', 'server (PostgreSQL)', { OUTBOX_TEST_ENGINE: 'postgres', OUTBOX_TEST_POSTGRES_URL: pgUrl });
+  else skip('The PostgreSQL half of the server suite', `no PostgreSQL answers at ${new URL(pgUrl).host}. Install one (apt-get install postgresql) or point OUTBOX_TEST_POSTGRES_URL at a server whose user may create databases.`);
+}
+if (wanted('web')) vitest('web', 'console (web)');
+if (wanted('e2e')) {
+  const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  if (fs.existsSync(chromium)) {
+    if (run('build for e2e', 'npm', ['run', '-s', 'build'])) {
+      const file = path.join(reportDir, 'e2e.json');
+      run('browser e2e (Chromium)', 'npx', ['playwright', 'test', '--config', 'e2e/playwright.config.ts', '--reporter=list,json'], {
+        env: { CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: file },
+      });
+      countPlaywright(file);
+    }
+  } else {
+    skip('The browser e2e suite', `no Chromium at ${chromium}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH.`);
+  }
+}
+
+console.log('');
+for (const problem of problems) console.log(`✘ ${problem}`);
+console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(problems.length > 0 || totals.failed > 0 ? 1 : 0);

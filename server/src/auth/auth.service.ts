@@ -1,0 +1,207 @@
+/**
+ * Operators, their sessions (tokens) and the API keys applications submit mail with. Tokens and keys are
+ * 256-bit random secrets; only their SHA-256 is stored. Passwords are scrypt hashes.
+ */
+import type { Clock } from '../clock.js';
+import { badRequest, conflict, notFound, tooManyRequests, unauthorized } from '../errors.js';
+import type { Store } from '../store/connection.js';
+import { insertAuditEntries } from '../audit/audit.repository.js';
+import { LoginThrottle } from './login-throttle.js';
+import * as repo from './operator.repository.js';
+import { createSecret, getDummyHash, hashPassword, hashSecret, randomPassword, verifyPassword } from './password.js';
+
+export interface Operator {
+  id: number;
+  username: string;
+}
+
+export interface IssuedSession {
+  token: string;
+  username: string;
+  expiresAt: string;
+}
+
+export interface ApiKeyPrincipal {
+  id: number;
+  name: string;
+}
+
+export interface AuthServiceOptions {
+  store: Store;
+  clock: Clock;
+  sessionTtlSeconds: number;
+  throttle?: LoginThrottle;
+}
+
+export const OPERATOR_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
+
+export function createAuthService({ store, clock, sessionTtlSeconds, throttle }: AuthServiceOptions) {
+  const { db } = store;
+  const loginThrottle = throttle ?? new LoginThrottle(() => clock.now());
+
+  const invalidCredentials = () => unauthorized('invalid_credentials', 'Invalid username or password.');
+
+  async function login(username: string, password: string, client: string): Promise<IssuedSession> {
+    const waitMs = loginThrottle.retryAfterMs(client, username);
+    if (waitMs > 0) {
+      const error = tooManyRequests(
+        'too_many_login_attempts',
+        `Too many failed logins; try again in ${Math.ceil(waitMs / 1000)} seconds.`,
+      );
+      throw Object.assign(error, { retryAfterSeconds: Math.ceil(waitMs / 1000) });
+    }
+    const operator = await repo.findOperatorByUsername(db, username);
+    // Unknown users cost the same scrypt work as a wrong password: the answer and its timing match.
+    const isValid = await verifyPassword(password, operator?.password_hash ?? (await getDummyHash()));
+    if (!operator || !isValid) {
+      loginThrottle.recordFailure(client, username);
+      throw invalidCredentials();
+    }
+    loginThrottle.recordSuccess(client, username);
+    const now = clock.now();
+    const { secret, hash } = createSecret();
+    const expiresAt = now + sessionTtlSeconds * 1000;
+    await db.transaction().execute(async (trx) => {
+      await repo.insertSession(trx, { tokenHash: hash, operatorId: operator.id, now, expiresAt });
+      await insertAuditEntries(trx, [{ at: now, actor: `operator:${operator.username}`, action: 'login', target: null }]);
+    });
+    return { token: secret, username: operator.username, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /** The operator holding this token, or undefined when it is unknown, expired or revoked. */
+  async function findOperatorByToken(token: string): Promise<Operator | undefined> {
+    if (!token) return undefined;
+    const session = await repo.findActiveSession(db, hashSecret(token), clock.now());
+    return session ? { id: session.operator_id, username: session.username } : undefined;
+  }
+
+  async function logout(token: string, operator: Operator): Promise<void> {
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      await repo.revokeSession(trx, hashSecret(token), now);
+      await insertAuditEntries(trx, [{ at: now, actor: `operator:${operator.username}`, action: 'logout' }]);
+    });
+  }
+
+  function assertOperatorName(username: string): void {
+    if (!OPERATOR_NAME_PATTERN.test(username)) {
+      throw badRequest('invalid_username', 'username must be 1 to 64 letters, digits or . _ @ -');
+    }
+  }
+
+  function assertPassword(password: string): void {
+    if (password.length < 8) throw badRequest('weak_password', 'password must be at least 8 characters long');
+  }
+
+  async function addOperator(username: string, password: string, actor = 'cli'): Promise<void> {
+    assertOperatorName(username);
+    assertPassword(password);
+    const passwordHash = await hashPassword(password);
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      if (await repo.findOperatorByUsername(trx, username)) {
+        throw conflict('operator_exists', `An operator named ${username} exists already.`);
+      }
+      await repo.insertOperator(trx, username, passwordHash, now);
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'operator.add', target: username }]);
+    });
+  }
+
+  async function setOperatorPassword(username: string, password: string, actor = 'cli'): Promise<void> {
+    assertPassword(password);
+    const passwordHash = await hashPassword(password);
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      const operator = await repo.findOperatorByUsername(trx, username);
+      if (!operator) throw notFound('operator_not_found', `No operator is named ${username}.`);
+      await repo.updateOperatorPassword(trx, username, passwordHash, now);
+      await repo.revokeOperatorSessions(trx, operator.id, now);
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'operator.passwd', target: username }]);
+    });
+  }
+
+  async function removeOperator(username: string, actor = 'cli'): Promise<void> {
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      if (!(await repo.deleteOperator(trx, username))) {
+        throw notFound('operator_not_found', `No operator is named ${username}.`);
+      }
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'operator.remove', target: username }]);
+    });
+  }
+
+  /**
+   * At start (PRODUCT.md §3): OUTBOX_ADMIN_USER/PASSWORD create or reset that operator; with no operator at
+   * all and none configured, `admin` is created with a random password, returned so main can print it once.
+   */
+  async function ensureOperators(admin: { username?: string | undefined; password?: string | undefined }): Promise<{ createdAdminPassword?: string }> {
+    if (admin.username && admin.password) {
+      const existing = await repo.findOperatorByUsername(db, admin.username);
+      if (existing) {
+        if (!(await verifyPassword(admin.password, existing.password_hash))) {
+          await setOperatorPassword(admin.username, admin.password, 'config');
+        }
+      } else {
+        await addOperator(admin.username, admin.password, 'config');
+      }
+      return {};
+    }
+    if ((await repo.countOperators(db)) > 0) return {};
+    const password = randomPassword();
+    try {
+      await addOperator('admin', password, 'system');
+    } catch (error) {
+      // Another instance starting at the same moment created it first: that one printed the password.
+      if (error instanceof Error && 'code' in error && error.code === 'operator_exists') return {};
+      throw error;
+    }
+    return { createdAdminPassword: password };
+  }
+
+  async function createApiKey(name: string, actor = 'cli'): Promise<string> {
+    if (!OPERATOR_NAME_PATTERN.test(name)) {
+      throw badRequest('invalid_name', 'name must be 1 to 64 letters, digits or . _ @ -');
+    }
+    const { secret, hash } = createSecret('obx_');
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      if (await repo.findApiKeyByName(trx, name)) {
+        throw conflict('api_key_exists', `An API key named ${name} exists already; revoke it or pick another name.`);
+      }
+      await repo.insertApiKey(trx, name, hash, now);
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.create', target: name }]);
+    });
+    return secret;
+  }
+
+  async function revokeApiKey(name: string, actor = 'cli'): Promise<void> {
+    const now = clock.now();
+    await db.transaction().execute(async (trx) => {
+      if (!(await repo.revokeApiKey(trx, name, now))) {
+        throw notFound('api_key_not_found', `No active API key is named ${name}.`);
+      }
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.revoke', target: name }]);
+    });
+  }
+
+  async function findApiKeyPrincipal(key: string): Promise<ApiKeyPrincipal | undefined> {
+    if (!key) return undefined;
+    const row = await repo.findActiveApiKey(db, hashSecret(key));
+    return row ? { id: row.id, name: row.name } : undefined;
+  }
+
+  return {
+    login,
+    logout,
+    findOperatorByToken,
+    addOperator,
+    setOperatorPassword,
+    removeOperator,
+    ensureOperators,
+    createApiKey,
+    revokeApiKey,
+    findApiKeyPrincipal,
+  };
+}
+
+export type AuthService = ReturnType<typeof createAuthService>;

@@ -1,0 +1,120 @@
+/**
+ * The operators' command line: `npm run outbox -- <command>`. It reads the same environment as the server
+ * (DATA_DIR, DATABASE_URL, ...), migrates the store first, and may run beside a running server.
+ */
+import { parseArgs } from 'node:util';
+import { createAuthService } from '../auth/auth.service.js';
+import { systemClock } from '../clock.js';
+import { ConfigError, loadConfig } from '../config.js';
+import { AppError } from '../errors.js';
+import { insertDemoMails } from '../mail/demo-data.js';
+import { openStore, type Store } from '../store/connection.js';
+import { promptPassword, readPasswordFromStdin } from './read-password.js';
+
+const USAGE = `Usage: npm run outbox -- <command>
+
+  user add NAME [--password-stdin]      create an operator (password from a prompt or standard input)
+  user passwd NAME [--password-stdin]   set an operator's password (ends the operator's sessions)
+  user remove NAME                      remove an operator
+  apikey create NAME                    create an API key; the key alone is the last line printed
+  apikey revoke NAME                    revoke an API key
+  demo --count N [--seed S]             add N realistic demo mails over all six statuses
+
+Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
+
+class UsageError extends Error {}
+
+async function readPassword(usesStdin: boolean): Promise<string> {
+  if (usesStdin || !process.stdin.isTTY) return readPasswordFromStdin();
+  const first = await promptPassword('Password: ');
+  const second = await promptPassword('Repeat password: ');
+  if (first !== second) throw new UsageError('The two passwords differ; nothing was changed.');
+  return first;
+}
+
+export async function runCli(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'password-stdin': { type: 'boolean', default: false },
+      count: { type: 'string' },
+      seed: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [group, action, name] = positionals;
+  if (values.help || !group) {
+    out(USAGE);
+    return;
+  }
+  const config = loadConfig();
+  const store: Store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, maxConnections: 2 });
+  try {
+    const auth = createAuthService({ store, clock: systemClock, sessionTtlSeconds: config.sessionTtlSeconds });
+    const needName = () => {
+      if (!name) throw new UsageError(`${group} ${action} needs a NAME.\n\n${USAGE}`);
+      return name;
+    };
+    const command = `${group} ${action ?? ''}`.trim();
+    switch (command) {
+      case 'user add':
+        await auth.addOperator(needName(), await readPassword(values['password-stdin']));
+        out(`Operator ${name} created.`);
+        break;
+      case 'user passwd':
+        await auth.setOperatorPassword(needName(), await readPassword(values['password-stdin']));
+        out(`Password of ${name} changed; its sessions were ended.`);
+        break;
+      case 'user remove':
+        await auth.removeOperator(needName());
+        out(`Operator ${name} removed.`);
+        break;
+      case 'apikey create': {
+        const key = await auth.createApiKey(needName());
+        out(`API key ${name} created. It is shown only now; keep it secret:`);
+        out(key);
+        break;
+      }
+      case 'apikey revoke':
+        await auth.revokeApiKey(needName());
+        out(`API key ${name} revoked.`);
+        break;
+      case 'demo': {
+        const count = Number(values.count ?? '1000');
+        if (!Number.isInteger(count) || count < 1) throw new UsageError('--count must be a whole number of at least 1.');
+        const started = performance.now();
+        let lastReport = started;
+        await insertDemoMails(store, {
+          count,
+          now: Date.now(),
+          seed: values.seed === undefined ? Date.now() : Number(values.seed),
+          onProgress: (inserted) => {
+            if (performance.now() - lastReport > 2000) {
+              lastReport = performance.now();
+              process.stderr.write(`  ${inserted.toLocaleString('en')} of ${count.toLocaleString('en')} mails\n`);
+            }
+          },
+        });
+        const seconds = (performance.now() - started) / 1000;
+        out(`Added ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s (${Math.round(count / seconds).toLocaleString('en')} mails/s) to ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`);
+        break;
+      }
+      default:
+        throw new UsageError(`Unknown command "${command}".\n\n${USAGE}`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.match(/cli[\\/]main\.ts$|dist[\\/]cli\.js$/)) {
+  runCli(process.argv.slice(2)).catch((error: unknown) => {
+    if (error instanceof ConfigError || error instanceof UsageError || error instanceof AppError) {
+      console.error(error.message);
+    } else {
+      console.error(error instanceof Error ? error.stack : error);
+    }
+    process.exit(1);
+  });
+}

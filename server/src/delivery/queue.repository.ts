@@ -1,0 +1,143 @@
+/**
+ * The queue's SQL. The mail row is the queue entry (PRODUCT.md §4): claiming is one conditional UPDATE of
+ * due Queued rows to Processing under a lease; recording an outcome is one conditional UPDATE that only
+ * the lease holder can make. The engines differ in one place: PostgreSQL claims with FOR UPDATE SKIP LOCKED
+ * so concurrent workers take disjoint batches without waiting; SQLite has a single writer, so the plain
+ * subquery is already atomic.
+ */
+import type { DbOrTrx, Engine } from '../store/connection.js';
+import type { MailRow } from '../store/schema.js';
+
+export interface ClaimRequest {
+  now: number;
+  limit: number;
+  owner: string;
+  leaseExpiresAt: number;
+}
+
+/** Queued → Processing for up to `limit` due mails, oldest due first; counts the attempt. */
+export function claimDueMails(db: DbOrTrx, engine: Engine, claim: ClaimRequest): Promise<MailRow[]> {
+  let due = db
+    .selectFrom('mails')
+    .select('id')
+    .where('status', '=', 0)
+    .where('next_attempt_at', '<=', claim.now)
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(claim.limit);
+  if (engine === 'postgres') due = due.forUpdate().skipLocked();
+  return db
+    .updateTable('mails')
+    .set((eb) => ({
+      status: 2,
+      lease_owner: claim.owner,
+      lease_expires_at: claim.leaseExpiresAt,
+      last_update_at: claim.now,
+      attempts: eb('attempts', '+', 1),
+    }))
+    .where('id', 'in', due)
+    .where('status', '=', 0)
+    .returningAll()
+    .execute();
+}
+
+export interface DeliveryPayload {
+  mailId: number;
+  raw: Buffer | null;
+  envelopeFrom: string;
+  envelopeTo: string[];
+}
+
+/** What the relay needs for each claimed mail: the stored bytes and the envelope (the `envelope` recipients). */
+export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map<number, DeliveryPayload>> {
+  const payloads = new Map<number, DeliveryPayload>();
+  if (mailIds.length === 0) return payloads;
+  const [contents, recipients] = await Promise.all([
+    db.selectFrom('mail_contents').select(['mail_id', 'raw', 'envelope_from']).where('mail_id', 'in', mailIds).execute(),
+    db
+      .selectFrom('mail_recipients')
+      .select(['mail_id', 'address'])
+      .where('mail_id', 'in', mailIds)
+      .where('kind', '=', 'envelope')
+      .orderBy('mail_id')
+      .orderBy('position')
+      .execute(),
+  ]);
+  for (const content of contents) {
+    payloads.set(content.mail_id, { mailId: content.mail_id, raw: content.raw, envelopeFrom: content.envelope_from, envelopeTo: [] });
+  }
+  for (const recipient of recipients) {
+    const payload = payloads.get(recipient.mail_id);
+    if (payload && !payload.envelopeTo.includes(recipient.address)) payload.envelopeTo.push(recipient.address);
+  }
+  return payloads;
+}
+
+export interface AttemptResult {
+  id: number;
+  owner: string;
+  now: number;
+  toStatus: number;
+  reply: string;
+  /** When going back to Queued. */
+  nextAttemptAt?: number | undefined;
+  /** When the provider accepted it. */
+  providerSentAt?: number | undefined;
+}
+
+/**
+ * Processing → the outcome, only while this worker still holds the lease: a worker whose lease expired and
+ * was swept must not overwrite what happened since. Returns whether the row was ours.
+ */
+export async function recordAttemptResult(db: DbOrTrx, result: AttemptResult): Promise<boolean> {
+  const updated = await db
+    .updateTable('mails')
+    .set({
+      status: result.toStatus,
+      last_update_at: result.now,
+      provider_reply: result.reply,
+      lease_owner: null,
+      lease_expires_at: null,
+      ...(result.nextAttemptAt !== undefined ? { next_attempt_at: result.nextAttemptAt } : {}),
+      ...(result.providerSentAt !== undefined ? { provider_sent_at: result.providerSentAt } : {}),
+    })
+    .where('id', '=', result.id)
+    .where('status', '=', 2)
+    .where('lease_owner', '=', result.owner)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) > 0;
+}
+
+/** Processing → Queued, due now, for every lease that ran out (its worker died or hung). */
+export function releaseExpiredLeases(db: DbOrTrx, now: number): Promise<Array<{ id: number; lease_owner: string | null }>> {
+  return db
+    .updateTable('mails')
+    .set({ status: 0, next_attempt_at: now, last_update_at: now, lease_owner: null, lease_expires_at: null })
+    .where('status', '=', 2)
+    .where('lease_expires_at', '<=', now)
+    .returning(['id', 'lease_owner'])
+    .execute();
+}
+
+/** Processing → Queued for this worker's own leases, at a graceful stop, so nothing waits for expiry. */
+export function releaseLeasesOf(db: DbOrTrx, owner: string, now: number): Promise<Array<{ id: number }>> {
+  return db
+    .updateTable('mails')
+    .set({ status: 0, next_attempt_at: now, last_update_at: now, lease_owner: null, lease_expires_at: null })
+    .where('status', '=', 2)
+    .where('lease_owner', '=', owner)
+    .returning(['id'])
+    .execute();
+}
+
+/** The earliest next_attempt_at among Queued mails, to know how long the worker may sleep. */
+export async function findNextDueAt(db: DbOrTrx): Promise<number | undefined> {
+  const row = await db
+    .selectFrom('mails')
+    .select('next_attempt_at')
+    .where('status', '=', 0)
+    .orderBy('next_attempt_at')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.next_attempt_at;
+}

@@ -1,0 +1,21 @@
+/**
+ * Typed errors carry the HTTP status and the machine code of PRODUCT.md §2. Services throw them; the HTTP
+ * error handler turns them into `{ error: { code, message } }`; the CLI prints the message.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AppError';
+  }
+}
+
+export const badRequest = (code: string, message: string) => new AppError(400, code, message);
+export const unauthorized = (code: string, message: string) => new AppError(401, code, message);
+export const forbidden = (code: string, message: string) => new AppError(403, code, message);
+export const notFound = (code: string, message: string) => new AppError(404, code, message);
+export const conflict = (code: string, message: string) => new AppError(409, code, message);
+export const tooManyRequests = (code: string, message: string) => new AppError(429, code, message);

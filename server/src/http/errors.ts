@@ -1,0 +1,86 @@
+/**
+ * Turns every failure into the error body of PRODUCT.md §2: `{ error: { code, message } }`, with a message
+ * that names the bad field for input errors, and nothing internal for 5xx (those are logged instead).
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+
+interface ValidationIssue {
+  instancePath: string;
+  keyword: string;
+  message?: string | undefined;
+  params: Record<string, unknown>;
+}
+
+const partNames: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+/** `body.to[0].recipientMail must match format "email"` rather than ajv's `/to/0/recipientMail ...`. */
+export function describeValidationIssue(context: string | undefined, issue: ValidationIssue): string {
+  const part = partNames[context ?? ''] ?? context ?? 'request';
+  const path = issue.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
+    .join('');
+  const field = `${part}${path}`;
+  switch (issue.keyword) {
+    case 'required':
+      return `${field}.${String(issue.params.missingProperty)} is required`;
+    case 'additionalProperties':
+      return `${field}.${String(issue.params.additionalProperty)} is not an accepted field`;
+    case 'type':
+      return `${field} must be ${String(issue.params.type)}`;
+    default:
+      return `${field} ${issue.message ?? 'is invalid'}`;
+  }
+}
+
+function send(reply: FastifyReply, status: number, code: string, message: string) {
+  return reply.status(status).type('application/json; charset=utf-8').send({ error: { code, message } });
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof AppError) {
+      const retryAfter = (error as AppError & { retryAfterSeconds?: number }).retryAfterSeconds;
+      if (retryAfter) reply.header('retry-after', String(retryAfter));
+      return send(reply, error.statusCode, error.code, error.message);
+    }
+    const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+    if (fastifyError.validation && fastifyError.validation.length > 0) {
+      const message = fastifyError.validation.map((issue) => describeValidationIssue(fastifyError.validationContext, issue)).join('; ');
+      return send(reply, 400, 'invalid_request', `${message}.`);
+    }
+    const status = fastifyError.statusCode ?? 500;
+    if (status === 413) return send(reply, 413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
+    if (status === 415) return send(reply, 415, 'unsupported_media_type', 'Send the body as application/json.');
+    if (status === 429) return send(reply, 429, 'rate_limited', 'Too many requests; slow down and try again shortly.');
+    if (status >= 400 && status < 500) {
+      const code = fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'invalid_json' : 'bad_request';
+      return send(reply, status, code, fastifyError.message);
+    }
+    request.log.error({ err: error }, 'request failed');
+    return send(reply, 500, 'internal_error', 'Something went wrong on our side; it has been logged. Try again.');
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, 404, 'route_not_found', `No endpoint answers ${request.method} ${request.url.split('?')[0]}.`),
+  );
+}
+
+/**
+ * JSON bodies, where an empty body is no body: the spec's console sends `Content-Type: application/json` on
+ * every call, DELETE and GET included, without a payload.
+ */
+export function registerJsonParser(app: FastifyInstance): void {
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+}

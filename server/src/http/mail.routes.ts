@@ -1,0 +1,100 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { DeleteMailResponse, ErrorBody, IdParams, MailDetailResponse, MailListQuery, MailListResponse, MailResponse } from '@outbox/contract';
+import type { AuthService } from '../auth/auth.service.js';
+import type { MailService } from '../mail/mail.service.js';
+import { requireOperator } from './authenticate.js';
+
+const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
+
+export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService }> = async (app, { auth, mails }) => {
+  app.addHook('preHandler', requireOperator(auth));
+  const actorOf = (operator: { username: string } | null) => `operator:${operator?.username ?? 'unknown'}`;
+
+  app.get(
+    '/api/v1/mail/list',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: 'List mails; without limit every matching mail, with limit one keyset page',
+        querystring: MailListQuery,
+        response: { 200: MailListResponse, ...errors },
+      },
+    },
+    async (request) => {
+      const { status, q, sort, order, limit, cursor } = request.query;
+      return mails.listMails({ statuses: status?.split(',').map(Number), q, sort, order, limit, cursor });
+    },
+  );
+
+  app.get(
+    '/api/v1/mail/:id',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: 'Everything about one mail: recipients, headers, bodies, attempts and event log',
+        params: IdParams,
+        response: { 200: MailDetailResponse, ...errors },
+      },
+    },
+    async (request) => ({ data: [await mails.getMailDetail(request.params.id)] }),
+  );
+
+  app.get(
+    '/api/v1/mail/:id/raw',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: 'The stored message (.eml), byte for byte as it goes to the provider',
+        params: IdParams,
+        response: { 200: { type: 'string', description: 'message/rfc822' }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const raw = await mails.getRawMessage(request.params.id);
+      return reply
+        .type('message/rfc822')
+        .header('content-disposition', `attachment; filename="mail-${request.params.id}.eml"`)
+        .send(raw);
+    },
+  );
+
+  app.delete(
+    '/api/v1/mail/:id',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: 'Delete a Dequeued, ProviderSent, ProviderError or Error mail (409 when Queued or Processing)',
+        params: IdParams,
+        response: { 200: DeleteMailResponse, ...errors },
+      },
+    },
+    async (request) => ({ data: [await mails.deleteMail(request.params.id, actorOf(request.operator))] }),
+  );
+
+  for (const method of ['GET', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/api/v1/mail/:id/dequeue',
+      schema: {
+        tags: ['mail'],
+        summary: 'Take a Queued mail out of the queue (409 unless Queued)',
+        params: IdParams,
+        response: { 200: MailResponse, ...errors },
+      },
+      handler: async (request) => ({ data: [await mails.dequeueMail(request.params.id, actorOf(request.operator))] }),
+    });
+  }
+
+  app.post(
+    '/api/v1/mail/:id/requeue',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: 'Put a Dequeued, ProviderError or Error mail back in the queue, due now',
+        params: IdParams,
+        response: { 200: MailResponse, ...errors },
+      },
+    },
+    async (request) => ({ data: [await mails.requeueMail(request.params.id, actorOf(request.operator))] }),
+  );
+};

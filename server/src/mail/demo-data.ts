@@ -1,0 +1,200 @@
+/**
+ * Realistic demo mails over all six statuses (PRODUCT.md §3 `demo --count N`): varied senders, 1–4
+ * recipients, unicode names, dates spread over six weeks. Inserted in large batches, one transaction each,
+ * with the status counters moved in the same transaction; fast enough for a million rows.
+ */
+import crypto from 'node:crypto';
+import { MailStatus } from '@outbox/contract';
+import type { Store } from '../store/connection.js';
+import * as repo from './mail.repository.js';
+
+const FIRST = ['Anna', 'Björn', 'Chloé', 'Dmitri', 'Émile', 'Fatima', 'Giulia', 'Hiroshi', 'Inès', 'João', 'Katarzyna', 'Liam', 'Mónica', 'Nguyễn', 'Olga', 'Priya', 'Quentin', 'Renée', 'Søren', 'Tomás', 'Uma', 'Václav', 'Wei', 'Xóchitl', 'Yusuf', 'Zoë', '李', 'Ζωή', 'Алексей', 'محمد'];
+const LAST = ['Andersen', 'Bauer', 'Castillo', 'Dubois', 'Eriksson', 'Fischer', 'García', 'Hoffmann', 'Ito', 'Jensen', 'Kowalski', 'López', 'Müller', 'Novák', "O'Brien", 'Petrović', 'Rossi', 'Schmidt', 'Tanaka', 'Usman', 'Virtanen', 'Weber', 'Yılmaz', 'Zhang', '王', 'Παπαδόπουλος', 'Иванова'];
+const DOMAINS = ['example.com', 'example.org', 'mail.example.net', 'shop.example', 'corp.example.com', 'newsletter.example', 'reject.test', 'defer.test'];
+const SENDERS: Array<[string, string]> = [
+  ['Acme Billing', 'billing@acme.example'],
+  ['Acme Support', 'support@acme.example'],
+  ['Shop Orders', 'orders@shop.example'],
+  ['Newsletter', 'news@newsletter.example'],
+  ['Security Team', 'security@corp.example.com'],
+  ['HR Portal', 'hr@corp.example.com'],
+  ['Calendar', 'calendar@corp.example.com'],
+  ['No Reply', 'no-reply@app.example.org'],
+  ['Ticket Desk', 'tickets@helpdesk.example'],
+  ['Café Lumière', 'bonjour@cafe-lumiere.example'],
+];
+const SUBJECTS = [
+  'Your invoice #{n} is ready',
+  'Password reset requested',
+  'Order #{n} has shipped',
+  'Welcome to Acme, {name}!',
+  'Weekly digest: 12 new updates',
+  'Meeting invitation: Q{q} planning',
+  'Your ticket #{n} was updated',
+  'Verify your e-mail address',
+  'Receipt for your payment of €{amount}',
+  'Security alert: new sign-in from Firefox on Linux',
+  'Réservation confirmée pour le {day}',
+  'Rappel : votre abonnement expire bientôt',
+  'Ihre Bestellung #{n} wurde versandt',
+  '注文確認 #{n}',
+  'Статус заказа #{n} изменён',
+];
+
+/** Share of each status among demo mails, in per-mille. */
+const STATUS_WEIGHTS: Array<[number, number]> = [
+  [MailStatus.Queued, 80],
+  [MailStatus.Dequeued, 40],
+  [MailStatus.Processing, 20],
+  [MailStatus.ProviderSent, 760],
+  [MailStatus.ProviderError, 60],
+  [MailStatus.Error, 40],
+];
+
+/** A small deterministic PRNG (mulberry32): the same seed gives the same demo. */
+function createRandom(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (max: number) => Math.floor(next() * max);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
+  return { next, int, pick };
+}
+
+function pickStatus(roll: number): number {
+  let acc = 0;
+  for (const [status, weight] of STATUS_WEIGHTS) {
+    acc += weight;
+    if (roll < acc) return status;
+  }
+  return MailStatus.ProviderSent;
+}
+
+const ascii = (text: string) => text.normalize('NFKD').replace(/[^a-zA-Z]/g, '').toLowerCase() || 'user';
+
+export function buildDemoMail(random: ReturnType<typeof createRandom>, now: number, spanMs: number): repo.NewMail & { events: Array<Omit<repo.NewEvent, 'mailId'>> } {
+  const [fromName, fromMail] = random.pick(SENDERS);
+  const recipientCount = 1 + Math.min(3, Math.floor(-Math.log(1 - random.next()) * 0.8));
+  const recipients: repo.NewRecipient[] = [];
+  for (let i = 0; i < recipientCount; i++) {
+    const first = random.pick(FIRST);
+    const last = random.pick(LAST);
+    // Mostly deliverable domains; a few at reject.test / defer.test so every outcome shows up.
+    const domain = random.next() < 0.97 ? random.pick(DOMAINS.slice(0, 6)) : random.pick(DOMAINS.slice(6));
+    recipients.push({ kind: 'to', name: `${first} ${last}`, address: `${ascii(first)}.${ascii(last)}${random.int(100)}@${domain}` });
+  }
+  const n = 10000 + random.int(90000);
+  const subject = random
+    .pick(SUBJECTS)
+    .replace('{n}', String(n))
+    .replace('{name}', recipients[0]!.name.split(' ')[0]!)
+    .replace('{q}', String(1 + random.int(4)))
+    .replace('{amount}', (random.int(50000) / 100).toFixed(2))
+    .replace('{day}', `${1 + random.int(28)}/${1 + random.int(12)}`);
+  const status = pickStatus(random.int(1000));
+  const receivedAt = now - Math.floor(random.next() * spanMs);
+  const handledAt = Math.min(now, receivedAt + 200 + random.int(5000));
+  let lastUpdateAt = receivedAt;
+  let providerSentAt = 0;
+  let nextAttemptAt = receivedAt;
+  let attempts = 0;
+  let providerReply: string | null = null;
+  let leaseOwner: string | null = null;
+  let leaseExpiresAt: number | null = null;
+  const events: Array<Omit<repo.NewEvent, 'mailId'>> = [{ at: receivedAt, actor: 'demo', type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued }];
+  switch (status) {
+    case MailStatus.Queued:
+      // Waiting for a retry in the future, so the demo keeps showing Queued mails while a worker runs.
+      nextAttemptAt = now + 3_600_000 + random.int(30 * 86_400_000);
+      attempts = random.int(3);
+      lastUpdateAt = attempts > 0 ? handledAt : receivedAt;
+      break;
+    case MailStatus.Dequeued:
+      lastUpdateAt = handledAt;
+      events.push({ at: handledAt, actor: 'operator:demo', type: 'dequeued', fromStatus: 0, toStatus: 1 });
+      break;
+    case MailStatus.Processing:
+      lastUpdateAt = now - random.int(30_000);
+      leaseOwner = 'demo';
+      leaseExpiresAt = now + 7 * 86_400_000;
+      attempts = 1;
+      break;
+    case MailStatus.ProviderSent:
+      lastUpdateAt = handledAt;
+      providerSentAt = handledAt;
+      attempts = 1;
+      providerReply = `250 2.0.0 OK queued as ${crypto.randomBytes(5).toString('hex')}`;
+      events.push({ at: handledAt, actor: 'worker:demo', type: 'sent', fromStatus: 2, toStatus: 3, detail: { reply: providerReply } });
+      break;
+    case MailStatus.ProviderError:
+      lastUpdateAt = handledAt;
+      attempts = 1;
+      providerReply = '550 5.1.1 Recipient address rejected: User unknown';
+      events.push({ at: handledAt, actor: 'worker:demo', type: 'rejected', fromStatus: 2, toStatus: 4, detail: { reply: providerReply } });
+      break;
+    default:
+      lastUpdateAt = handledAt;
+      attempts = 8;
+      providerReply = 'connect ECONNREFUSED relay.example:587';
+      events.push({ at: handledAt, actor: 'worker:demo', type: 'failed', fromStatus: 2, toStatus: 5, detail: { reply: providerReply } });
+  }
+  const searchText = [fromName, fromMail, ...recipients.flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase();
+  return {
+    row: {
+      message_id: `<${crypto.randomUUID()}@outbox.demo>`,
+      from_name: fromName,
+      from_mail: fromMail,
+      subject,
+      status,
+      search_text: searchText,
+      received_at: receivedAt,
+      last_update_at: lastUpdateAt,
+      provider_sent_at: providerSentAt,
+      next_attempt_at: nextAttemptAt,
+      attempts,
+      lease_owner: leaseOwner,
+      lease_expires_at: leaseExpiresAt,
+      provider_reply: providerReply,
+      api_key_id: null,
+      idempotency_key: null,
+    },
+    recipients,
+    events,
+  };
+}
+
+export interface DemoOptions {
+  count: number;
+  now: number;
+  seed?: number;
+  batchSize?: number;
+  /** Dates spread back from `now` over this span (default six weeks). */
+  spanMs?: number;
+  onProgress?: (inserted: number) => void;
+}
+
+export async function insertDemoMails(store: Store, options: DemoOptions): Promise<number> {
+  const random = createRandom(options.seed ?? 42);
+  const batchSize = options.batchSize ?? 5000;
+  const spanMs = options.spanMs ?? 42 * 86_400_000;
+  let inserted = 0;
+  while (inserted < options.count) {
+    const size = Math.min(batchSize, options.count - inserted);
+    const mails = Array.from({ length: size }, () => buildDemoMail(random, options.now, spanMs));
+    await store.db.transaction().execute(async (trx) => {
+      const ids = await repo.insertMails(trx, mails);
+      await repo.insertEvents(trx, mails.flatMap((mail, i) => mail.events.map((event) => ({ ...event, mailId: ids[i]! }))));
+      const deltas = new Map<number, number>();
+      for (const mail of mails) deltas.set(mail.row.status, (deltas.get(mail.row.status) ?? 0) + 1);
+      await repo.adjustStatusCounts(trx, deltas);
+    });
+    inserted += size;
+    options.onProgress?.(inserted);
+  }
+  return inserted;
+}

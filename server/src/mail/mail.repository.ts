@@ -1,0 +1,240 @@
+/**
+ * All SQL about mails: the list (keyset paging), state transitions as single conditional UPDATEs, the
+ * per-status counters kept in the same transaction as every change, recipients and the event log.
+ * Functions take `db | trx` first. Where the engines differ (claiming), it says so here.
+ */
+import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import type { MailSort } from '@outbox/contract';
+import type { DbOrTrx, Engine } from '../store/connection.js';
+import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
+import type { Cursor, SortValue } from './cursor.js';
+
+export const SORT_COLUMNS = {
+  receivedDate: 'received_at',
+  lastUpdate: 'last_update_at',
+  providerSentDate: 'provider_sent_at',
+  subject: 'subject',
+  status: 'status',
+  from: 'from_mail',
+} as const satisfies Record<MailSort, keyof MailRow>;
+
+export type SortColumn = (typeof SORT_COLUMNS)[MailSort];
+
+export interface MailFilter {
+  statuses?: number[] | undefined;
+  /** Lower-cased search text. */
+  search?: string | undefined;
+}
+
+export interface ListPageQuery extends MailFilter {
+  sort: MailSort;
+  order: 'asc' | 'desc';
+  /** undefined: every matching row. */
+  limit?: number | undefined;
+  cursor?: Cursor | undefined;
+}
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter: MailFilter) {
+  let q = query;
+  if (filter.statuses && filter.statuses.length > 0) q = q.where('status', 'in', filter.statuses);
+  if (filter.search) q = q.where(sql<boolean>`search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
+  return q;
+}
+
+/**
+ * One page in the requested order. Fetches one row more than asked to learn whether another page follows
+ * in the direction of travel; `prev` pages are read in reverse order and turned around.
+ */
+export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{ rows: MailRow[]; hasMore: boolean }> {
+  const column = SORT_COLUMNS[query.sort];
+  const isBackwards = query.cursor?.direction === 'prev';
+  const readDescending = (query.order === 'desc') !== isBackwards;
+  const direction = readDescending ? 'desc' : 'asc';
+
+  let q = applyFilter(db.selectFrom('mails').selectAll(), query);
+  if (query.cursor) {
+    const { value, id } = query.cursor;
+    q = q.where((eb: ExpressionBuilder<Database, 'mails'>) =>
+      eb(eb.refTuple(column, 'id'), readDescending ? '<' : '>', eb.tuple(value as never, id)),
+    );
+  }
+  q = q.orderBy(column, direction).orderBy('id', direction);
+  if (query.limit !== undefined) q = q.limit(query.limit + 1);
+  const rows = await q.execute();
+  const hasMore = query.limit !== undefined && rows.length > query.limit;
+  if (hasMore) rows.pop();
+  if (isBackwards) rows.reverse();
+  return { rows, hasMore };
+}
+
+export function sortValueOf(row: MailRow, sort: MailSort): SortValue {
+  return row[SORT_COLUMNS[sort]];
+}
+
+/** Counts a filtered list up to `cap` rows (a text search cannot use counters); more means "at least cap". */
+export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: number): Promise<number> {
+  const inner = applyFilter(db.selectFrom('mails').select('id'), filter).limit(cap);
+  const row = await db
+    .selectFrom(inner.as('m'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Exact mails per status, from the counters kept with every change. */
+export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>> {
+  const rows = await db.selectFrom('status_counts').select(['status', 'count']).execute();
+  return new Map(rows.map((r) => [r.status, Number(r.count)]));
+}
+
+/** Moves the counters by the given deltas; called in the transaction that made the change. */
+export async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>): Promise<void> {
+  for (const [status, delta] of deltas) {
+    if (delta === 0) continue;
+    await db
+      .updateTable('status_counts')
+      .set((eb) => ({ count: eb('count', '+', delta) }))
+      .where('status', '=', status)
+      .execute();
+  }
+}
+
+export async function listRecipients(db: DbOrTrx, mailIds: number[], kinds: string[] = ['to']): Promise<Map<number, MailRecipientRow[]>> {
+  const byMail = new Map<number, MailRecipientRow[]>();
+  // SQLite caps bound parameters per statement: ask in chunks.
+  for (let start = 0; start < mailIds.length; start += 900) {
+    const chunk = mailIds.slice(start, start + 900);
+    const rows = await db
+      .selectFrom('mail_recipients')
+      .selectAll()
+      .where('mail_id', 'in', chunk)
+      .where('kind', 'in', kinds)
+      .orderBy('mail_id')
+      .orderBy('position')
+      .execute();
+    for (const row of rows) {
+      const list = byMail.get(row.mail_id);
+      if (list) list.push(row);
+      else byMail.set(row.mail_id, [row]);
+    }
+  }
+  return byMail;
+}
+
+export function findMailContent(db: DbOrTrx, mailId: number) {
+  return db.selectFrom('mail_contents').selectAll().where('mail_id', '=', mailId).executeTakeFirst();
+}
+
+export function findMailRow(db: DbOrTrx, id: number): Promise<MailRow | undefined> {
+  return db.selectFrom('mails').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export interface NewEvent {
+  mailId: number;
+  at: number;
+  actor: string;
+  type: string;
+  fromStatus: number | null;
+  toStatus: number | null;
+  detail?: Record<string, unknown> | undefined;
+}
+
+export async function insertEvents(db: DbOrTrx, events: NewEvent[]): Promise<void> {
+  for (let start = 0; start < events.length; start += 500) {
+    await db
+      .insertInto('mail_events')
+      .values(
+        events.slice(start, start + 500).map((e) => ({
+          mail_id: e.mailId,
+          at: e.at,
+          actor: e.actor,
+          type: e.type,
+          from_status: e.fromStatus,
+          to_status: e.toStatus,
+          detail: e.detail ? JSON.stringify(e.detail) : null,
+        })),
+      )
+      .execute();
+  }
+}
+
+export function listEvents(db: DbOrTrx, mailId: number) {
+  return db.selectFrom('mail_events').selectAll().where('mail_id', '=', mailId).orderBy('id').execute();
+}
+
+export interface NewRecipient {
+  kind: string;
+  name: string;
+  address: string;
+}
+
+export interface NewMail {
+  row: NewMailRow;
+  recipients: NewRecipient[];
+  content?: { raw: Buffer | null; textBody: string | null; htmlBody: string | null; headersJson: string | null; envelopeFrom: string; sizeBytes: number } | undefined;
+}
+
+/** Inserts mails with their recipients and content; returns the new ids in order. Counters and events are the caller's. */
+export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (let start = 0; start < mails.length; start += 200) {
+    const chunk = mails.slice(start, start + 200);
+    const inserted = await db.insertInto('mails').values(chunk.map((m) => m.row)).returning('id').execute();
+    // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
+    ids.push(...inserted.map((r) => r.id));
+    const recipients = chunk.flatMap((m, i) =>
+      m.recipients.map((r, position) => ({ mail_id: inserted[i]!.id, kind: r.kind, position, name: r.name, address: r.address })),
+    );
+    for (let r = 0; r < recipients.length; r += 500) {
+      await db.insertInto('mail_recipients').values(recipients.slice(r, r + 500)).execute();
+    }
+    const contents = chunk.flatMap((m, i) =>
+      m.content
+        ? [{
+            mail_id: inserted[i]!.id,
+            raw: m.content.raw,
+            text_body: m.content.textBody,
+            html_body: m.content.htmlBody,
+            headers_json: m.content.headersJson,
+            envelope_from: m.content.envelopeFrom,
+            size_bytes: m.content.sizeBytes,
+          }]
+        : [],
+    );
+    if (contents.length > 0) await db.insertInto('mail_contents').values(contents).execute();
+  }
+  return ids;
+}
+
+/** Queued → Dequeued, only if still Queued: exactly one of an operator and a worker's claim wins. */
+export function dequeueMailRow(db: DbOrTrx, id: number, now: number): Promise<MailRow | undefined> {
+  return db
+    .updateTable('mails')
+    .set({ status: 1, last_update_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 0)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Dequeued | ProviderError | Error → Queued, due now, with a fresh retry budget. */
+export function requeueMailRow(db: DbOrTrx, id: number, now: number, fromStatuses: readonly number[]): Promise<MailRow | undefined> {
+  return db
+    .updateTable('mails')
+    .set({ status: 0, last_update_at: now, next_attempt_at: now, attempts: 0, lease_owner: null, lease_expires_at: null })
+    .where('id', '=', id)
+    .where('status', 'in', [...fromStatuses])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Deletes only from the given statuses; returns the row as it was, or undefined when nothing matched. */
+export function deleteMailRow(db: DbOrTrx, id: number, fromStatuses: readonly number[]): Promise<MailRow | undefined> {
+  return db.deleteFrom('mails').where('id', '=', id).where('status', 'in', [...fromStatuses]).returningAll().executeTakeFirst();
+}
+
+export type { Engine };

@@ -1,0 +1,251 @@
+/**
+ * The rules of the mail lifecycle an operator touches (PRODUCT.md §1): listing, dequeue, delete, requeue.
+ * Every change is one conditional UPDATE/DELETE plus its event, audit entry and counter move, in one
+ * transaction; a zero-row result becomes 404 (no such mail) or 409 (wrong state), never a silent success.
+ * Rows never leave this module: callers get the contract's `Mail`.
+ */
+import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
+import { simpleParser } from 'mailparser';
+import type { Clock } from '../clock.js';
+import { conflict, notFound, type AppError } from '../errors.js';
+import type { Store } from '../store/connection.js';
+import type { MailRecipientRow, MailRow } from '../store/schema.js';
+import { insertAuditEntries } from '../audit/audit.repository.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import * as repo from './mail.repository.js';
+
+/** A text search is counted up to this many rows; beyond, `meta.totalIsEstimate` says so. */
+export const SEARCH_COUNT_CAP = 10_000;
+
+export interface ListMailsInput {
+  statuses?: number[] | undefined;
+  q?: string | undefined;
+  sort?: MailSort | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+export interface MailChange {
+  type: 'created' | 'updated' | 'deleted';
+  ids: number[];
+}
+
+export type MailChangeListener = (change: MailChange) => void;
+
+const iso = (ms: number | null): string | null => (ms === null || ms === 0 ? null : new Date(ms).toISOString());
+
+export function toMail(row: MailRow, recipients: MailRecipientRow[] = []): Mail {
+  return {
+    id: row.id,
+    fromName: row.from_name,
+    fromMail: row.from_mail,
+    to: recipients.map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+    subject: row.subject,
+    status: row.status,
+    providerSentDate: iso(row.provider_sent_at),
+    receivedDate: iso(row.received_at),
+    lastUpdate: iso(row.last_update_at),
+  };
+}
+
+/** The header block as name/value pairs, in order, unfolded. */
+async function readHeaderLines(raw: Buffer): Promise<Array<{ name: string; value: string }>> {
+  const end = raw.indexOf('\r\n\r\n');
+  const parsed = await simpleParser(end >= 0 ? raw.subarray(0, end + 4) : raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  return parsed.headerLines.map((line) => {
+    const colon = line.line.indexOf(':');
+    return { name: line.line.slice(0, colon), value: line.line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim() };
+  });
+}
+
+export function statusName(code: number): string {
+  return STATUSES[code]?.name ?? `status ${code}`;
+}
+
+export function createMailService({ store, clock }: { store: Store; clock: Clock }) {
+  const { db } = store;
+  const listeners = new Set<MailChangeListener>();
+
+  function notify(change: MailChange): void {
+    for (const listener of listeners) listener(change);
+  }
+
+  async function withRecipients(rows: MailRow[]): Promise<Mail[]> {
+    const recipients = await repo.listRecipients(db, rows.map((r) => r.id));
+    return rows.map((row) => toMail(row, recipients.get(row.id)));
+  }
+
+  async function listMails(input: ListMailsInput): Promise<{ data: Mail[]; meta: MailListMeta }> {
+    const sort = input.sort ?? 'receivedDate';
+    const order = input.order ?? 'desc';
+    const cursor = input.cursor ? decodeCursor(input.cursor, sort, order) : undefined;
+    const statuses = input.statuses && input.statuses.length > 0 ? [...new Set(input.statuses)] : undefined;
+    const search = input.q?.trim().toLowerCase() || undefined;
+
+    const [{ rows, hasMore }, counts] = await Promise.all([
+      repo.listMailRows(db, { statuses, search, sort, order, limit: input.limit, cursor }),
+      repo.getStatusCounts(db),
+    ]);
+
+    let total = 0;
+    let totalIsEstimate = false;
+    if (search) {
+      total = await repo.countMailRowsUpTo(db, { statuses, search }, SEARCH_COUNT_CAP + 1);
+      totalIsEstimate = total > SEARCH_COUNT_CAP;
+      if (totalIsEstimate) total = SEARCH_COUNT_CAP;
+    } else {
+      for (const [status, count] of counts) if (!statuses || statuses.includes(status)) total += count;
+    }
+
+    const cursorAt = (row: MailRow | undefined, direction: 'next' | 'prev') =>
+      row ? encodeCursor({ sort, order, value: repo.sortValueOf(row, sort), id: row.id, direction }) : null;
+    const isBackwards = cursor?.direction === 'prev';
+    // Forwards, a page after a cursor always has one before it; backwards, the page we came from follows.
+    const nextCursor = isBackwards || hasMore ? cursorAt(rows.at(-1), 'next') : null;
+    const prevCursor = (isBackwards ? hasMore : cursor !== undefined) ? cursorAt(rows[0], 'prev') : null;
+
+    return {
+      data: await withRecipients(rows),
+      meta: {
+        total,
+        totalIsEstimate,
+        nextCursor,
+        prevCursor,
+        counts: Object.fromEntries(STATUSES.map((s) => [String(s.code), counts.get(s.code) ?? 0])),
+      },
+    };
+  }
+
+  /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
+  async function getMailDetail(id: number): Promise<MailDetail> {
+    const row = await repo.findMailRow(db, id);
+    if (!row) throw mailNotFound(id);
+    const [recipients, content, events] = await Promise.all([
+      repo.listRecipients(db, [id], ['to', 'cc', 'bcc', 'envelope']),
+      repo.findMailContent(db, id),
+      repo.listEvents(db, id),
+    ]);
+    const all = recipients.get(id) ?? [];
+    const ofKind = (kind: string) => all.filter((r) => r.kind === kind);
+    const headers = content?.raw ? await readHeaderLines(content.raw) : [];
+    return {
+      ...toMail(row, ofKind('to')),
+      messageId: row.message_id,
+      cc: ofKind('cc').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+      bcc: ofKind('bcc').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+      envelopeFrom: content?.envelope_from ?? null,
+      envelopeTo: ofKind('envelope').map((r) => r.address),
+      attempts: row.attempts,
+      nextAttemptAt: row.status === MailStatus.Queued ? iso(row.next_attempt_at) : null,
+      providerReply: row.provider_reply,
+      leaseOwner: row.lease_owner,
+      leaseExpiresAt: iso(row.lease_expires_at),
+      sizeBytes: content?.size_bytes ?? null,
+      headers,
+      text: content?.text_body ?? null,
+      html: content?.html_body ?? null,
+      events: events.map((e) => ({
+        at: new Date(e.at).toISOString(),
+        actor: e.actor,
+        type: e.type,
+        fromStatus: e.from_status,
+        toStatus: e.to_status,
+        detail: e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : null,
+      })),
+    };
+  }
+
+  /** The stored RFC 5322 bytes, as they go to the provider. */
+  async function getRawMessage(id: number): Promise<Buffer> {
+    const row = await repo.findMailRow(db, id);
+    if (!row) throw mailNotFound(id);
+    const content = await repo.findMailContent(db, id);
+    if (!content?.raw) throw notFound('message_not_stored', `Mail ${id} has no stored message (demo data has none).`);
+    return content.raw;
+  }
+
+  function mailNotFound(id: number): AppError {
+    return notFound('mail_not_found', `No mail has id ${id}.`);
+  }
+
+  /** Explains why a conditional change matched no row: the mail is gone (404) or in another state (409). */
+  async function explainMiss(id: number, action: string, allowed: readonly number[]): Promise<AppError> {
+    const row = await repo.findMailRow(db, id);
+    if (!row) return mailNotFound(id);
+    const allowedNames = allowed.map(statusName).join(', ');
+    return conflict('invalid_status', `Mail ${id} is ${statusName(row.status)}; only ${allowedNames} mails can be ${action}.`);
+  }
+
+  async function dequeueMail(id: number, actor: string): Promise<Mail> {
+    const now = clock.now();
+    const row = await db.transaction().execute(async (trx) => {
+      const updated = await repo.dequeueMailRow(trx, id, now);
+      if (!updated) return undefined;
+      await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Dequeued, 1]]));
+      await repo.insertEvents(trx, [{ mailId: id, at: now, actor, type: 'dequeued', fromStatus: MailStatus.Queued, toStatus: MailStatus.Dequeued }]);
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'mail.dequeue', target: `mail:${id}`, before: { status: 'Queued' }, after: { status: 'Dequeued' } }]);
+      return updated;
+    });
+    if (!row) throw await explainMiss(id, 'dequeued', [MailStatus.Queued]);
+    notify({ type: 'updated', ids: [id] });
+    const [mail] = await withRecipients([row]);
+    return mail!;
+  }
+
+  async function requeueMail(id: number, actor: string): Promise<Mail> {
+    const now = clock.now();
+    const row = await db.transaction().execute(async (trx) => {
+      const before = await repo.findMailRow(trx, id);
+      if (!before || !REQUEUEABLE_STATUSES.includes(before.status as never)) return undefined;
+      const updated = await repo.requeueMailRow(trx, id, now, [before.status]);
+      if (!updated) return undefined;
+      await repo.adjustStatusCounts(trx, new Map([[before.status, -1], [MailStatus.Queued, 1]]));
+      await repo.insertEvents(trx, [{ mailId: id, at: now, actor, type: 'requeued', fromStatus: before.status, toStatus: MailStatus.Queued }]);
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'mail.requeue', target: `mail:${id}`, before: { status: statusName(before.status) }, after: { status: 'Queued' } }]);
+      return updated;
+    });
+    if (!row) throw await explainMiss(id, 'requeued', REQUEUEABLE_STATUSES);
+    notify({ type: 'updated', ids: [id] });
+    const [mail] = await withRecipients([row]);
+    return mail!;
+  }
+
+  async function deleteMail(id: number, actor: string): Promise<{ id: number }> {
+    const now = clock.now();
+    const deleted = await db.transaction().execute(async (trx) => {
+      const row = await repo.deleteMailRow(trx, id, DELETABLE_STATUSES);
+      if (!row) return undefined;
+      await repo.adjustStatusCounts(trx, new Map([[row.status, -1]]));
+      // The mail's own event log goes with it; the audit log keeps what was deleted.
+      await insertAuditEntries(trx, [{
+        at: now,
+        actor,
+        action: 'mail.delete',
+        target: `mail:${id}`,
+        before: { status: statusName(row.status), subject: row.subject, fromMail: row.from_mail, messageId: row.message_id },
+        after: null,
+      }]);
+      return row;
+    });
+    if (!deleted) throw await explainMiss(id, 'deleted', DELETABLE_STATUSES);
+    notify({ type: 'deleted', ids: [id] });
+    return { id };
+  }
+
+  return {
+    listMails,
+    getMailDetail,
+    getRawMessage,
+    dequeueMail,
+    requeueMail,
+    deleteMail,
+    notify,
+    onChange(listener: MailChangeListener): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+export type MailService = ReturnType<typeof createMailService>;

@@ -1,0 +1,197 @@
+/**
+ * Accepting mail (PRODUCT.md §2): a JSON submission is composed into its RFC 5322 bytes here, an SMTP one
+ * is kept as received; both are stored Queued in one transaction with their recipients, their first event
+ * and the counter move, and the worker is woken. The Message-ID is fixed now, so a resend after a crash
+ * carries the same one. An idempotency key seen before for the same API key returns the first mail.
+ */
+import { simpleParser, type AddressObject } from 'mailparser';
+import { MailStatus, type Mail, type SubmitMailRequest } from '@outbox/contract';
+import type { ApiKeyPrincipal } from '../auth/auth.service.js';
+import type { Clock } from '../clock.js';
+import { badRequest } from '../errors.js';
+import type { Store } from '../store/connection.js';
+import type { MailRow } from '../store/schema.js';
+import { buildMessage } from './message-builder.js';
+import * as repo from './mail.repository.js';
+import { toMail, type MailService } from './mail.service.js';
+
+export interface RawSubmission {
+  envelopeFrom: string;
+  envelopeTo: string[];
+  raw: Buffer;
+  messageId: string;
+}
+
+interface PreparedMail {
+  mail: repo.NewMail;
+  idempotencyKey: string | null;
+}
+
+const searchTextOf = (fromName: string, fromMail: string, recipients: repo.NewRecipient[], subject: string) =>
+  [fromName, fromMail, ...recipients.filter((r) => r.kind !== 'envelope').flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase();
+
+function singleLine(field: string, value: string | undefined): void {
+  if (value !== undefined && /[\r\n]/.test(value)) throw badRequest('invalid_request', `${field} must not contain CR or LF`);
+}
+
+export function createSubmissionService({ store, clock, mails }: { store: Store; clock: Clock; mails: MailService }) {
+  const { db } = store;
+
+  function newRow(principal: ApiKeyPrincipal, fields: { messageId: string; fromName: string; fromMail: string; subject: string; searchText: string; idempotencyKey: string | null }, now: number): repo.NewMail['row'] {
+    return {
+      message_id: fields.messageId,
+      from_name: fields.fromName,
+      from_mail: fields.fromMail,
+      subject: fields.subject,
+      status: MailStatus.Queued,
+      search_text: fields.searchText,
+      received_at: now,
+      last_update_at: now,
+      next_attempt_at: now,
+      lease_owner: null,
+      lease_expires_at: null,
+      provider_reply: null,
+      api_key_id: principal.id,
+      idempotency_key: fields.idempotencyKey,
+    };
+  }
+
+  async function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest, index: number | undefined, now: number): Promise<PreparedMail> {
+    const where = (field: string) => (index === undefined ? field : `[${index}].${field}`);
+    singleLine(where('subject'), input.subject);
+    singleLine(where('fromName'), input.fromName);
+    for (const kind of ['to', 'cc', 'bcc'] as const) {
+      (input[kind] ?? []).forEach((r, i) => singleLine(where(`${kind}[${i}].recipientName`), r.recipientName));
+    }
+    let built;
+    try {
+      built = await buildMessage({ ...input, date: new Date(now) });
+    } catch (error) {
+      if (index !== undefined && error instanceof Error) error.message = `mail [${index}]: ${error.message}`;
+      throw error;
+    }
+    const recipients: repo.NewRecipient[] = [
+      ...(['to', 'cc', 'bcc'] as const).flatMap((kind) => (input[kind] ?? []).map((r) => ({ kind, name: r.recipientName ?? '', address: r.recipientMail }))),
+      ...built.envelope.to.map((address) => ({ kind: 'envelope', name: '', address })),
+    ];
+    const fromName = input.fromName ?? '';
+    return {
+      idempotencyKey: input.idempotencyKey ?? null,
+      mail: {
+        row: newRow(principal, { messageId: built.messageId, fromName, fromMail: input.fromMail, subject: input.subject, searchText: searchTextOf(fromName, input.fromMail, recipients, input.subject), idempotencyKey: input.idempotencyKey ?? null }, now),
+        recipients,
+        content: {
+          raw: built.raw,
+          textBody: input.text ?? null,
+          htmlBody: input.html ?? null,
+          headersJson: input.headers ? JSON.stringify(input.headers) : null,
+          envelopeFrom: built.envelope.from,
+          sizeBytes: built.raw.length,
+        },
+      },
+    };
+  }
+
+  async function prepareRaw(principal: ApiKeyPrincipal, submission: RawSubmission, now: number): Promise<PreparedMail> {
+    const parsed = await simpleParser(submission.raw, { skipImageLinks: true, skipTextToHtml: true });
+    const from = parsed.from?.value[0];
+    const listOf = (field: AddressObject | AddressObject[] | undefined) =>
+      (Array.isArray(field) ? field : field ? [field] : []).flatMap((group) => group.value).filter((a) => a.address);
+    const recipients: repo.NewRecipient[] = [
+      ...listOf(parsed.to).map((a) => ({ kind: 'to', name: a.name ?? '', address: a.address! })),
+      ...listOf(parsed.cc).map((a) => ({ kind: 'cc', name: a.name ?? '', address: a.address! })),
+      // The envelope decides who receives it, whatever the headers say (Bcc, lists).
+      ...submission.envelopeTo.map((address) => ({ kind: 'envelope', name: '', address })),
+    ];
+    if (!recipients.some((r) => r.kind === 'to')) {
+      // No To header: show the envelope recipients so the console's To column is never empty.
+      recipients.push(...submission.envelopeTo.map((address) => ({ kind: 'to', name: '', address })));
+    }
+    const fromName = from?.name ?? '';
+    const fromMail = from?.address ?? submission.envelopeFrom;
+    const subject = parsed.subject ?? '';
+    return {
+      idempotencyKey: null,
+      mail: {
+        row: newRow(principal, { messageId: submission.messageId, fromName, fromMail, subject, searchText: searchTextOf(fromName, fromMail, recipients, subject), idempotencyKey: null }, now),
+        recipients,
+        content: {
+          raw: submission.raw,
+          textBody: parsed.text ?? null,
+          htmlBody: typeof parsed.html === 'string' ? parsed.html : null,
+          headersJson: null,
+          envelopeFrom: submission.envelopeFrom,
+          sizeBytes: submission.raw.length,
+        },
+      },
+    };
+  }
+
+  /** Stores prepared mails; those whose idempotency key was seen before come back as the first mail. */
+  async function persistMails(principal: ApiKeyPrincipal, prepared: PreparedMail[], now: number, actor: string): Promise<Mail[]> {
+    const created: number[] = [];
+    const ids = await db.transaction().execute(async (trx) => {
+      const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
+      const seen = new Map<string, number>();
+      if (keys.length > 0) {
+        const rows = await trx
+          .selectFrom('mails')
+          .select(['id', 'idempotency_key'])
+          .where('api_key_id', '=', principal.id)
+          .where('idempotency_key', 'in', keys)
+          .execute();
+        for (const row of rows) seen.set(row.idempotency_key!, row.id);
+      }
+      const fresh: PreparedMail[] = [];
+      for (const p of prepared) {
+        if (p.idempotencyKey === null || !seen.has(p.idempotencyKey)) {
+          fresh.push(p);
+          // The same key twice in one batch is one mail.
+          if (p.idempotencyKey !== null) seen.set(p.idempotencyKey, -1);
+        }
+      }
+      const freshIds = await repo.insertMails(trx, fresh.map((p) => p.mail));
+      fresh.forEach((p, i) => {
+        if (p.idempotencyKey !== null) seen.set(p.idempotencyKey, freshIds[i]!);
+      });
+      created.push(...freshIds);
+      if (freshIds.length > 0) {
+        await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, freshIds.length]]));
+        await repo.insertEvents(trx, freshIds.map((mailId) => ({ mailId, at: now, actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
+      }
+      let next = 0;
+      return prepared.map((p) => (p.idempotencyKey !== null ? seen.get(p.idempotencyKey)! : freshIds[next++]!));
+    });
+    if (created.length > 0) mails.notify({ type: 'created', ids: created });
+    const rows = await db.selectFrom('mails').selectAll().where('id', 'in', [...new Set(ids)]).execute();
+    const byId = new Map<number, MailRow>(rows.map((r) => [r.id, r]));
+    const recipients = await repo.listRecipients(db, [...byId.keys()]);
+    return ids.map((id) => toMail(byId.get(id)!, recipients.get(id)));
+  }
+
+  return {
+    /** A JSON submission or a batch of them; all or nothing. */
+    async submitJson(principal: ApiKeyPrincipal, inputs: SubmitMailRequest[], isBatch: boolean): Promise<Mail[]> {
+      const now = clock.now();
+      const prepared = await Promise.all(inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now)));
+      try {
+        return await persistMails(principal, prepared, now, `api-key:${principal.name}`);
+      } catch (error) {
+        // Two submissions raced with the same idempotency key: the unique index let one in; answer with it.
+        if (prepared.some((p) => p.idempotencyKey !== null) && /unique|duplicate/i.test(String(error))) {
+          return persistMails(principal, prepared, now, `api-key:${principal.name}`);
+        }
+        throw error;
+      }
+    },
+
+    /** A message received over SMTP, kept byte for byte. */
+    async submitRaw(principal: ApiKeyPrincipal, submission: RawSubmission): Promise<Mail> {
+      const now = clock.now();
+      const [mail] = await persistMails(principal, [await prepareRaw(principal, submission, now)], now, `smtp:${principal.name}`);
+      return mail!;
+    },
+  };
+}
+
+export type SubmissionService = ReturnType<typeof createSubmissionService>;

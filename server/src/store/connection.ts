@@ -1,0 +1,81 @@
+/**
+ * Opens the store: SQLite (better-sqlite3, WAL, durable commits) in DATA_DIR by default, or PostgreSQL when
+ * DATABASE_URL is a postgres:// URL. Everything above this file talks to `Kysely<Database>` and never asks
+ * which engine it is, except the repositories' few engine-specific statements, which read `store.engine`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import { migrateToLatest } from './migrate.js';
+
+export type Engine = 'sqlite' | 'postgres';
+export type Db = Kysely<Database>;
+export type DbOrTrx = Kysely<Database> | Transaction<Database>;
+
+export interface Store {
+  engine: Engine;
+  db: Db;
+  /** Where the SQLite file lives; undefined on PostgreSQL. */
+  file: string | undefined;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  databaseUrl?: string | undefined;
+  /** Pool size on PostgreSQL. */
+  maxConnections?: number;
+  /** Run migrations before handing the store out (default true). */
+  migrate?: boolean;
+}
+
+export const SQLITE_FILE_NAME = 'outbox.sqlite';
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const store = options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openSqlite(options.dataDir);
+  if (options.migrate !== false) {
+    try {
+      await migrateToLatest(store);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}
+
+function openSqlite(dataDir: string): Store {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const file = path.join(dataDir, SQLITE_FILE_NAME);
+  const sqlite = new SqliteDatabase(file);
+  sqlite.pragma('journal_mode = WAL');
+  // FULL: a commit that answered is on disk, power loss included (PRODUCT.md §4 "durable commits").
+  sqlite.pragma('synchronous = FULL');
+  // The CLI may write while the server runs; wait for the lock instead of failing at once.
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { engine: 'sqlite', db, file, close: () => db.destroy() };
+}
+
+function openPostgres(url: string, max: number): Store {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    // int8 (ids, millisecond instants, counters) fits a JS number for the next 285,000 years.
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format),
+    } as pg.CustomTypesConfig,
+  });
+  // An idle pooled connection can die (server restart, admin command); without a listener that error would
+  // end the process. The pool drops the client and opens another on the next query.
+  pool.on('error', (error) => {
+    process.emitWarning(`PostgreSQL connection lost while idle: ${error.message}`);
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { engine: 'postgres', db, file: undefined, close: () => db.destroy() };
+}

@@ -1,0 +1,122 @@
+/**
+ * The tables as Kysely sees them. Instants are stored as integer milliseconds since the epoch on both
+ * engines (sortable, portable, no time-zone surprises); `provider_sent_at` uses 0 for "not sent yet" so
+ * that keyset paging on it needs no NULL handling, and the mail service maps 0 back to null.
+ */
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+export interface MailTable {
+  id: Generated<number>;
+  message_id: string;
+  from_name: string;
+  from_mail: string;
+  subject: string;
+  status: number;
+  /** Lower-cased sender, recipients and subject, for the list's `q` search. */
+  search_text: string;
+  received_at: number;
+  last_update_at: number;
+  provider_sent_at: ColumnType<number, number | undefined, number>;
+  next_attempt_at: number;
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  provider_reply: string | null;
+  api_key_id: number | null;
+  idempotency_key: string | null;
+}
+
+export interface MailRecipientTable {
+  id: Generated<number>;
+  mail_id: number;
+  /** 'to' | 'cc' | 'bcc' | 'envelope' (an SMTP RCPT TO not named in the headers) */
+  kind: string;
+  position: number;
+  name: string;
+  address: string;
+}
+
+export interface MailContentTable {
+  mail_id: number;
+  /** The message as it goes to the provider (RFC 5322, as received over SMTP or as built from JSON). */
+  raw: Buffer | null;
+  text_body: string | null;
+  html_body: string | null;
+  /** JSON object of extra headers given at submission over HTTP. */
+  headers_json: string | null;
+  envelope_from: string;
+  size_bytes: number;
+}
+
+export interface MailEventTable {
+  id: Generated<number>;
+  mail_id: number;
+  at: number;
+  /** Who made it happen: `operator:NAME`, `worker:ID`, `api-key:NAME`, `system`. */
+  actor: string;
+  type: string;
+  from_status: number | null;
+  to_status: number | null;
+  /** JSON object with what else is worth keeping (SMTP reply, duration, reason). */
+  detail: string | null;
+}
+
+export interface StatusCountTable {
+  status: number;
+  count: number;
+}
+
+export interface OperatorTable {
+  id: Generated<number>;
+  username: string;
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SessionTable {
+  token_hash: string;
+  operator_id: number;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface ApiKeyTable {
+  id: Generated<number>;
+  name: string;
+  key_hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  before_json: string | null;
+  after_json: string | null;
+}
+
+export interface Database {
+  mails: MailTable;
+  mail_recipients: MailRecipientTable;
+  mail_contents: MailContentTable;
+  mail_events: MailEventTable;
+  status_counts: StatusCountTable;
+  operators: OperatorTable;
+  sessions: SessionTable;
+  api_keys: ApiKeyTable;
+  audit_log: AuditLogTable;
+}
+
+export type MailRow = Selectable<MailTable>;
+export type NewMailRow = Insertable<MailTable>;
+export type MailUpdate = Updateable<MailTable>;
+export type MailRecipientRow = Selectable<MailRecipientTable>;
+export type MailEventRow = Selectable<MailEventTable>;
+export type OperatorRow = Selectable<OperatorTable>;
+export type SessionRow = Selectable<SessionTable>;
+export type ApiKeyRow = Selectable<ApiKeyTable>;

@@ -1,0 +1,157 @@
+import { simpleParser } from 'mailparser';
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../src/errors.js';
+import { buildMessage, isValidAddress, validateHeaders } from '../../src/mail/message-builder.js';
+
+function headerBlock(raw: Buffer): string {
+  const text = raw.toString('utf8');
+  return text.slice(0, text.indexOf('\r\n\r\n'));
+}
+
+describe('buildMessage', () => {
+  const base = {
+    fromName: 'Shop',
+    fromMail: 'shop@example.com',
+    to: [{ recipientName: 'Ann Example', recipientMail: 'ann@example.com' }],
+    subject: 'Your order',
+    text: 'Thanks!',
+  };
+
+  it('puts Bcc in the envelope but not in the raw headers', async () => {
+    const message = await buildMessage({
+      ...base,
+      cc: [{ recipientMail: 'cc@example.org' }],
+      bcc: [{ recipientName: 'Secret', recipientMail: 'hidden@example.net' }],
+    });
+    expect(message.envelope).toEqual({
+      from: 'shop@example.com',
+      to: ['ann@example.com', 'cc@example.org', 'hidden@example.net'],
+    });
+    const raw = message.raw.toString('utf8');
+    expect(raw).not.toMatch(/^bcc:/im);
+    expect(raw).not.toContain('hidden@example.net');
+    const parsed = await simpleParser(message.raw);
+    expect(parsed.from?.value[0]).toMatchObject({ name: 'Shop', address: 'shop@example.com' });
+    expect(parsed.cc && !Array.isArray(parsed.cc) ? parsed.cc.text : undefined).toBe('cc@example.org');
+    expect(parsed.subject).toBe('Your order');
+    expect(parsed.text?.trim()).toBe('Thanks!');
+  });
+
+  it('generates a <uuid@outbox.local> Message-ID, or keeps the one given', async () => {
+    const generated = await buildMessage(base);
+    expect(generated.messageId).toMatch(/^<[0-9a-f-]{36}@outbox\.local>$/);
+    expect(headerBlock(generated.raw)).toContain(`Message-ID: ${generated.messageId}`);
+
+    const given = await buildMessage({ ...base, messageId: '<fixed-1@example.com>', date: new Date(Date.UTC(2026, 0, 1)) });
+    expect(given.messageId).toBe('<fixed-1@example.com>');
+    expect(headerBlock(given.raw)).toContain('Message-ID: <fixed-1@example.com>');
+    expect(headerBlock(given.raw)).toContain('Date: Thu, 01 Jan 2026 00:00:00 +0000');
+  });
+
+  it('adds custom headers and uses CRLF line endings only, ending with CRLF', async () => {
+    const message = await buildMessage({ ...base, text: 'a\nb\n.\nc', headers: { 'X-Campaign': 'spring', 'Reply-To': 'help@example.com' } });
+    const raw = message.raw.toString('latin1');
+    expect(headerBlock(message.raw)).toContain('X-Campaign: spring');
+    expect(raw).not.toMatch(/[^\r]\n/);
+    expect(raw.endsWith('\r\n')).toBe(true);
+  });
+
+  it('refuses header injection and reserved headers with a 400 naming the field', async () => {
+    const attempt = buildMessage({ ...base, headers: { 'X-Evil': 'x\r\nBcc: victim@example.com' } });
+    await expect(attempt).rejects.toBeInstanceOf(AppError);
+    await expect(attempt).rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('headers.X-Evil must not contain CR or LF') });
+    await expect(buildMessage({ ...base, headers: { Subject: 'other' } })).rejects.toMatchObject({
+      message: expect.stringContaining('headers.Subject'),
+    });
+  });
+
+  it('refuses invalid addresses, naming each one, and a mail without recipients', async () => {
+    await expect(
+      buildMessage({ ...base, fromMail: 'nope', to: [{ recipientMail: 'ok@example.com' }, { recipientMail: 'a b@example.com' }] }),
+    ).rejects.toMatchObject({ message: 'fromMail is not a valid address; to[1].recipientMail is not a valid address' });
+    await expect(buildMessage({ ...base, to: [] })).rejects.toMatchObject({
+      message: 'to, cc or bcc must name at least one recipient',
+    });
+    await expect(buildMessage({ ...base, messageId: 'no-brackets@example.com' })).rejects.toMatchObject({
+      message: 'messageId must look like <id@domain>',
+    });
+  });
+
+  it('encodes non-ASCII names and subjects', async () => {
+    const message = await buildMessage({ ...base, fromName: 'Zoë Ünïcode', subject: 'Grüße 👋' });
+    expect(headerBlock(message.raw)).not.toMatch(/[^\x00-\x7f]/);
+    const parsed = await simpleParser(message.raw);
+    expect(parsed.subject).toBe('Grüße 👋');
+    expect(parsed.from?.value[0]?.name).toBe('Zoë Ünïcode');
+  });
+});
+
+describe('validateHeaders', () => {
+  it('accepts ordinary custom headers', () => {
+    expect(validateHeaders({ 'X-Foo': 'bar', 'List-Unsubscribe': '<mailto:u@example.com>', 'Reply-To': 'a@example.com' })).toEqual([]);
+    expect(validateHeaders(undefined)).toEqual([]);
+  });
+
+  it('refuses CR or LF in names and values', () => {
+    expect(validateHeaders({ 'X-Foo': 'a\rb' })).toEqual(['headers.X-Foo must not contain CR or LF']);
+    expect(validateHeaders({ 'X-Foo': 'a\nb' })).toEqual(['headers.X-Foo must not contain CR or LF']);
+    expect(validateHeaders({ 'X-Foo\r\nBcc': 'x' })).toEqual(['headers.X-Foo\r\nBcc must not contain CR or LF']);
+  });
+
+  it('refuses names that are not RFC 5322 field names', () => {
+    for (const name of ['X Foo', 'X:Foo', '', 'Tëst']) {
+      expect(validateHeaders({ [name]: 'v' })).toEqual([`headers.${name} is not a valid header name (printable ASCII without spaces or ":")`]);
+    }
+  });
+
+  it('refuses the headers the builder sets, in any case', () => {
+    const reserved = ['From', 'to', 'CC', 'Bcc', 'Subject', 'message-id', 'Date', 'MIME-Version', 'Content-Type', 'Content-Transfer-Encoding'];
+    const problems = validateHeaders(Object.fromEntries(reserved.map((name) => [name, 'x'])));
+    expect(problems).toHaveLength(reserved.length);
+    expect(problems[0]).toBe('headers.From is set by Outbox and cannot be given as a custom header');
+  });
+
+  it('lists every problem at once', () => {
+    expect(validateHeaders({ 'X-A': 'ok', 'X-B': 'bad\n', Date: 'x', 'X-C': 5 })).toEqual([
+      'headers.X-B must not contain CR or LF',
+      'headers.Date is set by Outbox and cannot be given as a custom header',
+      'headers.X-C must be a string',
+    ]);
+  });
+});
+
+describe('isValidAddress', () => {
+  it.each([
+    'a@example.com',
+    'first.last+tag@sub.example.co.uk',
+    'user@localhost',
+    'user@[127.0.0.1]',
+    'user@[IPv6:::1]',
+    'x@reject.test',
+    'josé@bücher.de',
+  ])('accepts %s', (address) => {
+    expect(isValidAddress(address)).toBe(true);
+  });
+
+  it.each([
+    '',
+    'plain',
+    '@example.com',
+    'a@',
+    'a b@example.com',
+    'a@exa mple.com',
+    'a@example',
+    '<a@example.com>',
+    'a@example.com\r\nRCPT TO:<b@example.com>',
+    'a\n@example.com',
+    '.a@example.com',
+    'a..b@example.com',
+    'a@-example.com',
+    'a@example..com',
+    'a@[300.0.0.1]',
+    'a,b@example.com',
+    `${'x'.repeat(250)}@example.com`,
+  ])('refuses %j', (address) => {
+    expect(isValidAddress(address)).toBe(false);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * A real store in a fresh temporary folder per test file (SQLite) and the app on it, driven through inject.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp, type AppServices } from '../../src/app.js';
+import { LoginThrottle } from '../../src/auth/login-throttle.js';
+import { ManualClock } from '../../src/clock.js';
+import { openStore, type Engine, type Store } from '../../src/store/connection.js';
+
+export interface TestContext {
+  app: FastifyInstance;
+  services: AppServices;
+  store: Store;
+  clock: ManualClock;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+export function makeTempDir(prefix = 'outbox-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** The engine this run tests: `OUTBOX_TEST_ENGINE=postgres` runs the same suite on PostgreSQL. */
+export const testEngine: Engine = process.env.OUTBOX_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+const adminUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A fresh, empty PostgreSQL database for one test store; dropped again by the returned function. */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `outbox_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: adminUrl });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+/** A store on the engine under test, in its own folder (SQLite) or its own database (PostgreSQL). */
+export async function openTestStore(dataDir: string): Promise<{ store: Store; databaseUrl: string | undefined; dispose(): Promise<void> }> {
+  if (testEngine === 'sqlite') {
+    const store = await openStore({ dataDir });
+    return { store, databaseUrl: undefined, dispose: () => store.close() };
+  }
+  const database = await createTestDatabase();
+  const store = await openStore({ dataDir, databaseUrl: database.url });
+  return {
+    store,
+    databaseUrl: database.url,
+    async dispose() {
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
+export async function createTestContext(options: { throttle?: LoginThrottle; sessionTtlSeconds?: number } = {}): Promise<TestContext> {
+  const dataDir = makeTempDir();
+  const clock = new ManualClock(Date.parse('2026-11-23T10:00:00Z'));
+  const { store, dispose } = await openTestStore(dataDir);
+  const { app, services } = await buildApp({
+    store,
+    clock,
+    sessionTtlSeconds: options.sessionTtlSeconds ?? 3600,
+    loginThrottle: options.throttle ?? new LoginThrottle(() => clock.now(), { maxFailuresPerClient: 1000, maxFailuresPerUsername: 1000 }),
+  });
+  await app.ready();
+  return {
+    app,
+    services,
+    store,
+    clock,
+    dataDir,
+    async close() {
+      await app.close();
+      await dispose();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const PASSWORD = 'correct horse battery';
+
+/** Creates an operator and logs in; returns the token. */
+export async function loginAs(context: TestContext, username = 'ops'): Promise<string> {
+  try {
+    await context.services.auth.addOperator(username, PASSWORD);
+  } catch {
+    // exists already
+  }
+  const response = await context.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username, password: PASSWORD } });
+  if (response.statusCode !== 200) throw new Error(`login failed: ${response.body}`);
+  return (response.json() as { data: Array<{ token: string }> }).data[0]!.token;
+}
+
+export const auth = (token: string) => ({ authorization: `Token ${token}`, 'content-type': 'application/json' });

@@ -1,0 +1,53 @@
+/** Puts mails in a given status straight into the store, as the pipeline would have left them. */
+import crypto from 'node:crypto';
+import * as repo from '../../src/mail/mail.repository.js';
+import type { Store } from '../../src/store/connection.js';
+
+export interface SeedMail {
+  status?: number;
+  subject?: string;
+  fromName?: string;
+  fromMail?: string;
+  to?: Array<{ name: string; address: string }>;
+  receivedAt?: number;
+  providerSentAt?: number;
+}
+
+export async function seedMails(store: Store, mails: SeedMail[], now = Date.parse('2026-11-23T09:00:00Z')): Promise<number[]> {
+  return store.db.transaction().execute(async (trx) => {
+    const rows = mails.map((m, i) => {
+      const to = m.to ?? [{ name: 'Rita Recipient', address: `rita${i}@example.com` }];
+      const subject = m.subject ?? `Subject ${i}`;
+      const fromName = m.fromName ?? 'Sam Sender';
+      const fromMail = m.fromMail ?? 'sam@example.com';
+      const receivedAt = m.receivedAt ?? now + i * 1000;
+      return {
+        row: {
+          message_id: `<${crypto.randomUUID()}@test>`,
+          from_name: fromName,
+          from_mail: fromMail,
+          subject,
+          status: m.status ?? 0,
+          search_text: [fromName, fromMail, ...to.flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase(),
+          received_at: receivedAt,
+          last_update_at: receivedAt,
+          provider_sent_at: m.providerSentAt ?? 0,
+          // Far in the future: a worker, if one runs, leaves seeded Queued mails alone.
+          next_attempt_at: now + 365 * 86_400_000,
+          attempts: 0,
+          lease_owner: null,
+          lease_expires_at: null,
+          provider_reply: null,
+          api_key_id: null,
+          idempotency_key: null,
+        },
+        recipients: to.map((r) => ({ kind: 'to', name: r.name, address: r.address })),
+      };
+    });
+    const ids = await repo.insertMails(trx, rows);
+    const deltas = new Map<number, number>();
+    for (const m of mails) deltas.set(m.status ?? 0, (deltas.get(m.status ?? 0) ?? 0) + 1);
+    await repo.adjustStatusCounts(trx, deltas);
+    return ids;
+  });
+}

@@ -1,0 +1,2 @@
+export { LoginView } from './login-view';
+export { useSession, type Session } from './use-session';

@@ -1,0 +1,56 @@
+import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import type { MailListResponse, MailSort } from '@outbox/contract';
+import { apiJson, isRecord } from '../../../lib/api-client';
+
+/** SPEC.md §2 / §9: 50 rows per page. */
+export const PAGE_SIZE = 50;
+
+export type SortOrder = 'asc' | 'desc';
+
+export interface MailListParams {
+  sort: MailSort;
+  order: SortOrder;
+  /** Opaque keyset cursor from meta.nextCursor / meta.prevCursor; null for the first page. */
+  cursor: string | null;
+}
+
+export const mailKeys = {
+  all: ['mails'] as const,
+  lists: () => [...mailKeys.all, 'list'] as const,
+  list: (params: MailListParams) => [...mailKeys.lists(), params] as const,
+};
+
+function isMailListResponse(body: unknown): body is MailListResponse {
+  return (
+    isRecord(body) &&
+    Array.isArray(body.data) &&
+    isRecord(body.meta) &&
+    typeof body.meta.total === 'number'
+  );
+}
+
+/** GET /api/v1/mail/list?limit=50&sort=…&order=…[&cursor=…] */
+export async function listMails(token: string, params: MailListParams, signal?: AbortSignal): Promise<MailListResponse> {
+  const body = await apiJson('/api/v1/mail/list', {
+    token,
+    signal,
+    query: { limit: PAGE_SIZE, sort: params.sort, order: params.order, cursor: params.cursor },
+  });
+  if (!isMailListResponse(body)) throw new Error('The mail list answer is not { data, meta }');
+  return body;
+}
+
+export function listMailsQueryOptions(token: string, params: MailListParams) {
+  return queryOptions({
+    queryKey: mailKeys.list(params),
+    queryFn: ({ signal }) => listMails(token, params, signal),
+    // SPEC.md §4: the list is loaded only once a non-empty token is held.
+    enabled: token !== '',
+    // The previous page stays on screen while the next one loads: no layout shift.
+    placeholderData: keepPreviousData,
+  });
+}
+
+export function useMailList(token: string, params: MailListParams) {
+  return useQuery(listMailsQueryOptions(token, params));
+}

@@ -1,0 +1,145 @@
+import type { Mail, MailSort } from '@outbox/contract';
+import { STATUSES } from '@outbox/contract/status';
+import { createColumnHelper, type ColumnDef } from '@tanstack/react-table';
+import { Button } from '../../../components/ui/button';
+import { TruncatedText } from '../../../components/ui/truncated-text';
+import { formatDate } from '../../../lib/format-date';
+import { DateText } from './date-cell';
+import { StatusCell } from './status-cell';
+import { ACTION_COLUMN_ID, ACTION_COLUMN_WIDTH, DEFAULT_COLUMN_SIZES, MAX_COLUMN_SIZE, MIN_COLUMN_SIZE } from './table-layout';
+
+/** Which server sort key a column header sorts by (columns without one are not sortable). */
+export const SORT_KEY_OF_COLUMN: Partial<Record<string, MailSort>> = {
+  from: 'from',
+  subject: 'subject',
+  status: 'status',
+  providerSentDate: 'providerSentDate',
+  receivedDate: 'receivedDate',
+  lastUpdate: 'lastUpdate',
+};
+
+export interface RowActions {
+  onDequeue: (id: number) => void;
+  onDelete: (id: number) => void;
+  /** Ids with an action in flight: their button is disabled until it settles. */
+  pendingIds: ReadonlySet<number>;
+}
+
+/** The tooltip of a cell: the full value, or the exact UTC instant for dates. */
+export function cellTitle(mail: Mail, columnId: string): string | undefined {
+  switch (columnId) {
+    case 'from':
+      return `${mail.fromName}\n${mail.fromMail}`;
+    case 'to':
+      return mail.to.map(recipientLine).join('\n');
+    case 'subject':
+      return mail.subject;
+    case 'providerSentDate':
+    case 'receivedDate':
+    case 'lastUpdate':
+      return formatDate(mail[columnId])?.utc;
+    default:
+      return undefined;
+  }
+}
+
+function recipientLine(recipient: Mail['to'][number]): string {
+  return `${recipient.recipientName} | ${recipient.recipientMail}`;
+}
+
+const column = createColumnHelper<Mail>();
+
+const sized = { size: 0, minSize: MIN_COLUMN_SIZE, maxSize: MAX_COLUMN_SIZE };
+
+export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>[] {
+  const columns = [
+    column.display({
+      id: 'from',
+      header: 'From',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.from,
+      cell: ({ row }) => (
+        <div className="stack">
+          <TruncatedText text={row.original.fromName} title={null} className="strong" />
+          <TruncatedText text={row.original.fromMail} title={null} className="muted" />
+        </div>
+      ),
+    }),
+    column.display({
+      id: 'to',
+      header: 'To',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.to,
+      enableSorting: false,
+      cell: ({ row }) => (
+        <div className="stack">
+          {row.original.to.map((recipient, index) => (
+            <TruncatedText key={index} text={recipientLine(recipient)} title={null} />
+          ))}
+        </div>
+      ),
+    }),
+    column.display({
+      id: 'subject',
+      header: 'Subject',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.subject,
+      cell: ({ row }) => <TruncatedText text={row.original.subject} title={null} />,
+    }),
+    column.display({
+      id: 'status',
+      header: 'Status',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.status,
+      cell: ({ row }) => <StatusCell status={row.original.status} />,
+    }),
+    column.display({
+      id: 'providerSentDate',
+      header: 'ProviderSentDate',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.providerSentDate,
+      cell: ({ row }) => <DateText value={row.original.providerSentDate} />,
+    }),
+    column.display({
+      id: 'receivedDate',
+      header: 'ReceivedDate',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.receivedDate,
+      cell: ({ row }) => <DateText value={row.original.receivedDate} />,
+    }),
+    column.display({
+      id: 'lastUpdate',
+      header: 'LastUpdate',
+      ...sized,
+      size: DEFAULT_COLUMN_SIZES.lastUpdate,
+      cell: ({ row }) => <DateText value={row.original.lastUpdate} />,
+    }),
+    column.display({
+      id: ACTION_COLUMN_ID,
+      // SPEC.md §2: unnamed, width 70, cannot be sorted, resized or dragged.
+      header: '',
+      size: ACTION_COLUMN_WIDTH,
+      minSize: ACTION_COLUMN_WIDTH,
+      maxSize: ACTION_COLUMN_WIDTH,
+      enableSorting: false,
+      enableResizing: false,
+      cell: ({ row }) => {
+        const mail = row.original;
+        const action = Number.isInteger(mail.status) ? STATUSES[mail.status]?.action : undefined;
+        if (!action) return null;
+        const onClick = action === 'Dequeue' ? actions.onDequeue : actions.onDelete;
+        return (
+          <Button
+            size="small"
+            variant={action === 'Delete' ? 'danger' : 'secondary'}
+            disabled={actions.pendingIds.has(mail.id)}
+            onClick={() => onClick(mail.id)}
+          >
+            {action}
+          </Button>
+        );
+      },
+    }),
+  ];
+  return columns as ColumnDef<Mail, unknown>[];
+}

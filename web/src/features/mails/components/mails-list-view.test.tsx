@@ -1,0 +1,408 @@
+import type { Mail, MailListResponse } from '@outbox/contract';
+import { QueryClientProvider } from '@tanstack/react-query';
+import { render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it, vi } from 'vitest';
+import { createTestQueryClient } from '../../../test/app-harness';
+import { buildMail, buildMailList } from '../../../test/factories';
+import { server } from '../../../test/server';
+import { MailsListView } from './mails-list-view';
+
+const TOKEN = 'list-token';
+
+function renderView(onLogout = vi.fn()) {
+  const user = userEvent.setup();
+  const queryClient = createTestQueryClient();
+  render(
+    <QueryClientProvider client={queryClient}>
+      <MailsListView token={TOKEN} onLogout={onLogout} />
+    </QueryClientProvider>,
+  );
+  return { user, queryClient, onLogout };
+}
+
+/** Serves the list; `respond` may look at the URL. Records every list request URL. */
+function handleList(respond: (url: URL) => MailListResponse | Response) {
+  const urls: URL[] = [];
+  const headers: Headers[] = [];
+  server.use(
+    http.get('/api/v1/mail/list', ({ request }) => {
+      const url = new URL(request.url);
+      urls.push(url);
+      headers.push(request.headers);
+      const answer = respond(url);
+      return answer instanceof Response ? answer : HttpResponse.json(answer);
+    }),
+  );
+  return { urls, headers };
+}
+
+function bodyRows() {
+  const [, body] = screen.getAllByRole('rowgroup');
+  return within(body!).getAllByRole('row');
+}
+
+function rowOf(text: string): HTMLElement {
+  const row = screen.getByText(text).closest('tr');
+  if (!row) throw new Error(`no row holds ${text}`);
+  return row;
+}
+
+describe('mails table', () => {
+  it('has the accessible name Mails and the header texts in order, the last one empty', async () => {
+    handleList(() => buildMailList([buildMail()]));
+    renderView();
+    const table = await screen.findByRole('table', { name: 'Mails' });
+    const headers = within(table).getAllByRole('columnheader');
+    expect(headers.map((header) => header.textContent)).toEqual([
+      'From',
+      'To',
+      'Subject',
+      'Status',
+      'ProviderSentDate',
+      'ReceivedDate',
+      'LastUpdate',
+      '',
+    ]);
+    expect(headers[7]).toHaveAttribute('aria-label', 'Actions');
+    expect(headers[7]).not.toHaveAttribute('draggable', 'true');
+    expect(within(headers[7]!).queryByRole('button')).not.toBeInTheDocument();
+    expect(headers[0]).toHaveAttribute('draggable', 'true');
+    // The default order is receivedDate desc; To is not sortable.
+    expect(headers[5]).toHaveAttribute('aria-sort', 'descending');
+    expect(headers[0]).toHaveAttribute('aria-sort', 'none');
+    expect(headers[1]).not.toHaveAttribute('aria-sort');
+    expect(within(headers[1]!).queryByRole('button')).not.toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: 'MAILS LIST' })).toBeInTheDocument();
+  });
+
+  it('renders From on two lines, one To line per recipient, the subject and the dates', async () => {
+    const mail = buildMail({
+      id: 11,
+      fromName: 'Alice Sender',
+      fromMail: 'alice@example.com',
+      to: [
+        { recipientName: 'Bob', recipientMail: 'bob@example.org' },
+        { recipientName: 'Carol', recipientMail: 'carol@example.org' },
+      ],
+      subject: 'Quarterly report',
+      providerSentDate: null,
+      receivedDate: '2026-11-23T13:05:09.000Z',
+    });
+    handleList(() => buildMailList([mail]));
+    renderView();
+
+    const row = rowOf(await screen.findByText('Quarterly report').then((el) => el.textContent ?? ''));
+    const cells = within(row).getAllByRole('cell');
+    expect(cells).toHaveLength(8);
+    expect(within(cells[0]!).getByText('Alice Sender')).toBeInTheDocument();
+    expect(within(cells[0]!).getByText('alice@example.com')).toBeInTheDocument();
+    expect(within(cells[1]!).getByText('Bob | bob@example.org')).toBeInTheDocument();
+    expect(within(cells[1]!).getByText('Carol | carol@example.org')).toBeInTheDocument();
+    expect(cells[2]).toHaveTextContent('Quarterly report');
+    expect(cells[2]).toHaveAttribute('title', 'Quarterly report');
+    expect(cells[4]).toHaveTextContent(/^$/);
+    // Local time in the cell, the exact UTC instant in its tooltip.
+    const local = new Date('2026-11-23T13:05:09.000Z');
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const expected = `${local.getFullYear()}-${pad(local.getMonth() + 1)}-${pad(local.getDate())} ${pad(local.getHours())}:${pad(local.getMinutes())}:${pad(local.getSeconds())}`;
+    expect(cells[5]).toHaveTextContent(expected);
+    expect(cells[5]).toHaveAttribute('title', '2026-11-23T13:05:09.000Z');
+  });
+
+  it.each([
+    [0, 'Queued', 'rgb(245, 183, 0)', 'Dequeue'],
+    [1, 'Dequeued', 'rgb(245, 183, 0)', 'Delete'],
+    [2, 'Processing', 'rgb(245, 183, 0)', null],
+    [3, 'ProviderSent', 'rgb(46, 157, 79)', 'Delete'],
+    [4, 'ProviderError', 'rgb(214, 69, 69)', 'Delete'],
+    [5, 'Error', 'rgb(214, 69, 69)', 'Delete'],
+  ])('status %i shows a round 30×30 %s icon and the right button', async (status, name, colour, action) => {
+    handleList(() => buildMailList([buildMail({ id: 40 + status, status, subject: 'the mail' })]));
+    renderView();
+    const row = rowOf(await screen.findByText('the mail').then((el) => el.textContent ?? ''));
+    const cells = within(row).getAllByRole('cell');
+    expect(cells[3]).toHaveTextContent(name);
+    const icon = within(cells[3]!).getByTestId('status-icon');
+    expect(icon).toHaveStyle({ width: '30px', height: '30px', borderRadius: '50%', backgroundColor: colour });
+
+    const buttons = within(cells[7]!).queryAllByRole('button');
+    if (action === null) {
+      expect(buttons).toHaveLength(0);
+    } else {
+      expect(buttons).toHaveLength(1);
+      expect(buttons[0]).toHaveAccessibleName(action);
+      expect(buttons[0]).toHaveTextContent(action);
+    }
+  });
+
+  it('shows No data to display when the list is empty, with total 0', async () => {
+    handleList(() => buildMailList([]));
+    renderView();
+    expect(await screen.findByText('No data to display')).toBeInTheDocument();
+    expect(screen.getByText('total: 0')).toBeInTheDocument();
+    expect(screen.getByText('selected: 0')).toBeInTheDocument();
+    expect(screen.getByText('Page 1 of 1')).toBeInTheDocument();
+  });
+
+  it('empties the rows silently when the list load fails', async () => {
+    const alert = vi.spyOn(window, 'alert').mockImplementation(() => {});
+    let fail = false;
+    handleList(() => (fail ? new HttpResponse('boom', { status: 500 }) : buildMailList([buildMail({ subject: 'First load' })])));
+    const { queryClient } = renderView();
+    expect(await screen.findByText('First load')).toBeInTheDocument();
+
+    fail = true;
+    await queryClient.invalidateQueries();
+
+    expect(await screen.findByText('No data to display')).toBeInTheDocument();
+    expect(screen.queryByText('First load')).not.toBeInTheDocument();
+    expect(alert).not.toHaveBeenCalled();
+    expect(screen.queryByRole('alert')).not.toBeInTheDocument();
+  });
+
+  it('a network failure on the first load also shows no data and no alert', async () => {
+    const alert = vi.spyOn(window, 'alert').mockImplementation(() => {});
+    handleList(() => HttpResponse.error());
+    renderView();
+    expect(await screen.findByText('No data to display')).toBeInTheDocument();
+    expect(alert).not.toHaveBeenCalled();
+  });
+
+  it('shows total and selected in the footer; clicking rows and Space toggle the selection', async () => {
+    handleList(() =>
+      buildMailList([buildMail({ subject: 'one' }), buildMail({ subject: 'two' }), buildMail({ subject: 'three' })], {
+        total: 1234,
+      }),
+    );
+    const { user } = renderView();
+    await screen.findByText('one');
+    expect(screen.getByText('total: 1234')).toBeInTheDocument();
+    expect(screen.getByText('selected: 0')).toBeInTheDocument();
+
+    await user.click(screen.getByText('one'));
+    await user.click(screen.getByText('three'));
+    expect(screen.getByText('selected: 2')).toBeInTheDocument();
+    expect(rowOf('one')).toHaveAttribute('aria-selected', 'true');
+    expect(rowOf('two')).toHaveAttribute('aria-selected', 'false');
+
+    await user.click(screen.getByText('one'));
+    expect(screen.getByText('selected: 1')).toBeInTheDocument();
+
+    rowOf('two').focus();
+    await user.keyboard(' ');
+    expect(rowOf('two')).toHaveAttribute('aria-selected', 'true');
+    expect(screen.getByText('selected: 2')).toBeInTheDocument();
+  });
+});
+
+describe('row actions', () => {
+  it('Dequeue calls GET /api/v1/mail/{id}/dequeue with the token and reloads the list', async () => {
+    let status = 0;
+    const { urls } = handleList(() => buildMailList([buildMail({ id: 21, status, subject: 'queued one' })]));
+    const calls: { method: string; auth: string | null }[] = [];
+    server.use(
+      http.all('/api/v1/mail/:id/dequeue', ({ request, params }) => {
+        calls.push({ method: request.method, auth: request.headers.get('authorization') });
+        expect(params.id).toBe('21');
+        status = 1;
+        return HttpResponse.json({ data: [] });
+      }),
+    );
+    const { user } = renderView();
+    const row = rowOf(await screen.findByText('queued one').then((el) => el.textContent ?? ''));
+    const loadsBefore = urls.length;
+
+    await user.click(within(row).getByRole('button', { name: 'Dequeue' }));
+
+    await waitFor(() => expect(urls.length).toBeGreaterThan(loadsBefore));
+    expect(calls).toEqual([{ method: 'GET', auth: `Token ${TOKEN}` }]);
+    expect(await within(rowOf('queued one')).findByRole('button', { name: 'Delete' })).toBeInTheDocument();
+    expect(screen.getByText('selected: 0')).toBeInTheDocument();
+  });
+
+  it('Delete calls DELETE /api/v1/mail/{id} with the token and reloads the list', async () => {
+    let mails: Mail[] = [buildMail({ id: 22, status: 3, subject: 'sent one' })];
+    const { urls } = handleList(() => buildMailList(mails));
+    const calls: { method: string; auth: string | null; contentType: string | null }[] = [];
+    server.use(
+      http.delete('/api/v1/mail/22', ({ request }) => {
+        calls.push({
+          method: request.method,
+          auth: request.headers.get('authorization'),
+          contentType: request.headers.get('content-type'),
+        });
+        mails = [];
+        return HttpResponse.json({ data: [{ id: 22 }] });
+      }),
+    );
+    const { user } = renderView();
+    await screen.findByText('sent one');
+    const loadsBefore = urls.length;
+
+    await user.click(screen.getByRole('button', { name: 'Delete' }));
+
+    expect(await screen.findByText('No data to display')).toBeInTheDocument();
+    expect(urls.length).toBeGreaterThan(loadsBefore);
+    expect(calls).toEqual([{ method: 'DELETE', auth: `Token ${TOKEN}`, contentType: 'application/json' }]);
+  });
+
+  it('a failing Dequeue alerts the exact text with the id and reloads the list', async () => {
+    const alert = vi.spyOn(window, 'alert').mockImplementation(() => {});
+    const { urls } = handleList(() => buildMailList([buildMail({ id: 31, status: 0, subject: 'stuck' })]));
+    server.use(http.get('/api/v1/mail/31/dequeue', () => HttpResponse.json({}, { status: 409 })));
+    const { user } = renderView();
+    await screen.findByText('stuck');
+    const loadsBefore = urls.length;
+
+    await user.click(screen.getByRole('button', { name: 'Dequeue' }));
+
+    await waitFor(() => expect(alert).toHaveBeenCalledWith('Unable to Dequeue the mail #31'));
+    expect(alert).toHaveBeenCalledTimes(1);
+    await waitFor(() => expect(urls.length).toBeGreaterThan(loadsBefore));
+  });
+
+  it('a failing Delete alerts the exact text with the id and reloads the list', async () => {
+    const alert = vi.spyOn(window, 'alert').mockImplementation(() => {});
+    const { urls } = handleList(() => buildMailList([buildMail({ id: 32, status: 5, subject: 'broken' })]));
+    server.use(http.delete('/api/v1/mail/32', () => HttpResponse.error()));
+    const { user } = renderView();
+    await screen.findByText('broken');
+    const loadsBefore = urls.length;
+
+    await user.click(screen.getByRole('button', { name: 'Delete' }));
+
+    await waitFor(() => expect(alert).toHaveBeenCalledWith('Unable to Delete the mail #32'));
+    expect(alert).toHaveBeenCalledTimes(1);
+    await waitFor(() => expect(urls.length).toBeGreaterThan(loadsBefore));
+  });
+
+  it('clicking a row button does not select the row', async () => {
+    handleList(() => buildMailList([buildMail({ id: 33, status: 4, subject: 'failed' })]));
+    server.use(http.delete('/api/v1/mail/33', () => HttpResponse.json({ data: [{ id: 33 }] })));
+    const { user } = renderView();
+    await screen.findByText('failed');
+    await user.click(screen.getByRole('button', { name: 'Delete' }));
+    expect(screen.getByText('selected: 0')).toBeInTheDocument();
+  });
+});
+
+describe('paging and sorting', () => {
+  function pageOf(pageNumber: number, total: number): MailListResponse {
+    const mails = Array.from({ length: 50 }, (_, index) =>
+      buildMail({ id: pageNumber * 1000 + index, subject: `p${pageNumber} mail ${index}` }),
+    );
+    return buildMailList(mails, {
+      total,
+      nextCursor: `after-${pageNumber}`,
+      prevCursor: pageNumber > 1 ? `before-${pageNumber}` : null,
+    });
+  }
+
+  function serveThreePages() {
+    return handleList((url) => {
+      const cursor = url.searchParams.get('cursor');
+      if (cursor === 'after-1') return pageOf(2, 120);
+      if (cursor === 'after-2') return pageOf(3, 120);
+      if (cursor === 'before-3') return pageOf(2, 120);
+      return pageOf(1, 120);
+    });
+  }
+
+  it('asks for 50 rows sorted by receivedDate desc first, and shows 50 rows of 60 px', async () => {
+    const { urls, headers } = serveThreePages();
+    renderView();
+    await screen.findByText('p1 mail 0');
+    const first = urls[0]!;
+    expect(first.searchParams.get('limit')).toBe('50');
+    expect(first.searchParams.get('sort')).toBe('receivedDate');
+    expect(first.searchParams.get('order')).toBe('desc');
+    expect(first.searchParams.has('cursor')).toBe(false);
+    expect(headers[0]!.get('authorization')).toBe(`Token ${TOKEN}`);
+    expect(bodyRows()).toHaveLength(50);
+    expect(bodyRows()[0]).toHaveStyle({ height: '60px' });
+    expect(screen.getByText('Page 1 of 3')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Previous' })).toBeDisabled();
+  });
+
+  it('Next sends meta.nextCursor, Previous sends meta.prevCursor, First goes back without a cursor', async () => {
+    const { urls } = serveThreePages();
+    const { user } = renderView();
+    await screen.findByText('p1 mail 0');
+
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('p2 mail 0')).toBeInTheDocument();
+    expect(urls.at(-1)!.searchParams.get('cursor')).toBe('after-1');
+    expect(urls.at(-1)!.searchParams.get('limit')).toBe('50');
+    expect(screen.getByText('Page 2 of 3')).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('p3 mail 0')).toBeInTheDocument();
+    expect(urls.at(-1)!.searchParams.get('cursor')).toBe('after-2');
+    expect(screen.getByText('Page 3 of 3')).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Next' })).toBeDisabled();
+
+    await user.click(screen.getByRole('button', { name: 'Previous' }));
+    expect(await screen.findByText('p2 mail 0')).toBeInTheDocument();
+    expect(urls.at(-1)!.searchParams.get('cursor')).toBe('before-3');
+    expect(screen.getByText('Page 2 of 3')).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'First' }));
+    expect(await screen.findByText('p1 mail 0')).toBeInTheDocument();
+    expect(screen.getByText('Page 1 of 3')).toBeInTheDocument();
+  });
+
+  it('clears the selection when the page changes', async () => {
+    serveThreePages();
+    const { user } = renderView();
+    await user.click(await screen.findByText('p1 mail 3'));
+    expect(screen.getByText('selected: 1')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await screen.findByText('p2 mail 0');
+    expect(screen.getByText('selected: 0')).toBeInTheDocument();
+  });
+
+  it('sorts on the server: a header click sends sort/order, a second flips it, and paging restarts', async () => {
+    const { urls } = serveThreePages();
+    const { user } = renderView();
+    await screen.findByText('p1 mail 0');
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    await screen.findByText('p2 mail 0');
+
+    await user.click(screen.getByRole('button', { name: 'Subject' }));
+    await waitFor(() => expect(urls.at(-1)!.searchParams.get('sort')).toBe('subject'));
+    expect(urls.at(-1)!.searchParams.get('order')).toBe('asc');
+    expect(urls.at(-1)!.searchParams.has('cursor')).toBe(false);
+    expect(await screen.findByText('Page 1 of 3')).toBeInTheDocument();
+    expect(screen.getByRole('columnheader', { name: 'Subject' })).toHaveAttribute('aria-sort', 'ascending');
+    expect(screen.getByRole('columnheader', { name: 'ReceivedDate' })).toHaveAttribute('aria-sort', 'none');
+
+    await user.click(screen.getByRole('button', { name: 'Subject' }));
+    await waitFor(() => expect(urls.at(-1)!.searchParams.get('order')).toBe('desc'));
+    expect(urls.at(-1)!.searchParams.get('sort')).toBe('subject');
+    expect(screen.getByRole('columnheader', { name: 'Subject' })).toHaveAttribute('aria-sort', 'descending');
+
+    await user.click(screen.getByRole('button', { name: 'From' }));
+    await waitFor(() => expect(urls.at(-1)!.searchParams.get('sort')).toBe('from'));
+    await user.click(screen.getByRole('button', { name: 'LastUpdate' }));
+    await waitFor(() => expect(urls.at(-1)!.searchParams.get('sort')).toBe('lastUpdate'));
+    expect(urls.at(-1)!.searchParams.get('order')).toBe('desc');
+  });
+});
+
+describe('column layout', () => {
+  it('moves a column with Alt+Arrow and remembers the order in localStorage, action column last', async () => {
+    handleList(() => buildMailList([buildMail()]));
+    const { user } = renderView();
+    await screen.findByRole('table');
+
+    screen.getByRole('button', { name: 'From' }).focus();
+    await user.keyboard('{Alt>}{ArrowRight}{/Alt}');
+
+    const texts = screen.getAllByRole('columnheader').map((header) => header.textContent);
+    expect(texts).toEqual(['To', 'From', 'Subject', 'Status', 'ProviderSentDate', 'ReceivedDate', 'LastUpdate', '']);
+    const stored = JSON.parse(window.localStorage.getItem('outbox.columns.v1') ?? '{}') as { order?: string[] };
+    expect(stored.order?.slice(0, 2)).toEqual(['to', 'from']);
+  });
+});

@@ -1,0 +1,73 @@
+/**
+ * The one way the console talks to the API (SPEC.md §7): every call sends `Content-Type: application/json`,
+ * calls made with a token carry `Authorization: Token {token}`, and a 401 on such a call is reported to
+ * whoever listens (the app shell returns to the login view: the session expired).
+ */
+
+export class ApiError extends Error {
+  readonly status: number;
+
+  constructor(status: number, message: string) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+  }
+}
+
+type UnauthorizedListener = (token: string) => void;
+const unauthorizedListeners = new Set<UnauthorizedListener>();
+
+/** Listen for a 401 on a call made with `token`; returns the function that stops listening. */
+export function subscribeUnauthorized(listener: UnauthorizedListener): () => void {
+  unauthorizedListeners.add(listener);
+  return () => {
+    unauthorizedListeners.delete(listener);
+  };
+}
+
+export interface ApiRequestOptions {
+  method?: 'GET' | 'POST' | 'DELETE';
+  /** Sent as `Authorization: Token {token}`; a 401 answer is then reported as an expired session. */
+  token?: string;
+  body?: unknown;
+  query?: Record<string, string | number | undefined | null>;
+  signal?: AbortSignal;
+}
+
+function buildUrl(path: string, query: ApiRequestOptions['query']): string {
+  // Resolved against the page so relative paths work the same in the browser and under jsdom.
+  const url = new URL(path, window.location.href);
+  for (const [name, value] of Object.entries(query ?? {})) {
+    if (value !== undefined && value !== null) url.searchParams.set(name, String(value));
+  }
+  return url.toString();
+}
+
+/** Sends the call and returns the raw response when it is 2xx; throws ApiError otherwise. */
+export async function apiRequest(path: string, options: ApiRequestOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (options.token !== undefined) headers.Authorization = `Token ${options.token}`;
+  const init: RequestInit = { method: options.method ?? 'GET', headers };
+  if (options.body !== undefined) init.body = JSON.stringify(options.body);
+  if (options.signal) init.signal = options.signal;
+
+  const response = await fetch(buildUrl(path, options.query), init);
+  if (response.status === 401 && options.token !== undefined) {
+    const token = options.token;
+    for (const listener of [...unauthorizedListeners]) listener(token);
+  }
+  if (!response.ok) {
+    throw new ApiError(response.status, `${init.method ?? 'GET'} ${path} answered ${response.status}`);
+  }
+  return response;
+}
+
+/** Like apiRequest, then parses the JSON body (a body that is not JSON is an error). */
+export async function apiJson(path: string, options: ApiRequestOptions = {}): Promise<unknown> {
+  const response = await apiRequest(path, options);
+  return (await response.json()) as unknown;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,36 @@
+import type { Mail, MailListResponse } from '@outbox/contract';
+
+let nextId = 1;
+
+export function buildMail(overrides: Partial<Mail> = {}): Mail {
+  const id = overrides.id ?? nextId++;
+  return {
+    id,
+    fromName: `Sender ${id}`,
+    fromMail: `sender${id}@example.com`,
+    to: [{ recipientName: `Recipient ${id}`, recipientMail: `recipient${id}@example.org` }],
+    subject: `Subject ${id}`,
+    status: 3,
+    providerSentDate: '2026-11-23T13:05:09.000Z',
+    receivedDate: '2026-11-23T13:00:00.000Z',
+    lastUpdate: '2026-11-23T13:05:10.000Z',
+    ...overrides,
+  };
+}
+
+export function buildMailList(
+  mails: Mail[],
+  meta: Partial<MailListResponse['meta']> = {},
+): MailListResponse {
+  return {
+    data: mails,
+    meta: {
+      total: mails.length,
+      totalIsEstimate: false,
+      nextCursor: null,
+      prevCursor: null,
+      counts: {},
+      ...meta,
+    },
+  };
+}
