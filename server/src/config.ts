@@ -2,6 +2,7 @@
  * Configuration comes from the environment only (PRODUCT.md §3). Every variable is validated at start;
  * every bad one is listed, then the process exits 1 (see main.ts), so an operator fixes them all at once.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 
 export interface Config {
@@ -20,6 +21,18 @@ export interface Config {
   adminPassword: string | undefined;
   sessionTtlSeconds: number;
   leaseSeconds: number;
+  /** Sends in flight at once per worker process. */
+  workerConcurrency: number;
+  /** The retry budget for 4xx replies and an unreachable relay: attempts (the first included) and age. */
+  retryMaxAttempts: number;
+  retryMaxAgeMs: number;
+  /** The first retry's delay; each further one doubles, up to an hour. */
+  retryBaseDelayMs: number;
+  /** Largest message the SMTP listener takes, in bytes. */
+  smtpMaxMessageBytes: number;
+  /** PEM files; with both set the SMTP listener offers STARTTLS. */
+  smtpTlsKeyFile: string | undefined;
+  smtpTlsCertFile: string | undefined;
   retentionDays: number;
   logLevel: string;
 }
@@ -33,14 +46,19 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-/** Parses durations like `12h`, `30m`, `90s`, `2d` or a bare number of seconds. */
-export function parseDurationSeconds(value: string): number | undefined {
-  const match = /^(\d+)\s*([smhd]?)$/.exec(value.trim());
+/** Parses durations like `12h`, `30m`, `90s`, `2d`, `250ms` or a bare number of seconds. */
+export function parseDurationMs(value: string): number | undefined {
+  const match = /^(\d+)\s*(ms|[smhd]?)$/.exec(value.trim());
   if (!match) return undefined;
   const amount = Number(match[1]);
   const unit = match[2] || 's';
-  const factor = { s: 1, m: 60, h: 3600, d: 86400 }[unit] ?? 1;
+  const factor = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[unit] ?? 1000;
   return amount > 0 ? amount * factor : undefined;
+}
+
+export function parseDurationSeconds(value: string): number | undefined {
+  const ms = parseDurationMs(value);
+  return ms === undefined || ms % 1000 !== 0 ? undefined : ms / 1000;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -74,6 +92,23 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return seconds;
   };
+  const durationMs = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const ms = parseDurationMs(raw);
+    if (ms === undefined) {
+      problems.push(`${name} must be a duration such as 30s, 250ms, 24h or 3600, got "${raw}"`);
+      return fallback;
+    }
+    return ms;
+  };
+  const file = (name: string): string | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const resolved = path.resolve(raw);
+    if (!fs.existsSync(resolved)) problems.push(`${name} names a file that does not exist: ${resolved}`);
+    return resolved;
+  };
   const url = (name: string, protocols: string[]): string | undefined => {
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
@@ -106,11 +141,21 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     sessionTtlSeconds: duration('SESSION_TTL', 12 * 3600),
     leaseSeconds: integer('LEASE_SECONDS', 60, 1, 86400),
+    workerConcurrency: integer('WORKER_CONCURRENCY', 20, 1, 1000),
+    retryMaxAttempts: integer('RETRY_MAX_ATTEMPTS', 8, 1, 1000),
+    retryMaxAgeMs: durationMs('RETRY_MAX_AGE', 24 * 3_600_000),
+    retryBaseDelayMs: durationMs('RETRY_BASE_DELAY', 30_000),
+    smtpMaxMessageBytes: integer('SMTP_MAX_MESSAGE_BYTES', 25 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    smtpTlsKeyFile: file('SMTP_TLS_KEY'),
+    smtpTlsCertFile: file('SMTP_TLS_CERT'),
     retentionDays: integer('RETENTION_DAYS', 30, 1, 36500),
     logLevel: env.LOG_LEVEL || 'info',
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);
+  }
+  if ((config.smtpTlsKeyFile === undefined) !== (config.smtpTlsCertFile === undefined)) {
+    problems.push('SMTP_TLS_KEY and SMTP_TLS_CERT must be set together');
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -1,22 +1,39 @@
 /**
- * The process: configuration, store, HTTP (API + console), and graceful shutdown. The delivery worker and
- * the SMTP listener join here (they reuse the services, never http/).
+ * The process: configuration, store, HTTP (API + console), the delivery worker with its relay, the SMTP
+ * submission listener, and a graceful shutdown of all of them. Each part is built by its own module; this
+ * file only wires them (the worker and the listener reuse the services, never http/).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from './app.js';
+import { systemClock, type Clock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { startCaptureRelay, type CaptureRelay } from './delivery/capture-relay.js';
+import { createRelayTransport, type RelayTransport } from './delivery/relay-transport.js';
+import { createRetryPolicy } from './delivery/retry-policy.js';
+import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
+import { AppError } from './errors.js';
+import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
 import { openStore } from './store/connection.js';
 
 /** server/src/main.ts (tsx) and server/dist/main.js (built) are both two folders below the repo root. */
 const defaultConsoleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
 
-export async function start(config: Config) {
+export interface StartOptions {
+  clock?: Clock;
+  /** Where the built console is; OUTBOX_CONSOLE_DIR or web/dist by default. */
+  consoleDir?: string;
+}
+
+export async function start(config: Config, options: StartOptions = {}) {
+  const clock = options.clock ?? systemClock;
   const store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
   const { app, services } = await buildApp({
     store,
+    clock,
     sessionTtlSeconds: config.sessionTtlSeconds,
-    consoleDir: process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
+    consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
   });
   const log = app.log;
@@ -27,20 +44,84 @@ export async function start(config: Config) {
     log.warn(`No operator existed: created operator "admin" with password "${createdAdminPassword}". Change it with: npm run outbox -- user passwd admin`);
   }
 
+  // Delivery: to RELAY_URL, or to the embedded capture relay when no provider is configured.
+  let captureRelay: CaptureRelay | undefined;
+  let transport: RelayTransport | undefined;
+  let worker: DeliveryWorker | undefined;
+  if (config.worker) {
+    let relayUrl = config.relayUrl;
+    if (relayUrl === undefined) {
+      captureRelay = await startCaptureRelay({ dataDir: config.dataDir, logger: log, clock });
+      relayUrl = captureRelay.url;
+      log.info(`No RELAY_URL: delivering to the embedded capture relay at ${relayUrl}, which keeps mail under ${path.join(config.dataDir, 'captured')}`);
+    }
+    transport = createRelayTransport(relayUrl, { maxConnections: Math.max(1, Math.min(10, Math.ceil(config.workerConcurrency / 4))) });
+    const deliveryWorker = createDeliveryWorker({
+      store,
+      clock,
+      transport,
+      retryPolicy: createRetryPolicy({ maxAttempts: config.retryMaxAttempts, maxAgeMs: config.retryMaxAgeMs, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs) }),
+      concurrency: config.workerConcurrency,
+      leaseMs: config.leaseSeconds * 1000,
+      logger: log,
+      onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
+    });
+    // A new or requeued mail starts delivery now, not at the worker's next poll.
+    services.mails.onChange((change) => {
+      if (change.type === 'created' || change.type === 'queued') deliveryWorker.wake();
+    });
+    deliveryWorker.start();
+    worker = deliveryWorker;
+  }
+
+  // SMTP submission: the same accept path as POST /api/v1/mail, keyed by an API key as the AUTH password.
+  let smtpListener: SmtpListener | undefined;
+  if (config.smtpPort !== 0) {
+    const tls = config.smtpTlsKeyFile && config.smtpTlsCertFile
+      ? { key: fs.readFileSync(config.smtpTlsKeyFile), cert: fs.readFileSync(config.smtpTlsCertFile) }
+      : undefined;
+    smtpListener = await startSmtpListener({
+      host: config.smtpHost,
+      port: config.smtpPort,
+      maxMessageBytes: config.smtpMaxMessageBytes,
+      ...(tls ? { tls } : {}),
+      logger: log,
+      authenticate: (apiKey) => services.auth.findApiKeyPrincipal(apiKey),
+      async accept(submission) {
+        try {
+          const mail = await services.submissions.submitRaw(submission.principal, submission);
+          return { id: mail.id };
+        } catch (error) {
+          // A message we refuse as it is (400) is a permanent SMTP failure; anything else stays a 451.
+          if (error instanceof AppError && error.statusCode === 400) throw Object.assign(new Error(`5.6.0 ${error.message}`), { smtpCode: 554 });
+          throw error;
+        }
+      },
+    });
+  }
+
   await app.listen({ port: config.port, host: config.host });
-  log.info({ store: store.engine, dataDir: store.file ? config.dataDir : undefined }, `Outbox console and API on http://${config.host}:${app.server.address() && typeof app.server.address() === 'object' ? (app.server.address() as { port: number }).port : config.port}`);
+  const address = app.server.address();
+  const httpPort = address && typeof address === 'object' ? address.port : config.port;
+  log.info({ store: store.engine, dataDir: store.file ? config.dataDir : undefined, worker: config.worker, smtpPort: smtpListener?.port ?? null }, `Outbox console and API on http://${config.host}:${httpPort}`);
 
   let stopping: Promise<void> | undefined;
+  /** Graceful: no new requests or SMTP sessions, in-flight sends finished or returned to the queue, then the store. */
   const stop = () => {
     stopping ??= (async () => {
-      log.info('shutting down: no new requests, finishing what is in flight');
-      await app.close();
+      log.info('shutting down: no new requests or submissions, finishing what is in flight');
+      await Promise.all([app.close(), smtpListener?.close()]);
+      await worker?.stop();
+      transport?.close();
+      await captureRelay?.close();
       await store.close();
     })();
     return stopping;
   };
-  return { app, store, services, stop };
+  return { app, store, services, worker, httpPort, smtpPort: smtpListener?.port, relayUrl: captureRelay?.url ?? config.relayUrl, stop };
 }
+
+export type RunningOutbox = Awaited<ReturnType<typeof start>>;
 
 async function main(): Promise<void> {
   let config: Config;

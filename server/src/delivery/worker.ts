@@ -62,6 +62,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
 
   let isRunning = false;
+  /** Set once stop() has returned: a send that finishes later must not touch the (maybe closed) store. */
+  let hasStopped = false;
   let inFlight = 0;
   let pending: PendingResult[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
@@ -158,6 +160,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     } else {
       outcome = await transport.send({ envelope: { from: payload.envelopeFrom, to: payload.envelopeTo }, raw: payload.raw });
     }
+    if (hasStopped) return;
     if (outcome.kind !== 'sent') logger?.warn({ mailId: row.id, outcome: outcome.kind, reply: outcome.reply }, 'delivery attempt failed');
     pending.push({ row, outcome, at: clock.now() });
     scheduleFlush();
@@ -240,16 +243,37 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       }, sweepIntervalMs);
       sweepTimer.unref();
     },
-    /** Graceful: stop claiming, let in-flight sends finish, write their outcomes, then return. */
-    async stop(): Promise<void> {
+    /**
+     * Graceful: stop claiming, let in-flight sends finish and write their outcomes. Sends still running
+     * after `graceMs` (a relay that hangs) are given back to the queue at once instead of waiting for
+     * their lease to expire; if one of them did reach the provider, it is sent again (at-least-once).
+     */
+    async stop({ graceMs = 10_000 }: { graceMs?: number } = {}): Promise<void> {
       isRunning = false;
       if (sweepTimer) clearInterval(sweepTimer);
       wake();
       await loopDone;
-      while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const deadline = Date.now() + graceMs;
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
       if (flushTimer) clearTimeout(flushTimer);
       flushing = flushing.then(flush);
       await flushing;
+      if (inFlight > 0) {
+        const now = clock.now();
+        const released = await store.db.transaction().execute(async (trx) => {
+          const rows = await queue.releaseLeasesOf(trx, workerId, now);
+          if (rows.length === 0) return rows;
+          await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
+          await insertEvents(
+            trx,
+            rows.map((r) => ({ mailId: r.id, at: now, actor: `worker:${workerId}`, type: 'released', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued, detail: { reason: 'worker stopped while the send was in flight' } })),
+          );
+          return rows;
+        });
+        logger?.warn({ mailIds: released.map((r) => r.id) }, 'stopped with sends still in flight: returned them to the queue');
+        if (released.length > 0) options.onChange?.(released.map((r) => r.id));
+      }
+      hasStopped = true;
     },
     get inFlight() {
       return inFlight;

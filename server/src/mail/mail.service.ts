@@ -27,7 +27,8 @@ export interface ListMailsInput {
 }
 
 export interface MailChange {
-  type: 'created' | 'updated' | 'deleted';
+  /** created and queued (a requeue) mean mails became due: a sleeping worker wakes for them. */
+  type: 'created' | 'queued' | 'updated' | 'deleted';
   ids: number[];
 }
 
@@ -206,7 +207,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       return updated;
     });
     if (!row) throw await explainMiss(id, 'requeued', REQUEUEABLE_STATUSES);
-    notify({ type: 'updated', ids: [id] });
+    notify({ type: 'queued', ids: [id] });
     const [mail] = await withRecipients([row]);
     return mail!;
   }
