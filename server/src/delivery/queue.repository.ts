@@ -108,15 +108,28 @@ export async function recordAttemptResult(db: DbOrTrx, result: AttemptResult): P
   return Number(updated.numUpdatedRows) > 0;
 }
 
-/** Processing → Queued, due now, for every lease that ran out (its worker died or hung). */
-export function releaseExpiredLeases(db: DbOrTrx, now: number): Promise<Array<{ id: number; lease_owner: string | null }>> {
-  return db
-    .updateTable('mails')
-    .set({ status: 0, next_attempt_at: now, last_update_at: now, lease_owner: null, lease_expires_at: null })
+/**
+ * Processing → Queued, due now, for every lease that ran out (its worker died or hung). Returns who held
+ * each one, read before the update, since RETURNING shows the row after it (lease_owner already cleared).
+ */
+export async function releaseExpiredLeases(db: DbOrTrx, now: number): Promise<Array<{ id: number; lease_owner: string | null }>> {
+  const expired = await db
+    .selectFrom('mails')
+    .select(['id', 'lease_owner'])
     .where('status', '=', 2)
     .where('lease_expires_at', '<=', now)
-    .returning(['id', 'lease_owner'])
     .execute();
+  if (expired.length === 0) return [];
+  const released = await db
+    .updateTable('mails')
+    .set({ status: 0, next_attempt_at: now, last_update_at: now, lease_owner: null, lease_expires_at: null })
+    .where('id', 'in', expired.map((row) => row.id))
+    .where('status', '=', 2)
+    .where('lease_expires_at', '<=', now)
+    .returning(['id'])
+    .execute();
+  const releasedIds = new Set(released.map((row) => row.id));
+  return expired.filter((row) => releasedIds.has(row.id));
 }
 
 /** Processing → Queued for this worker's own leases, at a graceful stop, so nothing waits for expiry. */

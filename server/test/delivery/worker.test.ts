@@ -1,0 +1,308 @@
+/**
+ * The delivery worker against a real SMTP peer on loopback: every transition of PRODUCT.md §1 happens for
+ * its real reason. Time is a ManualClock: retries become due when the test advances it, never by sleeping.
+ */
+import { MailStatus, type MailDetail, type SubmitMailRequest } from '@outbox/contract';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
+import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
+import { createRetryPolicy, type RetryPolicyOptions } from '../../src/delivery/retry-policy.js';
+import * as queue from '../../src/delivery/queue.repository.js';
+import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
+import { adjustStatusCounts } from '../../src/mail/mail.repository.js';
+import { createTestContext, testEngine, type TestContext } from '../support/context.js';
+import { closedPort, startTestRelay, type TestRelay } from '../support/test-relay.js';
+
+let context: TestContext;
+let relay: TestRelay;
+let principal: ApiKeyPrincipal;
+const workers: DeliveryWorker[] = [];
+const transports: RelayTransport[] = [];
+
+beforeEach(async () => {
+  context = await createTestContext();
+  relay = await startTestRelay();
+  const key = await context.services.auth.createApiKey('app');
+  principal = (await context.services.auth.findApiKeyPrincipal(key))!;
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
+  for (const transport of transports.splice(0)) transport.close();
+  await relay.close();
+  await context.close();
+});
+
+const MINUTE = 60_000;
+
+function startWorker(options: { relayUrl?: string; retry?: RetryPolicyOptions; leaseMs?: number; concurrency?: number } = {}): DeliveryWorker {
+  const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: 2_000, socketTimeoutMs: 5_000 });
+  transports.push(transport);
+  const worker = createDeliveryWorker({
+    store: context.store,
+    clock: context.clock,
+    transport,
+    retryPolicy: createRetryPolicy({ maxAttempts: 3, baseDelayMs: MINUTE, jitter: 0, maxAgeMs: 24 * 60 * MINUTE, ...options.retry }),
+    concurrency: options.concurrency ?? 10,
+    leaseMs: options.leaseMs ?? MINUTE,
+    pollIntervalMs: 20,
+    flushDelayMs: 1,
+  });
+  worker.start();
+  workers.push(worker);
+  return worker;
+}
+
+function mailRequest(overrides: Partial<SubmitMailRequest> = {}): SubmitMailRequest {
+  return { fromName: 'Shop', fromMail: 'shop@example.com', to: [{ recipientName: 'Ann', recipientMail: 'ann@example.net' }], subject: 'Your order', text: 'Thanks!', ...overrides };
+}
+
+async function submit(count = 1, overrides: Partial<SubmitMailRequest> = {}): Promise<number[]> {
+  const ids: number[] = [];
+  for (let offset = 0; offset < count; offset += 500) {
+    const requests = Array.from({ length: Math.min(500, count - offset) }, () => mailRequest(overrides));
+    const mails = await context.services.submissions.submitJson(principal, requests, true);
+    ids.push(...mails.map((m) => m.id));
+  }
+  return ids;
+}
+
+const detail = (id: number): Promise<MailDetail> => context.services.mails.getMailDetail(id);
+
+async function waitForStatus(id: number, status: number): Promise<MailDetail> {
+  await expect.poll(async () => (await detail(id)).status, { timeout: 10_000, interval: 10 }).toBe(status);
+  return detail(id);
+}
+
+/** Waits until the mail is back in Queued after its `attempts`-th attempt, its retry scheduled. */
+async function waitForRetry(id: number, attempts: number): Promise<MailDetail> {
+  await expect
+    .poll(async () => {
+      const mail = await detail(id);
+      return mail.status === MailStatus.Queued && mail.attempts === attempts && mail.events.length > attempts;
+    }, { timeout: 10_000, interval: 10 })
+    .toBe(true);
+  return detail(id);
+}
+
+/** Lets the worker run a few loops, to show that it does not act before a retry is due. */
+async function idleLoops(worker: DeliveryWorker): Promise<void> {
+  for (let i = 0; i < 5; i++) {
+    worker.wake();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('delivery worker', () => {
+  it('Queued → Processing → ProviderSent on a 2xx: provider reply, providerSentDate and the attempt are recorded, the bytes reach the relay unchanged', async () => {
+    const [id] = await submit();
+    startWorker();
+    const mail = await waitForStatus(id!, MailStatus.ProviderSent);
+
+    expect(mail.providerSentDate).toBe(new Date(context.clock.now()).toISOString());
+    expect(mail.providerReply).toMatch(/^250 /);
+    expect(mail.attempts).toBe(1);
+    expect(mail.leaseOwner).toBeNull();
+    expect(mail.events.map((e) => [e.type, e.fromStatus, e.toStatus])).toEqual([
+      ['accepted', null, MailStatus.Queued],
+      ['sent', MailStatus.Processing, MailStatus.ProviderSent],
+    ]);
+    expect(mail.events[1]!.detail).toMatchObject({ attempt: 1, reply: mail.providerReply });
+    expect(typeof mail.events[1]!.detail!.durationMs).toBe('number');
+
+    expect(relay.received).toHaveLength(1);
+    expect(relay.received[0]!.rcptTo).toEqual(['ann@example.net']);
+    expect(relay.received[0]!.mailFrom).toBe('shop@example.com');
+    const stored = await context.services.mails.getRawMessage(id!);
+    // smtp-server gives the DATA bytes without the final CRLF.CRLF terminator; the stored bytes end in CRLF.
+    expect(relay.received[0]!.raw.toString('latin1').replace(/\r\n$/, '')).toBe(stored.toString('latin1').replace(/\r\n$/, ''));
+  });
+
+  it('a 4xx sends the mail back to Queued with exponential backoff; once due it is retried and sent (defer → retry → sent)', async () => {
+    relay.answer = (_message, index) => (index < 2 ? { code: 451, message: '4.7.1 Greylisted, try later' } : { accept: true });
+    const [id] = await submit();
+    const worker = startWorker({ retry: { maxAttempts: 5 } });
+    const start = context.clock.now();
+
+    let mail = await waitForRetry(id!, 1);
+    expect(mail.nextAttemptAt).toBe(new Date(start + MINUTE).toISOString());
+    expect(mail.events.at(-1)).toMatchObject({ type: 'deferred-retry', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued });
+    expect(mail.events.at(-1)!.detail).toMatchObject({ code: 451, attempt: 1 });
+
+    await idleLoops(worker);
+    expect(relay.attempts).toBe(1); // not due yet
+
+    context.clock.advance(MINUTE);
+    worker.wake();
+    mail = await waitForRetry(id!, 2);
+    // Doubled: the second retry waits two minutes.
+    expect(mail.nextAttemptAt).toBe(new Date(context.clock.now() + 2 * MINUTE).toISOString());
+
+    context.clock.advance(2 * MINUTE);
+    worker.wake();
+    mail = await waitForStatus(id!, MailStatus.ProviderSent);
+    expect(mail.attempts).toBe(3);
+    expect(relay.received).toHaveLength(1);
+    expect(mail.events.map((e) => e.type)).toEqual(['accepted', 'deferred-retry', 'deferred-retry', 'sent']);
+  });
+
+  it('a 5xx makes the mail ProviderError at once, without a retry', async () => {
+    relay.answer = () => ({ code: 550, message: '5.1.1 No such user' });
+    const [id] = await submit();
+    startWorker();
+    const mail = await waitForStatus(id!, MailStatus.ProviderError);
+    expect(mail.providerReply).toMatch(/550 5\.1\.1 No such user/);
+    expect(mail.attempts).toBe(1);
+    expect(mail.providerSentDate).toBeNull();
+    expect(mail.events.at(-1)).toMatchObject({ type: 'rejected', toStatus: MailStatus.ProviderError });
+  });
+
+  it('4xx replies until the attempt budget runs out end in ProviderError', async () => {
+    relay.answer = () => ({ code: 452, message: '4.2.2 Mailbox full' });
+    const [id] = await submit();
+    const worker = startWorker({ retry: { maxAttempts: 2 } });
+    await waitForRetry(id!, 1);
+    context.clock.advance(MINUTE);
+    worker.wake();
+    const mail = await waitForStatus(id!, MailStatus.ProviderError);
+    expect(mail.attempts).toBe(2);
+    expect(mail.events.map((e) => e.type)).toEqual(['accepted', 'deferred-retry', 'deferred-gave-up']);
+  });
+
+  it('a relay that is down: back to Queued while budget is left, then Error once it runs out', async () => {
+    const [id] = await submit();
+    const worker = startWorker({ relayUrl: `smtp://127.0.0.1:${await closedPort()}`, retry: { maxAttempts: 3 } });
+    await waitForRetry(id!, 1);
+    context.clock.advance(MINUTE);
+    worker.wake();
+    await waitForRetry(id!, 2);
+    context.clock.advance(2 * MINUTE);
+    worker.wake();
+    const mail = await waitForStatus(id!, MailStatus.Error);
+    expect(mail.attempts).toBe(3);
+    expect(mail.providerReply).toMatch(/ECONNREFUSED|connect/i);
+    expect(mail.events.map((e) => e.type)).toEqual(['accepted', 'unreachable-retry', 'unreachable-retry', 'unreachable-gave-up']);
+  });
+
+  it('the age budget ends retries too: a mail older than RETRY_MAX_AGE at its next retry is given up', async () => {
+    relay.answer = () => ({ code: 421, message: '4.3.2 Service not available' });
+    const [id] = await submit();
+    startWorker({ retry: { maxAttempts: 100, maxAgeMs: 30_000 } });
+    const mail = await waitForStatus(id!, MailStatus.ProviderError);
+    expect(mail.attempts).toBe(1);
+  });
+
+  it('a mail that cannot be sent as it is (no stored message) ends in Error', async () => {
+    const [id] = await submit();
+    await context.store.db.deleteFrom('mail_contents').where('mail_id', '=', id!).execute();
+    startWorker();
+    const mail = await waitForStatus(id!, MailStatus.Error);
+    expect(mail.providerReply).toMatch(/No message content/);
+    expect(relay.attempts).toBe(0);
+  });
+
+  it('an expired lease returns the mail to Queued, names who held it, and the late worker cannot overwrite the outcome', async () => {
+    const [id] = await submit();
+    // A worker claims the mail and dies without a word.
+    const now = context.clock.now();
+    await context.store.db.transaction().execute(async (trx) => {
+      const claimed = await queue.claimDueMails(trx, context.store.engine, { now, limit: 10, owner: 'dead-worker', leaseExpiresAt: now + MINUTE });
+      expect(claimed.map((r) => r.id)).toEqual([id]);
+      await adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Processing, 1]]));
+    });
+    let mail = await detail(id!);
+    expect(mail.status).toBe(MailStatus.Processing);
+    expect(mail.leaseOwner).toBe('dead-worker');
+
+    const worker = startWorker();
+    expect(await worker.sweepExpiredLeases()).toBe(0); // the lease still runs
+    context.clock.advance(MINUTE);
+    expect(await worker.sweepExpiredLeases()).toBe(1);
+    mail = await waitForStatus(id!, MailStatus.ProviderSent);
+    const expiry = mail.events.find((e) => e.type === 'lease-expired')!;
+    expect(expiry).toMatchObject({ fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued, detail: { heldBy: 'dead-worker' } });
+    expect(mail.attempts).toBe(2); // the dead worker's attempt counts
+
+    // The dead worker wakes up and reports its old attempt: the lease is no longer its own.
+    const late = await queue.recordAttemptResult(context.store.db, { id: id!, owner: 'dead-worker', now: context.clock.now(), toStatus: MailStatus.ProviderError, reply: 'late' });
+    expect(late).toBe(false);
+    expect((await detail(id!)).status).toBe(MailStatus.ProviderSent);
+    const counts = (await context.services.mails.listMails({ limit: 1 })).meta.counts;
+    expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.ProviderSent]: 1 });
+  });
+
+  it('a graceful stop finishes the sends in flight and records their outcome', async () => {
+    relay.delayMs = 300;
+    const ids = await submit(3);
+    const worker = startWorker();
+    for (const id of ids) await waitForStatus(id, MailStatus.Processing);
+    await worker.stop();
+    for (const id of ids) expect((await detail(id)).status).toBe(MailStatus.ProviderSent);
+    expect(relay.received).toHaveLength(3);
+  });
+
+  it('a stop while the relay hangs returns the mails in flight to Queued instead of leaving them in Processing', async () => {
+    // A relay that accepts the connection and then never answers.
+    const net = await import('node:net');
+    const sockets: import('node:net').Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const [id] = await submit();
+      const worker = startWorker({ relayUrl: `smtp://127.0.0.1:${port}` });
+      await waitForStatus(id!, MailStatus.Processing);
+      await worker.stop({ graceMs: 50 });
+      const mail = await detail(id!);
+      expect(mail.status).toBe(MailStatus.Queued);
+      expect(mail.leaseOwner).toBeNull();
+      expect(mail.events.at(-1)).toMatchObject({ type: 'released', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  it('dequeue against a worker claim, 1000 mails fired together: each mail ends Dequeued and never delivered, or delivered and never Dequeued', async () => {
+    const ids = await submit(1000);
+    const dequeueResults = new Map<number, boolean>();
+    startWorker({ concurrency: 100 });
+    await Promise.all(
+      ids.map((id) =>
+        context.services.mails.dequeueMail(id, 'operator:race').then(
+          () => dequeueResults.set(id, true),
+          (error: { statusCode?: number }) => {
+            expect(error.statusCode).toBe(409);
+            dequeueResults.set(id, false);
+          },
+        ),
+      ),
+    );
+    await expect
+      .poll(async () => {
+        const { counts } = (await context.services.mails.listMails({ limit: 1 })).meta;
+        return counts[MailStatus.Queued]! + counts[MailStatus.Processing]!;
+      }, { timeout: 30_000, interval: 50 })
+      .toBe(0);
+
+    const deliveredIds = new Set(relay.received.map((m) => m.messageId));
+    const rows = await context.store.db.selectFrom('mails').select(['id', 'status', 'message_id']).execute();
+    let dequeued = 0;
+    for (const row of rows) {
+      const wonDequeue = dequeueResults.get(row.id)!;
+      const delivered = deliveredIds.has(row.message_id);
+      if (wonDequeue) {
+        dequeued += 1;
+        expect(row.status, `mail ${row.id}`).toBe(MailStatus.Dequeued);
+        expect(delivered, `mail ${row.id} was dequeued, yet delivered`).toBe(false);
+      } else {
+        expect(row.status, `mail ${row.id}`).toBe(MailStatus.ProviderSent);
+        expect(delivered, `mail ${row.id}`).toBe(true);
+      }
+    }
+    expect(relay.received).toHaveLength(1000 - dequeued);
+    expect(new Set(relay.received.map((m) => m.messageId)).size).toBe(relay.received.length);
+    // Both sides won some, on PostgreSQL where they truly run side by side; SQLite serialises them.
+    if (testEngine === 'postgres') expect(dequeued).toBeGreaterThan(0);
+  }, 60_000);
+});
