@@ -2,6 +2,7 @@
  * The delivery worker against a real SMTP peer on loopback: every transition of PRODUCT.md §1 happens for
  * its real reason. Time is a ManualClock: retries become due when the test advances it, never by sleeping.
  */
+import net, { type Socket } from 'node:net';
 import { MailStatus, type MailDetail, type SubmitMailRequest } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
@@ -243,8 +244,7 @@ describe('delivery worker', () => {
 
   it('a stop while the relay hangs returns the mails in flight to Queued instead of leaving them in Processing', async () => {
     // A relay that accepts the connection and then never answers.
-    const net = await import('node:net');
-    const sockets: import('node:net').Socket[] = [];
+    const sockets: Socket[] = [];
     const silent = net.createServer((socket) => sockets.push(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
