@@ -1,0 +1,107 @@
+/**
+ * The whole service, as a user runs it: in this process through start(config) (the same wiring as
+ * `npm start`), or as a separate Node process that a test may kill with SIGKILL.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config.js';
+import { start, type RunningOutbox } from '../../src/main.js';
+import { createTestDatabase, makeTempDir, testEngine } from './context.js';
+
+const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A free loopback port (bound, read and released; the OS does not hand it out again at once). */
+export async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+export interface OutboxEnvironment {
+  env: Record<string, string>;
+  dataDir: string;
+  /** Drops the PostgreSQL database, when the engine under test is PostgreSQL. */
+  dispose(): Promise<void>;
+}
+
+/** The environment of a fresh installation on the engine under test. */
+export async function freshEnvironment(env: Record<string, string> = {}): Promise<OutboxEnvironment> {
+  const dataDir = makeTempDir('outbox-pipeline-');
+  const database = testEngine === 'postgres' ? await createTestDatabase() : undefined;
+  return {
+    dataDir,
+    env: {
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      SMTP_PORT: '0',
+      LOG_LEVEL: 'silent',
+      OUTBOX_ADMIN_USER: 'ops',
+      OUTBOX_ADMIN_PASSWORD: 'correct horse battery',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...env,
+    },
+    dispose: async () => database?.drop(),
+  };
+}
+
+export function startInProcess(env: Record<string, string>): Promise<RunningOutbox> {
+  return start(loadConfig(env), { consoleDir: path.join(serverDir, 'no-console') });
+}
+
+export interface OutboxProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  output: () => string;
+  /** SIGKILL, then waits for the exit. */
+  kill(): Promise<void>;
+  /** SIGTERM (graceful), then waits for the exit; resolves with the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/** `node server/src/main.ts` through tsx, on a fixed HTTP port, ready once /healthz answers. */
+export async function spawnOutbox(env: Record<string, string>): Promise<OutboxProcess> {
+  const port = env.PORT && env.PORT !== '0' ? Number(env.PORT) : await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: serverDir,
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: env.LOG_LEVEL === 'silent' ? 'warn' : (env.LOG_LEVEL ?? 'warn') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`outbox exited with ${child.exitCode} before it was ready:\n${output}`);
+    try {
+      const response = await fetch(`${baseUrl}/healthz`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`outbox did not answer /healthz within 30 s:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    child,
+    baseUrl,
+    output: () => output,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
