@@ -184,6 +184,15 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
     });
   }
 
+  /** The API key of that name, created when missing (its secret is then thrown away): for the CLI's own submissions. */
+  async function ensureApiKeyPrincipal(name: string): Promise<ApiKeyPrincipal> {
+    const existing = await repo.findApiKeyByName(db, name);
+    if (existing?.revoked_at === null) return { id: existing.id, name: existing.name };
+    if (existing) throw conflict('api_key_revoked', `The API key ${name} is revoked; its name cannot be used again.`);
+    const secret = await createApiKey(name);
+    return (await findApiKeyPrincipal(secret))!;
+  }
+
   async function findApiKeyPrincipal(key: string): Promise<ApiKeyPrincipal | undefined> {
     if (!key) return undefined;
     const row = await repo.findActiveApiKey(db, hashSecret(key));
@@ -201,6 +210,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
     createApiKey,
     revokeApiKey,
     findApiKeyPrincipal,
+    ensureApiKeyPrincipal,
   };
 }
 

@@ -7,7 +7,9 @@ import { createAuthService } from '../auth/auth.service.js';
 import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
-import { insertDemoMails } from '../mail/demo-data.js';
+import { demoSubmissionBatches, insertDemoMails } from '../mail/demo-data.js';
+import { createMailService } from '../mail/mail.service.js';
+import { createSubmissionService } from '../mail/submission.service.js';
 import { openStore, type Store } from '../store/connection.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 
@@ -19,6 +21,9 @@ const USAGE = `Usage: npm run outbox -- <command>
   apikey create NAME                    create an API key; the key alone is the last line printed
   apikey revoke NAME                    revoke an API key
   demo --count N [--seed S]             add N realistic demo mails over all six statuses
+  demo --count N --send                 submit N demo mails through the real pipeline: a running
+                                        server's worker delivers them to its relay (some to reject.test
+                                        and defer.test, so failures and retries show up too)
 
 Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
 
@@ -40,6 +45,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       'password-stdin': { type: 'boolean', default: false },
       count: { type: 'string' },
       seed: { type: 'string' },
+      send: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -83,12 +89,21 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       case 'demo': {
         const count = Number(values.count ?? '1000');
         if (!Number.isInteger(count) || count < 1) throw new UsageError('--count must be a whole number of at least 1.');
+        const seed = values.seed === undefined ? Date.now() : Number(values.seed);
         const started = performance.now();
+        if (values.send) {
+          const principal = await auth.ensureApiKeyPrincipal('demo');
+          const submissions = createSubmissionService({ store, clock: systemClock, mails: createMailService({ store, clock: systemClock }) });
+          for (const batch of demoSubmissionBatches(count, seed)) await submissions.submitJson(principal, batch, true);
+          const seconds = (performance.now() - started) / 1000;
+          out(`Submitted ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s as API key "demo". A running server's worker delivers them within a second; watch them in the console.`);
+          break;
+        }
         let lastReport = started;
         await insertDemoMails(store, {
           count,
           now: Date.now(),
-          seed: values.seed === undefined ? Date.now() : Number(values.seed),
+          seed,
           onProgress: (inserted) => {
             if (performance.now() - lastReport > 2000) {
               lastReport = performance.now();

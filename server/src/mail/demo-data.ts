@@ -4,7 +4,7 @@
  * with the status counters moved in the same transaction; fast enough for a million rows.
  */
 import crypto from 'node:crypto';
-import { MailStatus } from '@outbox/contract';
+import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
 import type { Store } from '../store/connection.js';
 import * as repo from './mail.repository.js';
 
@@ -76,6 +76,46 @@ function pickStatus(roll: number): number {
 }
 
 const ascii = (text: string) => text.normalize('NFKD').replace(/[^a-zA-Z]/g, '').toLowerCase() || 'user';
+
+/**
+ * A demo mail as an application would submit it (`demo --send`): it goes through the real pipeline, so its
+ * status is whatever delivery makes of it; recipients at reject.test and defer.test produce the failures.
+ */
+export function buildDemoSubmission(random: ReturnType<typeof createRandom>): SubmitMailRequest {
+  const [fromName, fromMail] = random.pick(SENDERS);
+  const recipientCount = 1 + Math.min(3, Math.floor(-Math.log(1 - random.next()) * 0.8));
+  // One mail in ten goes to a single refusing domain, so both failure paths show up beside the deliveries.
+  const failing = random.next() < 0.1 ? random.pick(DOMAINS.slice(6)) : undefined;
+  const to = Array.from({ length: failing ? 1 : recipientCount }, () => {
+    const first = random.pick(FIRST);
+    const last = random.pick(LAST);
+    const domain = failing ?? random.pick(DOMAINS.slice(0, 6));
+    return { recipientName: `${first} ${last}`, recipientMail: `${ascii(first)}.${ascii(last)}${random.int(100)}@${domain}` };
+  });
+  const subject = random
+    .pick(SUBJECTS)
+    .replace('{n}', String(10000 + random.int(90000)))
+    .replace('{name}', to[0]!.recipientName.split(' ')[0]!)
+    .replace('{q}', String(1 + random.int(4)))
+    .replace('{amount}', (random.int(50000) / 100).toFixed(2))
+    .replace('{day}', `${1 + random.int(28)}/${1 + random.int(12)}`);
+  return {
+    fromName,
+    fromMail,
+    to,
+    subject,
+    text: `Hello ${to[0]!.recipientName},\n\nThis is a demo mail sent through Outbox.\n\n— ${fromName}`,
+    html: `<p>Hello ${to[0]!.recipientName},</p><p>This is a demo mail sent through <b>Outbox</b>.</p><p>— ${fromName}</p>`,
+  };
+}
+
+/** `count` demo submissions in batches, for `demo --send`. */
+export function* demoSubmissionBatches(count: number, seed: number, batchSize = 500): Generator<SubmitMailRequest[]> {
+  const random = createRandom(seed);
+  for (let made = 0; made < count; made += batchSize) {
+    yield Array.from({ length: Math.min(batchSize, count - made) }, () => buildDemoSubmission(random));
+  }
+}
 
 export function buildDemoMail(random: ReturnType<typeof createRandom>, now: number, spanMs: number): repo.NewMail & { events: Array<Omit<repo.NewEvent, 'mailId'>> } {
   const [fromName, fromMail] = random.pick(SENDERS);

@@ -1,0 +1,116 @@
+/**
+ * The operators' command line as a user runs it (`npm run outbox -- ...` is `tsx src/cli/main.ts`): a real
+ * process on a fresh DATA_DIR (or a fresh PostgreSQL database), checked through the store and the API.
+ */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { MailStatus } from '@outbox/contract';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunningOutbox } from '../../src/main.js';
+import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
+import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+
+const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+function cli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: serverDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(input ?? '');
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let environment: OutboxEnvironment | undefined;
+let running: RunningOutbox | undefined;
+let relay: TestRelay | undefined;
+
+afterEach(async () => {
+  await running?.stop();
+  running = undefined;
+  await relay?.close();
+  relay = undefined;
+  await environment?.dispose();
+  environment = undefined;
+});
+
+describe('CLI', () => {
+  it('user add / passwd / remove with --password-stdin on a fresh DATA_DIR; the operator can log in, then cannot', async () => {
+    environment = await freshEnvironment({ OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' });
+    const { env } = environment;
+    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({ code: 0, stdout: expect.stringContaining('Operator maria created.') });
+    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({ code: 1, stderr: expect.stringMatching(/exists/) });
+    expect((await cli(['user', 'passwd', 'maria', '--password-stdin'], env, 'second password 2\n')).code).toBe(0);
+
+    running = await startInProcess(env);
+    const login = (password: string) =>
+      fetch(`http://127.0.0.1:${running!.httpPort}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'maria', password }) });
+    expect((await login('first password 1')).status).toBe(401);
+    expect((await login('second password 2')).status).toBe(200);
+    expect((await cli(['user', 'remove', 'maria'], env)).code).toBe(0);
+    expect((await login('second password 2')).status).toBe(401);
+  }, 60_000);
+
+  it('apikey create prints the key alone on the last line; it submits mail until apikey revoke', async () => {
+    environment = await freshEnvironment();
+    const created = await cli(['apikey', 'create', 'shop'], environment.env);
+    expect(created.code).toBe(0);
+    const key = created.stdout.trim().split('\n').at(-1)!;
+    expect(key).toMatch(/^obx_[A-Za-z0-9_-]{40,}$/);
+
+    running = await startInProcess(environment.env);
+    const submit = () =>
+      fetch(`http://127.0.0.1:${running!.httpPort}/api/v1/mail`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Token ${key}` },
+        body: JSON.stringify({ fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject: 'hi', text: 'hi' }),
+      });
+    expect((await submit()).status).toBe(202);
+    expect((await cli(['apikey', 'revoke', 'shop'], environment.env)).code).toBe(0);
+    expect((await submit()).status).toBe(401);
+  }, 60_000);
+
+  it('demo --count fills the store with mails over all six statuses, beside a running server', async () => {
+    environment = await freshEnvironment({ WORKER: 'off' });
+    running = await startInProcess(environment.env);
+    const result = await cli(['demo', '--count', '3000', '--seed', '7'], environment.env);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/Added 3,000 demo mails/);
+    const { meta } = await running.services.mails.listMails({ limit: 1 });
+    expect(meta.total).toBe(3000);
+    for (const status of [0, 1, 2, 3, 4, 5]) expect(meta.counts[status], `status ${status}`).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('demo --send submits mails through the real pipeline: the running worker delivers them, refusals and deferrals included', async () => {
+    relay = await startTestRelay();
+    relay.answer = (message) => {
+      if (message.rcptTo.some((r) => r.endsWith('@reject.test'))) return { code: 550, message: '5.1.1 rejected' };
+      if (message.rcptTo.some((r) => r.endsWith('@defer.test'))) return { code: 451, message: '4.3.0 later' };
+      return { accept: true };
+    };
+    environment = await freshEnvironment({ RELAY_URL: relay.url, RETRY_BASE_DELAY: '1h' });
+    running = await startInProcess(environment.env);
+    const result = await cli(['demo', '--count', '200', '--send', '--seed', '3'], environment.env);
+    expect(result.code).toBe(0);
+    // Done when every mail had its first attempt and none is in flight.
+    await expect
+      .poll(async () => {
+        const waiting = await running!.store.db
+          .selectFrom('mails')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where((eb) => eb.or([eb('status', '=', MailStatus.Processing), eb.and([eb('status', '=', MailStatus.Queued), eb('attempts', '=', 0)])]))
+          .executeTakeFirstOrThrow();
+        return Number(waiting.n);
+      }, { timeout: 20_000, interval: 100 })
+      .toBe(0);
+    const { counts } = (await running.services.mails.listMails({ limit: 1 })).meta;
+    expect(counts[MailStatus.ProviderSent]).toBeGreaterThan(150);
+    expect(counts[MailStatus.ProviderError]).toBeGreaterThan(0); // reject.test
+    expect(counts[MailStatus.Queued]).toBeGreaterThan(0); // defer.test, waiting for its retry
+    expect(relay.received.length).toBe(counts[MailStatus.ProviderSent]);
+  }, 60_000);
+});
