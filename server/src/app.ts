@@ -55,7 +55,7 @@ const buildAjv = AjvCompiler() as unknown as ValidatorPool;
 
 /** Request bodies are taken as sent (a number is not a username); query and path strings are coerced. */
 const buildBodyStrictValidator: ValidatorPool = (externalSchemas, ajvOptions) => {
-  const strict = buildAjv(externalSchemas, { ...ajvOptions, customOptions: { ...ajvOptions?.customOptions, coerceTypes: false } });
+  const strict = buildAjv(externalSchemas, { ...ajvOptions, customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false } });
   const coercing = buildAjv(externalSchemas, ajvOptions);
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
 };

@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export interface Config {
-  port: number;
+  /** null (PORT=off): no HTTP listener, for worker-only instances. 0 lets the OS choose. */
+  port: number | null;
   host: string;
   dataDir: string;
   /** A postgres:// URL switches from the embedded SQLite store to PostgreSQL. */
@@ -129,12 +130,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (adminPassword && !adminUser) problems.push('OUTBOX_ADMIN_USER must be set when OUTBOX_ADMIN_PASSWORD is');
 
   const config: Config = {
-    port: integer('PORT', 8080, 0, 65535),
+    port: env.PORT?.trim().toLowerCase() === 'off' ? null : integer('PORT', 8080, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dataDir: path.resolve(env.DATA_DIR || './data'),
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
     relayUrl: url('RELAY_URL', ['smtp:', 'smtps:']),
-    smtpPort: integer('SMTP_PORT', 2525, 0, 65535),
+    smtpPort: env.SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('SMTP_PORT', 2525, 0, 65535),
     smtpHost: env.SMTP_HOST || env.HOST || '127.0.0.1',
     worker: onOff('WORKER', true),
     adminUser,

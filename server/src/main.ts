@@ -66,12 +66,26 @@ export async function start(config: Config, options: StartOptions = {}) {
       logger: log,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
     });
-    // A new or requeued mail starts delivery now, not at the worker's next poll.
+    // A new or requeued mail starts delivery now, not at the worker's next poll, whichever instance took it.
     services.mails.onChange((change) => {
-      if (change.type === 'created' || change.type === 'queued') deliveryWorker.wake();
+      if (change.type === 'created' || change.type === 'queued' || change.type === 'resync') deliveryWorker.wake();
     });
     deliveryWorker.start();
     worker = deliveryWorker;
+  }
+
+  // Retention: finished and failed mails older than RETENTION_DAYS go, at start and then hourly, on the
+  // instances that deliver (an API-only instance leaves it to them).
+  let retentionTimer: NodeJS.Timeout | undefined;
+  if (config.worker) {
+    const purge = () =>
+      services.mails.purgeFinishedMails(config.retentionDays, 'retention').then(
+        (purged) => purged > 0 && log.info({ purged, retentionDays: config.retentionDays }, 'purged finished mails past retention'),
+        (error: unknown) => log.error({ err: error }, 'retention purge failed'),
+      );
+    void purge();
+    retentionTimer = setInterval(() => void purge(), 3_600_000);
+    retentionTimer.unref();
   }
 
   // SMTP submission: the same accept path as POST /api/v1/mail, keyed by an API key as the AUTH password.
@@ -100,16 +114,23 @@ export async function start(config: Config, options: StartOptions = {}) {
     });
   }
 
-  await app.listen({ port: config.port, host: config.host });
-  const address = app.server.address();
-  const httpPort = address && typeof address === 'object' ? address.port : config.port;
-  log.info({ store: store.engine, dataDir: store.file ? config.dataDir : undefined, worker: config.worker, smtpPort: smtpListener?.port ?? null }, `Outbox console and API on http://${config.host}:${httpPort}`);
+  let httpPort: number | undefined;
+  if (config.port !== null) {
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    httpPort = address && typeof address === 'object' ? address.port : config.port;
+  } else {
+    await app.ready();
+  }
+  const parts = { store: store.engine, dataDir: store.file ? config.dataDir : undefined, worker: config.worker, smtpPort: smtpListener?.port ?? null, httpPort: httpPort ?? null };
+  log.info(parts, httpPort === undefined ? 'Outbox running without HTTP (PORT=off)' : `Outbox console and API on http://${config.host}:${httpPort}`);
 
   let stopping: Promise<void> | undefined;
   /** Graceful: no new requests or SMTP sessions, in-flight sends finished or returned to the queue, then the store. */
   const stop = () => {
     stopping ??= (async () => {
       log.info('shutting down: no new requests or submissions, finishing what is in flight');
+      if (retentionTimer) clearInterval(retentionTimer);
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
       transport?.close();

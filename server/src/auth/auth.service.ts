@@ -142,7 +142,12 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
           await setOperatorPassword(admin.username, admin.password, 'config');
         }
       } else {
-        await addOperator(admin.username, admin.password, 'config');
+        try {
+          await addOperator(admin.username, admin.password, 'config');
+        } catch (error) {
+          // Instances starting together on one database race to create it; the winner used the same config.
+          if (!(await repo.findOperatorByUsername(db, admin.username))) throw error;
+        }
       }
       return {};
     }
@@ -152,7 +157,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
       await addOperator('admin', password, 'system');
     } catch (error) {
       // Another instance starting at the same moment created it first: that one printed the password.
-      if (error instanceof Error && 'code' in error && error.code === 'operator_exists') return {};
+      if ((await repo.countOperators(db)) > 0) return {};
       throw error;
     }
     return { createdAdminPassword: password };

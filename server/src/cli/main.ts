@@ -20,6 +20,7 @@ const USAGE = `Usage: npm run outbox -- <command>
   user remove NAME                      remove an operator
   apikey create NAME                    create an API key; the key alone is the last line printed
   apikey revoke NAME                    revoke an API key
+  purge --older-than DAYS               delete finished and failed mails unchanged for DAYS days
   demo --count N [--seed S]             add N realistic demo mails over all six statuses
   demo --count N --send                 submit N demo mails through the real pipeline: a running
                                         server's worker delivers them to its relay (some to reject.test
@@ -46,6 +47,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       count: { type: 'string' },
       seed: { type: 'string' },
       send: { type: 'boolean', default: false },
+      'older-than': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -86,6 +88,13 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         await auth.revokeApiKey(needName());
         out(`API key ${name} revoked.`);
         break;
+      case 'purge': {
+        const days = Number(values['older-than']);
+        if (values['older-than'] === undefined || !Number.isInteger(days) || days < 0) throw new UsageError('purge needs --older-than DAYS, a whole number of days (0 or more).');
+        const purged = await createMailService({ store, clock: systemClock }).purgeFinishedMails(days, 'cli');
+        out(`Purged ${purged.toLocaleString('en')} finished or failed mails unchanged for more than ${days} days.`);
+        break;
+      }
       case 'demo': {
         const count = Number(values.count ?? '1000');
         if (!Number.isInteger(count) || count < 1) throw new UsageError('--count must be a whole number of at least 1.');

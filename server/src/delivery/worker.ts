@@ -65,6 +65,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   /** Set once stop() has returned: a send that finishes later must not touch the (maybe closed) store. */
   let hasStopped = false;
   let inFlight = 0;
+  /**
+   * Claimed mails whose outcome is not committed yet (sending, or waiting for the group commit). Bounded, so
+   * a store that commits slower than the relay accepts slows claiming down instead of letting outcomes
+   * queue up until their leases expire and the mails are sent twice.
+   */
+  let unrecorded = 0;
+  const maxUnrecorded = concurrency * 3;
   let pending: PendingResult[] = [];
   let flushTimer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> = Promise.resolve();
@@ -130,12 +137,25 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           deltas.set(decision.toStatus, (deltas.get(decision.toStatus) ?? 0) + 1);
           events.push({ mailId: decision.id, at: decision.now, actor: `worker:${workerId}`, type: decision.type, fromStatus: MailStatus.Processing, toStatus: decision.toStatus, detail: decision.detail });
         }
-        await adjustStatusCounts(trx, deltas);
         await insertEvents(trx, events);
+        await adjustStatusCounts(trx, deltas);
       });
+      unrecorded -= batch.length;
+      wake();
     } catch (error) {
-      // The mails stay in Processing under our lease; the sweeper requeues them if we cannot write later.
-      logger?.error({ err: error, mailIds: decisions.map((d) => d.id) }, 'could not record delivery outcomes');
+      // Try again shortly (a deadlock or a lost connection is usually gone by then). Past the retries the
+      // mails stay in Processing under our lease and the sweeper requeues them: sent again, never lost.
+      const retries = (batch[0] as PendingResult & { retries?: number }).retries ?? 0;
+      logger?.error({ err: error, mailIds: decisions.map((d) => d.id), retries }, 'could not record delivery outcomes');
+      if (retries < 5 && !hasStopped) {
+        for (const result of batch) (result as PendingResult & { retries?: number }).retries = retries + 1;
+        setTimeout(() => {
+          pending.unshift(...batch);
+          scheduleFlush();
+        }, 50 * (retries + 1)).unref();
+      } else {
+        unrecorded -= batch.length;
+      }
       return;
     }
     if (changed.length > 0) options.onChange?.(changed);
@@ -168,19 +188,24 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   async function claimBatch(): Promise<number> {
     const now = clock.now();
-    const limit = Math.min(batchSize, concurrency - inFlight);
+    const limit = Math.min(batchSize, concurrency - inFlight, maxUnrecorded - unrecorded);
     const rows = await store.db.transaction().execute(async (trx) => {
       const claimed = await queue.claimDueMails(trx, store.engine, { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs });
       if (claimed.length > 0) await adjustStatusCounts(trx, new Map([[MailStatus.Queued, -claimed.length], [MailStatus.Processing, claimed.length]]));
       return claimed;
     });
     if (rows.length === 0) return 0;
+    unrecorded += rows.length;
     options.onChange?.(rows.map((r) => r.id));
     const payloads = await queue.loadDeliveryPayloads(store.db, rows.map((r) => r.id));
     for (const row of rows) {
       inFlight += 1;
       void deliver(row, payloads.get(row.id))
-        .catch((error: unknown) => logger?.error({ err: error, mailId: row.id }, 'delivery crashed'))
+        .catch((error: unknown) => {
+          // No outcome will come: the lease sweeper returns the mail to the queue.
+          unrecorded -= 1;
+          logger?.error({ err: error, mailId: row.id }, 'delivery crashed');
+        })
         .finally(() => {
           inFlight -= 1;
           wake();
@@ -192,7 +217,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function loop(): Promise<void> {
     while (isRunning) {
       try {
-        if (inFlight >= concurrency) {
+        if (inFlight >= concurrency || unrecorded >= maxUnrecorded) {
           await sleep(pollIntervalMs);
           continue;
         }
@@ -214,11 +239,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     const released = await store.db.transaction().execute(async (trx) => {
       const rows = await queue.releaseExpiredLeases(trx, now);
       if (rows.length === 0) return rows;
-      await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
       await insertEvents(
         trx,
         rows.map((r) => ({ mailId: r.id, at: now, actor: `sweeper:${workerId}`, type: 'lease-expired', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued, detail: { heldBy: r.lease_owner } })),
       );
+      await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
       return rows;
     });
     if (released.length > 0) {
@@ -263,11 +288,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         const released = await store.db.transaction().execute(async (trx) => {
           const rows = await queue.releaseLeasesOf(trx, workerId, now);
           if (rows.length === 0) return rows;
-          await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
           await insertEvents(
             trx,
             rows.map((r) => ({ mailId: r.id, at: now, actor: `worker:${workerId}`, type: 'released', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued, detail: { reason: 'worker stopped while the send was in flight' } })),
           );
+          await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
           return rows;
         });
         logger?.warn({ mailIds: released.map((r) => r.id) }, 'stopped with sends still in flight: returned them to the queue');

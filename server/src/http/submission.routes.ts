@@ -3,27 +3,66 @@
  * as an object or a batch as an array. Operator tokens cannot submit, and API keys can do nothing else.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DataOf, ErrorBody, Mail, SubmitMailBatchRequest, SubmitMailRequest } from '@outbox/contract';
+import { DataOf, ErrorBody, MAX_BATCH, Mail, SubmitMailBatchRequest, SubmitMailRequest } from '@outbox/contract';
 import { Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { ValueErrorType } from '@sinclair/typebox/errors';
+import type { FastifyRequest } from 'fastify';
 import type { ApiKeyPrincipal, AuthService } from '../auth/auth.service.js';
 import { badRequest, unauthorized } from '../errors.js';
-import type { SubmissionService } from '../mail/submission.service.js';
+import { submissionProblems, type SubmissionService } from '../mail/submission.service.js';
 import { readAuthorizationToken } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 const MAX_SUBMISSION_BYTES = 26 * 1024 * 1024;
+const mailSchema = TypeCompiler.Compile(SubmitMailRequest);
 
-/** Names the first field that breaks the schema, e.g. `body[3].to[0].recipientMail is required`. */
-function describeFirstProblem(schema: typeof SubmitMailRequest | typeof SubmitMailBatchRequest, body: unknown): string {
-  const first = Value.Errors(schema, body).First();
-  if (!first) return 'body is not a mail or a list of mails';
-  const path = first.path
+type SubmissionRequest = FastifyRequest & { apiKey: ApiKeyPrincipal };
+
+/** `/to/0/recipientMail` → `body.to[0].recipientMail`; `where` is `body` or `body[3]`. */
+function fieldName(where: string, path: string): string {
+  return `${where}${path
     .split('/')
     .filter(Boolean)
     .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
-    .join('');
-  return `body${path} ${first.message.toLowerCase()}`;
+    .join('')}`;
+}
+
+/** The first schema problem of one mail, naming its field, e.g. `body[3].to[0].recipientMail is required`. */
+function schemaProblem(where: string, mail: unknown): string | undefined {
+  if (mailSchema.Check(mail)) return undefined;
+  const all = [...mailSchema.Errors(mail)];
+  const first = all[0];
+  if (!first) return `${where} is not a mail`;
+  const field = fieldName(where, first.path);
+  // A missing property also fails its type check, which is reported first; "is required" says it better.
+  if (all.some((e) => e.path === first.path && e.type === ValueErrorType.ObjectRequiredProperty)) return `${field} is required`;
+  if (first.type === ValueErrorType.ObjectAdditionalProperties) return `${field} is not an accepted field`;
+  return `${field} ${first.message.charAt(0).toLowerCase()}${first.message.slice(1)}`;
+}
+
+/**
+ * Checks the body mail by mail, schema first and then what a schema cannot say (addresses, CR/LF, headers),
+ * so the answer names the first bad mail of a batch whatever kind of problem it has.
+ */
+function validateBody(body: unknown): SubmitMailRequest[] {
+  const isBatch = Array.isArray(body);
+  if (!isBatch && (typeof body !== 'object' || body === null)) {
+    throw badRequest('invalid_request', 'body must be a mail (an object) or a batch (an array of mails).');
+  }
+  const mails: unknown[] = isBatch ? body : [body];
+  if (isBatch && mails.length === 0) throw badRequest('invalid_request', 'body is an empty batch; send at least one mail.');
+  if (mails.length > MAX_BATCH) {
+    throw badRequest('invalid_request', `body holds ${mails.length} mails; a batch takes at most ${MAX_BATCH}.`);
+  }
+  mails.forEach((mail, i) => {
+    const where = isBatch ? `body[${i}]` : 'body';
+    const problem = schemaProblem(where, mail);
+    if (problem) throw badRequest('invalid_request', `${problem}.`);
+    const problems = submissionProblems(mail as SubmitMailRequest);
+    if (problems.length > 0) throw badRequest('invalid_request', `${problems.map((p) => `${where}.${p}`).join('; ')}.`);
+  });
+  return mails as SubmitMailRequest[];
 }
 
 export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; submissions: SubmissionService }> = async (app, { auth, submissions }) => {
@@ -31,33 +70,31 @@ export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; su
     '/api/v1/mail',
     {
       bodyLimit: MAX_SUBMISSION_BYTES,
-      // The body is an object or an array; a union's own errors would not name the field, so the handler
-      // validates against the one schema that applies and says exactly what is wrong.
-      attachValidation: true,
+      // The schema below documents the body (OpenAPI); the handler validates it (validateBody). Fastify's
+      // ajv would strip unknown properties instead of refusing them (removeAdditional), and a union's errors
+      // would not name the field.
+      validatorCompiler: () => (data) => ({ value: data }),
       schema: {
         tags: ['submission'],
-        summary: 'Submit a mail (object) or a batch (array, up to 500) with an API key; 202 with the queued mails',
+        summary: `Submit a mail (object) or a batch (array, up to ${MAX_BATCH}) with an API key; 202 with the queued mails`,
         body: Type.Union([SubmitMailRequest, SubmitMailBatchRequest]),
         response: { 202: DataOf(Mail), ...errors },
       },
-      preHandler: async (request) => {
+      // onRequest, before the body is read: without a valid key nobody gets the server to take in 26 MB.
+      onRequest: async (request) => {
         const key = readAuthorizationToken(request);
         if (!key) throw unauthorized('missing_api_key', 'Send Authorization: Token {apiKey}; create one with `npm run outbox -- apikey create NAME`.');
         const principal = await auth.findApiKeyPrincipal(key);
         if (!principal) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked. Operator tokens cannot submit mail.');
-        (request as typeof request & { apiKey: ApiKeyPrincipal }).apiKey = principal;
+        (request as SubmissionRequest).apiKey = principal;
       },
     },
     async (request, reply) => {
       const body = request.body as unknown;
-      const isBatch = Array.isArray(body);
-      const schema = isBatch ? SubmitMailBatchRequest : SubmitMailRequest;
-      if (request.validationError || !Value.Check(schema, body)) {
-        throw badRequest('invalid_request', `${describeFirstProblem(schema, body)}.`);
-      }
-      const principal = (request as typeof request & { apiKey: ApiKeyPrincipal }).apiKey;
-      const mails = await submissions.submitJson(principal, isBatch ? body : [body], isBatch);
-      return reply.status(202).send({ data: mails });
+      const mails = validateBody(body);
+      const principal = (request as SubmissionRequest).apiKey;
+      const stored = await submissions.submitJson(principal, mails, Array.isArray(body));
+      return reply.status(202).send({ data: stored });
     },
   );
 };

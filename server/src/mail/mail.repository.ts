@@ -92,8 +92,14 @@ export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>>
 }
 
 /** Moves the counters by the given deltas; called in the transaction that made the change. */
+/**
+ * Moves the status counters. Every writer on PostgreSQL locks these few rows, so two rules keep them from
+ * becoming the bottleneck: rows are always locked in status order (two transactions taking them in
+ * opposite orders deadlock, and the loser's outcomes would wait for a lease expiry), and callers make this
+ * the last statement of their transaction, so a row stays locked only for the commit.
+ */
 export async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>): Promise<void> {
-  for (const [status, delta] of deltas) {
+  for (const [status, delta] of [...deltas].sort(([a], [b]) => a - b)) {
     if (delta === 0) continue;
     await db
       .updateTable('status_counts')
@@ -235,6 +241,26 @@ export function requeueMailRow(db: DbOrTrx, id: number, now: number, fromStatuse
 /** Deletes only from the given statuses; returns the row as it was, or undefined when nothing matched. */
 export function deleteMailRow(db: DbOrTrx, id: number, fromStatuses: readonly number[]): Promise<MailRow | undefined> {
   return db.deleteFrom('mails').where('id', '=', id).where('status', 'in', [...fromStatuses]).returningAll().executeTakeFirst();
+}
+
+/** Up to `limit` mails in `statuses` last changed before `before`, deleted with their recipients, contents and events. */
+export async function deleteStaleMails(db: DbOrTrx, statuses: readonly number[], before: number, limit: number): Promise<Array<{ id: number; status: number }>> {
+  const stale = await db
+    .selectFrom('mails')
+    .select('id')
+    .where('last_update_at', '<', before)
+    .where('status', 'in', [...statuses])
+    .orderBy('last_update_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  if (stale.length === 0) return [];
+  return db
+    .deleteFrom('mails')
+    .where('id', 'in', stale.map((row) => row.id))
+    .where('status', 'in', [...statuses])
+    .returning(['id', 'status'])
+    .execute();
 }
 
 export type { Engine };

@@ -27,8 +27,11 @@ export interface ListMailsInput {
 }
 
 export interface MailChange {
-  /** created and queued (a requeue) mean mails became due: a sleeping worker wakes for them. */
-  type: 'created' | 'queued' | 'updated' | 'deleted';
+  /**
+   * created and queued (a requeue) mean mails became due: a sleeping worker wakes for them. resync: the
+   * change feed reconnected and may have missed changes, so whoever caches something reloads it.
+   */
+  type: 'created' | 'queued' | 'updated' | 'deleted' | 'resync';
   ids: number[];
 }
 
@@ -66,10 +69,10 @@ export function statusName(code: number): string {
 
 export function createMailService({ store, clock }: { store: Store; clock: Clock }) {
   const { db } = store;
-  const listeners = new Set<MailChangeListener>();
 
+  /** Through the store's change feed, so other instances on the same PostgreSQL hear it too. */
   function notify(change: MailChange): void {
-    for (const listener of listeners) listener(change);
+    store.changes.publish(change);
   }
 
   async function withRecipients(rows: MailRow[]): Promise<Mail[]> {
@@ -183,9 +186,9 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     const row = await db.transaction().execute(async (trx) => {
       const updated = await repo.dequeueMailRow(trx, id, now);
       if (!updated) return undefined;
-      await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Dequeued, 1]]));
       await repo.insertEvents(trx, [{ mailId: id, at: now, actor, type: 'dequeued', fromStatus: MailStatus.Queued, toStatus: MailStatus.Dequeued }]);
       await insertAuditEntries(trx, [{ at: now, actor, action: 'mail.dequeue', target: `mail:${id}`, before: { status: 'Queued' }, after: { status: 'Dequeued' } }]);
+      await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Dequeued, 1]]));
       return updated;
     });
     if (!row) throw await explainMiss(id, 'dequeued', [MailStatus.Queued]);
@@ -201,9 +204,9 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       if (!before || !REQUEUEABLE_STATUSES.includes(before.status as never)) return undefined;
       const updated = await repo.requeueMailRow(trx, id, now, [before.status]);
       if (!updated) return undefined;
-      await repo.adjustStatusCounts(trx, new Map([[before.status, -1], [MailStatus.Queued, 1]]));
       await repo.insertEvents(trx, [{ mailId: id, at: now, actor, type: 'requeued', fromStatus: before.status, toStatus: MailStatus.Queued }]);
       await insertAuditEntries(trx, [{ at: now, actor, action: 'mail.requeue', target: `mail:${id}`, before: { status: statusName(before.status) }, after: { status: 'Queued' } }]);
+      await repo.adjustStatusCounts(trx, new Map([[before.status, -1], [MailStatus.Queued, 1]]));
       return updated;
     });
     if (!row) throw await explainMiss(id, 'requeued', REQUEUEABLE_STATUSES);
@@ -217,7 +220,6 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     const deleted = await db.transaction().execute(async (trx) => {
       const row = await repo.deleteMailRow(trx, id, DELETABLE_STATUSES);
       if (!row) return undefined;
-      await repo.adjustStatusCounts(trx, new Map([[row.status, -1]]));
       // The mail's own event log goes with it; the audit log keeps what was deleted.
       await insertAuditEntries(trx, [{
         at: now,
@@ -227,6 +229,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
         before: { status: statusName(row.status), subject: row.subject, fromMail: row.from_mail, messageId: row.message_id },
         after: null,
       }]);
+      await repo.adjustStatusCounts(trx, new Map([[row.status, -1]]));
       return row;
     });
     if (!deleted) throw await explainMiss(id, 'deleted', DELETABLE_STATUSES);
@@ -234,7 +237,33 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     return { id };
   }
 
+  /**
+   * Retention (PRODUCT.md §4, RETENTION_DAYS): finished and failed mails unchanged for longer than that are
+   * deleted, in batches so that no transaction holds the store for long. Queued and Processing mails are
+   * never purged. The audit log records each batch.
+   */
+  async function purgeFinishedMails(olderThanDays: number, actor: string): Promise<number> {
+    const before = clock.now() - olderThanDays * 86_400_000;
+    let purged = 0;
+    for (;;) {
+      const rows = await db.transaction().execute(async (trx) => {
+        const deleted = await repo.deleteStaleMails(trx, DELETABLE_STATUSES, before, 1000);
+        if (deleted.length === 0) return deleted;
+        await insertAuditEntries(trx, [{ at: clock.now(), actor, action: 'mail.purge', target: `${deleted.length} mails`, before: { olderThanDays }, after: null }]);
+        const deltas = new Map<number, number>();
+        for (const row of deleted) deltas.set(row.status, (deltas.get(row.status) ?? 0) - 1);
+        await repo.adjustStatusCounts(trx, deltas);
+        return deleted;
+      });
+      if (rows.length === 0) break;
+      purged += rows.length;
+      notify({ type: 'deleted', ids: rows.map((r) => r.id) });
+    }
+    return purged;
+  }
+
   return {
+    purgeFinishedMails,
     listMails,
     getMailDetail,
     getRawMessage,
@@ -243,8 +272,8 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     deleteMail,
     notify,
     onChange(listener: MailChangeListener): () => void {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+      // The feed carries only what notify() published, here or in another instance of this same code.
+      return store.changes.subscribe(listener as (change: { type: string; ids: number[] }) => void);
     },
   };
 }

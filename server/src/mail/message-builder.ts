@@ -167,14 +167,24 @@ function checkAddresses(input: MessageInput): string[] {
 }
 
 /**
- * Composes the message. Throws a 400 AppError listing every problem when the headers or addresses are
- * unusable; callers that validated with a schema first will only see it for what the schema cannot say.
+ * Every reason the builder would refuse this input, one sentence each naming the field relative to the
+ * input (`fromMail ...`, `to[1].recipientMail ...`, `headers.X-A ...`), so a caller can check a whole batch
+ * before composing any of it and prefix the names with where the input came from.
  */
-export async function buildMessage(input: MessageInput): Promise<BuiltMessage> {
+export function checkMessageInput(input: MessageInput): string[] {
   const problems = [...checkAddresses(input), ...validateHeaders(input.headers)];
   if (input.messageId !== undefined && !/^<[^<>\s]+@[^<>\s]+>$/.test(input.messageId)) {
     problems.push('messageId must look like <id@domain>');
   }
+  return problems;
+}
+
+/**
+ * Composes the message. Throws a 400 AppError listing every problem when the headers or addresses are
+ * unusable; callers that validated with a schema first will only see it for what the schema cannot say.
+ */
+export async function buildMessage(input: MessageInput): Promise<BuiltMessage> {
+  const problems = checkMessageInput(input);
   if (problems.length > 0) throw badRequest('invalid_message', problems.join('; '));
 
   const messageId = input.messageId ?? createMessageId();

@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js';
 import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
-import { buildMessage } from './message-builder.js';
+import { buildMessage, checkMessageInput } from './message-builder.js';
 import * as repo from './mail.repository.js';
 import { toMail, type MailService } from './mail.service.js';
 
@@ -30,8 +30,28 @@ interface PreparedMail {
 const searchTextOf = (fromName: string, fromMail: string, recipients: repo.NewRecipient[], subject: string) =>
   [fromName, fromMail, ...recipients.filter((r) => r.kind !== 'envelope').flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase();
 
-function singleLine(field: string, value: string | undefined): void {
-  if (value !== undefined && /[\r\n]/.test(value)) throw badRequest('invalid_request', `${field} must not contain CR or LF`);
+/** Values that become header text: a CR or LF would end the header line (injection); NUL no MTA takes. */
+function singleLineProblems(field: string, value: string | undefined): string[] {
+  if (value === undefined) return [];
+  if (/[\r\n]/.test(value)) return [`${field} must not contain CR or LF`];
+  if (value.includes('\0')) return [`${field} must not contain NUL`];
+  return [];
+}
+
+/**
+ * What a schema cannot say about a JSON submission: header-safe names and subject, valid addresses, usable
+ * custom headers. One sentence per problem, naming the field relative to the mail (`to[0].recipientMail`),
+ * so the HTTP layer can say where in the body it is. Empty when the mail can be built.
+ */
+export function submissionProblems(input: SubmitMailRequest): string[] {
+  return [
+    ...singleLineProblems('fromName', input.fromName),
+    ...singleLineProblems('subject', input.subject),
+    ...(['to', 'cc', 'bcc'] as const).flatMap((kind) =>
+      (input[kind] ?? []).flatMap((r, i) => singleLineProblems(`${kind}[${i}].recipientName`, r.recipientName)),
+    ),
+    ...checkMessageInput(input),
+  ];
 }
 
 export function createSubmissionService({ store, clock, mails }: { store: Store; clock: Clock; mails: MailService }) {
@@ -57,12 +77,6 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
   }
 
   async function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest, index: number | undefined, now: number): Promise<PreparedMail> {
-    const where = (field: string) => (index === undefined ? field : `[${index}].${field}`);
-    singleLine(where('subject'), input.subject);
-    singleLine(where('fromName'), input.fromName);
-    for (const kind of ['to', 'cc', 'bcc'] as const) {
-      (input[kind] ?? []).forEach((r, i) => singleLine(where(`${kind}[${i}].recipientName`), r.recipientName));
-    }
     let built;
     try {
       built = await buildMessage({ ...input, date: new Date(now) });
@@ -142,13 +156,15 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
           .execute();
         for (const row of rows) seen.set(row.idempotency_key!, row.id);
       }
+      // Which submissions become new mails; the same key twice in one batch is one mail (the first).
       const fresh: PreparedMail[] = [];
+      const freshIndexOf = new Map<PreparedMail, number>();
+      const keyedInBatch = new Set<string>();
       for (const p of prepared) {
-        if (p.idempotencyKey === null || !seen.has(p.idempotencyKey)) {
-          fresh.push(p);
-          // The same key twice in one batch is one mail.
-          if (p.idempotencyKey !== null) seen.set(p.idempotencyKey, -1);
-        }
+        if (p.idempotencyKey !== null && (seen.has(p.idempotencyKey) || keyedInBatch.has(p.idempotencyKey))) continue;
+        if (p.idempotencyKey !== null) keyedInBatch.add(p.idempotencyKey);
+        freshIndexOf.set(p, fresh.length);
+        fresh.push(p);
       }
       const freshIds = await repo.insertMails(trx, fresh.map((p) => p.mail));
       fresh.forEach((p, i) => {
@@ -156,11 +172,16 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       });
       created.push(...freshIds);
       if (freshIds.length > 0) {
-        await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, freshIds.length]]));
         await repo.insertEvents(trx, freshIds.map((mailId) => ({ mailId, at: now, actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
+        await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, freshIds.length]]));
       }
-      let next = 0;
-      return prepared.map((p) => (p.idempotencyKey !== null ? seen.get(p.idempotencyKey)! : freshIds[next++]!));
+      // A submission without a key is always its own new mail; one with a key is whatever mail holds the key
+      // (an earlier one, or the first of this batch). Counting fresh mails in order would give a keyless mail
+      // after a repeated key the wrong id.
+      return prepared.map((p) => {
+        const index = freshIndexOf.get(p);
+        return index !== undefined ? freshIds[index]! : seen.get(p.idempotencyKey!)!;
+      });
     });
     if (created.length > 0) mails.notify({ type: 'created', ids: created });
     const rows = await db.selectFrom('mails').selectAll().where('id', 'in', [...new Set(ids)]).execute();
@@ -172,6 +193,11 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
   return {
     /** A JSON submission or a batch of them; all or nothing. */
     async submitJson(principal: ApiKeyPrincipal, inputs: SubmitMailRequest[], isBatch: boolean): Promise<Mail[]> {
+      // Every mail is checked before any is built, so a batch is refused whole and names its first bad mail.
+      inputs.forEach((input, i) => {
+        const problems = submissionProblems(input);
+        if (problems.length > 0) throw badRequest('invalid_request', problems.map((p) => (isBatch ? `[${i}].${p}` : p)).join('; '));
+      });
       const now = clock.now();
       const prepared = await Promise.all(inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now)));
       try {

@@ -8,6 +8,7 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { createChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrate.js';
 
@@ -20,6 +21,8 @@ export interface Store {
   db: Db;
   /** Where the SQLite file lives; undefined on PostgreSQL. */
   file: string | undefined;
+  /** Mail changes, told to this process and, on PostgreSQL, to every instance sharing the database. */
+  changes: ChangeFeed;
   close(): Promise<void>;
 }
 
@@ -58,7 +61,8 @@ function openSqlite(dataDir: string): Store {
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { engine: 'sqlite', db, file, close: () => db.destroy() };
+  const changes = createChangeFeed({ engine: 'sqlite', db });
+  return { engine: 'sqlite', db, file, changes, close: () => changes.close().then(() => db.destroy()) };
 }
 
 function openPostgres(url: string, max: number): Store {
@@ -77,5 +81,11 @@ function openPostgres(url: string, max: number): Store {
     process.emitWarning(`PostgreSQL connection lost while idle: ${error.message}`);
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { engine: 'postgres', db, file: undefined, close: () => db.destroy() };
+  const changes = createChangeFeed({
+    engine: 'postgres',
+    db,
+    databaseUrl: url,
+    onError: (error) => process.emitWarning(`PostgreSQL change feed (LISTEN/NOTIFY): ${error.message}; reconnecting`),
+  });
+  return { engine: 'postgres', db, file: undefined, changes, close: () => changes.close().then(() => db.destroy()) };
 }

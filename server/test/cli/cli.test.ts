@@ -113,4 +113,29 @@ describe('CLI', () => {
     expect(counts[MailStatus.Queued]).toBeGreaterThan(0); // defer.test, waiting for its retry
     expect(relay.received.length).toBe(counts[MailStatus.ProviderSent]);
   }, 60_000);
+
+  it('purge --older-than DAYS deletes finished and failed mails unchanged for that long, never Queued or Processing ones', async () => {
+    environment = await freshEnvironment({ WORKER: 'off' });
+    expect((await cli(['demo', '--count', '2000', '--seed', '11'], environment.env)).code).toBe(0);
+    expect(await cli(['purge'], environment.env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/--older-than DAYS/) });
+    running = await startInProcess(environment.env);
+    const before = await running.store.db.selectFrom('mails').select(['status', 'last_update_at']).execute();
+    const cutoff = Date.now() - 14 * 86_400_000;
+    const expectedGone = before.filter((m) => [1, 3, 4, 5].includes(m.status) && m.last_update_at < cutoff - 60_000).length;
+    expect(expectedGone).toBeGreaterThan(100);
+
+    const result = await cli(['purge', '--older-than', '14'], environment.env);
+    expect(result.code).toBe(0);
+    const purged = Number(/Purged ([\d,]+)/.exec(result.stdout)![1]!.replace(/,/g, ''));
+    expect(purged).toBeGreaterThanOrEqual(expectedGone);
+
+    const after = await running.store.db.selectFrom('mails').select(['status', 'last_update_at']).execute();
+    expect(after).toHaveLength(before.length - purged);
+    expect(after.filter((m) => m.status === 0 || m.status === 2)).toHaveLength(before.filter((m) => m.status === 0 || m.status === 2).length);
+    for (const mail of after) if ([1, 3, 4, 5].includes(mail.status)) expect(mail.last_update_at).toBeGreaterThanOrEqual(cutoff - 60_000);
+    // The counters moved with the rows.
+    const { meta } = await running.services.mails.listMails({ limit: 1 });
+    expect(meta.total).toBe(after.length);
+    for (const status of [0, 1, 2, 3, 4, 5]) expect(meta.counts[status]).toBe(after.filter((m) => m.status === status).length);
+  }, 60_000);
 });

@@ -1,0 +1,123 @@
+/**
+ * Scale-out on PostgreSQL (runs only in the suite's PostgreSQL half, see vitest.config.ts): several real
+ * instances share one database. Every mail is delivered exactly once without faults; a worker instance
+ * killed with SIGKILL loses nothing and resends only what it had in flight; an API-only instance's
+ * submission wakes a worker-only instance through LISTEN/NOTIFY instead of its next poll.
+ */
+import { MailStatus } from '@outbox/contract';
+import { afterEach, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
+import { createAuthService } from '../../src/auth/auth.service.js';
+import { openStore, type Store } from '../../src/store/connection.js';
+import { freshEnvironment, spawnOutbox, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
+import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+
+let relay: TestRelay;
+let environment: OutboxEnvironment;
+let store: Store;
+let processes: OutboxProcess[] = [];
+let apiKey: string;
+
+beforeEach(async () => {
+  relay = await startTestRelay();
+  environment = await freshEnvironment({ RELAY_URL: relay.url, WORKER_CONCURRENCY: '30' });
+  store = await openStore({ dataDir: environment.dataDir, databaseUrl: environment.env.DATABASE_URL, maxConnections: 2 });
+  // A failure here is only understood with what the instances logged.
+  onTestFailed(() => {
+    for (const p of processes) console.log(`--- instance pid ${p.child.pid} ---\n${p.output().split('\n').filter((l) => !l.includes('console not built')).slice(-15).join('\n')}`);
+  });
+  apiKey = await createAuthService({ store, clock: { now: Date.now }, sessionTtlSeconds: 3600 }).createApiKey('load');
+});
+
+afterEach(async () => {
+  await Promise.all(processes.map((p) => p.kill()));
+  processes = [];
+  await store.close();
+  await relay.close();
+  await environment.dispose();
+});
+
+async function submitBatches(baseUrl: string, total: number): Promise<void> {
+  for (let offset = 0; offset < total; offset += 500) {
+    const batch = Array.from({ length: Math.min(500, total - offset) }, (_, i) => ({ fromMail: 'shop@example.com', to: [{ recipientMail: `user${offset + i}@example.net` }], subject: `mail ${offset + i}`, text: 'x' }));
+    const response = await fetch(`${baseUrl}/api/v1/mail`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` }, body: JSON.stringify(batch) });
+    expect(response.status).toBe(202);
+  }
+}
+
+async function countWithStatus(status: number): Promise<number> {
+  const row = await store.db.selectFrom('mails').select((eb) => eb.fn.countAll().as('n')).where('status', '=', status).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function deliveriesPerMessage(): Map<string, number> {
+  const times = new Map<string, number>();
+  for (const message of relay.received) times.set(message.messageId!, (times.get(message.messageId!) ?? 0) + 1);
+  return times;
+}
+
+describe('several instances on one PostgreSQL database', () => {
+  it('three instances start together (migrations under a lock), share 5,000 mails and deliver each exactly once', async () => {
+    const total = 5000;
+    processes = await Promise.all([1, 2, 3].map(() => spawnOutbox({ ...environment.env, WORKER: 'off' })));
+    // The API-only start above migrated the database three times at once; now the workers.
+    await Promise.all(processes.map((p) => p.stop()));
+    processes = await Promise.all([1, 2, 3].map(() => spawnOutbox({ ...environment.env })));
+    await submitBatches(processes[0]!.baseUrl, total);
+    await waitUntil(async () => (await countWithStatus(MailStatus.ProviderSent)) === total, 60_000);
+
+    const times = deliveriesPerMessage();
+    expect(times.size).toBe(total);
+    expect(relay.received).toHaveLength(total);
+    const workers = await store.db.selectFrom('mail_events').select('actor').distinct().where('type', '=', 'sent').execute();
+    expect(workers.length, 'every instance delivered some').toBe(3);
+  }, 120_000);
+
+  it('one worker instance killed with SIGKILL mid-run: the others finish, nothing is lost, resends only among its in-flight mails', async () => {
+    const total = 5000;
+    relay.delayMs = 2;
+    // A short lease, so the killed instance's mails are back within seconds (the default is 60 s).
+    processes = await Promise.all([1, 2, 3].map(() => spawnOutbox({ ...environment.env, LEASE_SECONDS: '4' })));
+    const [victim, ...survivors] = processes;
+    await submitBatches(survivors[0]!.baseUrl, total);
+    await waitUntil(async () => relay.received.length >= total / 4, 60_000);
+    await victim!.kill();
+    const heldByVictim = await store.db.selectFrom('mails').select('message_id').where('status', '=', MailStatus.Processing).where('lease_owner', 'like', `%:${victim!.child.pid}:%`).execute();
+    const inFlightOfVictim = new Set(heldByVictim.map((row) => row.message_id));
+    await waitUntil(async () => (await countWithStatus(MailStatus.ProviderSent)) === total, 60_000);
+
+    const times = deliveriesPerMessage();
+    expect(times.size).toBe(total);
+    const resent = [...times].filter(([, count]) => count > 1).map(([messageId]) => messageId);
+    for (const messageId of resent) expect(inFlightOfVictim.has(messageId), `${messageId} was sent twice but was not in flight at the killed instance`).toBe(true);
+    const duplicates = relay.received.length - times.size;
+    console.log(`multi-instance kill: the killed instance held ${inFlightOfVictim.size} mails in flight; ${duplicates} were delivered twice`);
+  }, 120_000);
+
+  it('a mail submitted to an API-only instance starts delivery on a worker-only instance within milliseconds (LISTEN/NOTIFY), not at its next poll', async () => {
+    const [api, worker] = await Promise.all([spawnOutbox({ ...environment.env, WORKER: 'off' }), spawnOutbox({ ...environment.env, SMTP_PORT: '0' })]);
+    processes = [api!, worker!];
+    // The worker's first idle poll has passed; from now on it sleeps up to a second unless woken.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const latencies: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const before = relay.attempts;
+      const started = Date.now();
+      await submitBatches(api!.baseUrl, 1);
+      await waitUntil(async () => relay.attempts > before, 5_000);
+      latencies.push(Date.now() - started);
+      await new Promise((resolve) => setTimeout(resolve, 100 + i * 37));
+    }
+    latencies.sort((a, b) => a - b);
+    console.log(`cross-instance wake latency (ms): ${latencies.join(', ')}`);
+    // A poll-only worker would average ~500 ms here (it sleeps up to 1 s between polls).
+    expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(200);
+  }, 60_000);
+});
