@@ -2,6 +2,9 @@
  * The operators' command line: `npm run outbox -- <command>`. It reads the same environment as the server
  * (DATA_DIR, DATABASE_URL, ...), migrates the store first, and may run beside a running server.
  */
+import { once } from 'node:events';
+import fs from 'node:fs';
+import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createAuthService } from '../auth/auth.service.js';
 import { systemClock } from '../clock.js';
@@ -11,6 +14,7 @@ import { demoSubmissionBatches, insertDemoMails } from '../mail/demo-data.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../mail/submission.service.js';
 import { openStore, type Store } from '../store/connection.js';
+import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 
 const USAGE = `Usage: npm run outbox -- <command>
@@ -20,6 +24,8 @@ const USAGE = `Usage: npm run outbox -- <command>
   user remove NAME                      remove an operator
   apikey create NAME                    create an API key; the key alone is the last line printed
   apikey revoke NAME                    revoke an API key
+  export [--out FILE]                   write the whole store (not sessions) as JSON lines, to FILE or stdout
+  import --in FILE                      read an export into this (new, empty) store, e.g. SQLite → PostgreSQL
   purge --older-than DAYS               delete finished and failed mails unchanged for DAYS days
   demo --count N [--seed S]             add N realistic demo mails over all six statuses
   demo --count N --send                 submit N demo mails through the real pipeline: a running
@@ -48,6 +54,8 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       seed: { type: 'string' },
       send: { type: 'boolean', default: false },
       'older-than': { type: 'string' },
+      out: { type: 'string' },
+      in: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -88,6 +96,26 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         await auth.revokeApiKey(needName());
         out(`API key ${name} revoked.`);
         break;
+      case 'export': {
+        const target = values.out ? fs.createWriteStream(values.out) : process.stdout;
+        const write = async (line: string) => {
+          // Respects backpressure, so a million mails do not pile up in memory ahead of a slow disk or pipe.
+          if (!target.write(`${line}\n`)) await once(target, 'drain');
+        };
+        const counts = await exportStore(store, write);
+        if (values.out) await new Promise<void>((resolve, reject) => (target as fs.WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())));
+        // The summary goes to stderr, so that stdout is the export alone.
+        process.stderr.write(`Exported ${Object.entries(counts).map(([table, n]) => `${n.toLocaleString('en')} ${table}`).join(', ')}${values.out ? ` to ${values.out}` : ''}.\n`);
+        break;
+      }
+      case 'import': {
+        if (!values.in) throw new UsageError('import needs --in FILE, a file written by export.');
+        // The iterator is taken at once: lines that readline reads before anyone iterates would be lost.
+        const iterator = readline.createInterface({ input: fs.createReadStream(values.in), crlfDelay: Infinity })[Symbol.asyncIterator]();
+        const counts = await importStore(store, { [Symbol.asyncIterator]: () => iterator });
+        out(`Imported ${Object.entries(counts).map(([table, n]) => `${n.toLocaleString('en')} ${table}`).join(', ')} into ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`);
+        break;
+      }
       case 'purge': {
         const days = Number(values['older-than']);
         if (values['older-than'] === undefined || !Number.isInteger(days) || days < 0) throw new UsageError('purge needs --older-than DAYS, a whole number of days (0 or more).');
@@ -134,7 +162,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.match(/cli[\\/]main\.ts$|dist[\\/]cli\.js$/)) {
   runCli(process.argv.slice(2)).catch((error: unknown) => {
-    if (error instanceof ConfigError || error instanceof UsageError || error instanceof AppError) {
+    if (error instanceof ConfigError || error instanceof UsageError || error instanceof AppError || error instanceof ImportError) {
       console.error(error.message);
     } else {
       console.error(error instanceof Error ? error.stack : error);

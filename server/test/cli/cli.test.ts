@@ -138,4 +138,53 @@ describe('CLI', () => {
     expect(meta.total).toBe(after.length);
     for (const status of [0, 1, 2, 3, 4, 5]) expect(meta.counts[status]).toBe(after.filter((m) => m.status === status).length);
   }, 60_000);
+
+  it('export from the embedded store, import into a new store of the engine under test: mails, contents, events, operators and API keys carry over', async () => {
+    // The source is always the embedded SQLite store: the move this exists for is SQLite → PostgreSQL.
+    const source = await freshEnvironment({ WORKER: 'off', DATABASE_URL: '' });
+    const exportFile = path.join(source.dataDir, 'outbox-export.jsonl');
+    try {
+      expect((await cli(['demo', '--count', '1200', '--seed', '5'], source.env)).code).toBe(0);
+      expect((await cli(['demo', '--count', '30', '--send', '--seed', '6'], source.env)).code).toBe(0);
+      expect((await cli(['user', 'add', 'maria', '--password-stdin'], source.env, 'maria password 1\n')).code).toBe(0);
+      const key = (await cli(['apikey', 'create', 'shop'], source.env)).stdout.trim().split('\n').at(-1)!;
+      const exported = await cli(['export', '--out', exportFile], source.env);
+      expect(exported).toMatchObject({ code: 0, stderr: expect.stringMatching(/Exported .*1,230 mails/) });
+
+      environment = await freshEnvironment({ WORKER: 'off', OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' });
+      const imported = await cli(['import', '--in', exportFile], environment.env);
+      expect(imported).toMatchObject({ code: 0, stdout: expect.stringMatching(/Imported .*1,230 mails/) });
+      // A second import into the now non-empty store is refused, and changes nothing.
+      expect(await cli(['import', '--in', exportFile], environment.env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/holds mails already/) });
+
+      const sourceRunning = await startInProcess(source.env);
+      running = await startInProcess(environment.env);
+      try {
+        const before = await sourceRunning.services.mails.listMails({});
+        const after = await running.services.mails.listMails({});
+        expect(after.data).toEqual(before.data);
+        expect(after.meta.counts).toEqual(before.meta.counts);
+        const withContent = (await sourceRunning.store.db.selectFrom('mail_contents').select('mail_id').limit(1).executeTakeFirstOrThrow()).mail_id;
+        expect(await running.services.mails.getMailDetail(withContent)).toEqual(await sourceRunning.services.mails.getMailDetail(withContent));
+        expect((await running.services.mails.getRawMessage(withContent)).equals(await sourceRunning.services.mails.getRawMessage(withContent))).toBe(true);
+      } finally {
+        await sourceRunning.stop();
+      }
+
+      const base = `http://127.0.0.1:${running.httpPort}`;
+      const login = await fetch(`${base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'maria', password: 'maria password 1' }) });
+      expect(login.status).toBe(200);
+      const submitted = await fetch(`${base}/api/v1/mail`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Token ${key}` },
+        body: JSON.stringify({ fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject: 'after the move', text: 'x' }),
+      });
+      expect(submitted.status).toBe(202);
+      // New ids continue after the imported ones (PostgreSQL's sequences were moved past them).
+      const [mail] = ((await submitted.json()) as { data: Array<{ id: number }> }).data;
+      expect(mail!.id).toBeGreaterThan(1230);
+    } finally {
+      await source.dispose();
+    }
+  }, 90_000);
 });

@@ -1,0 +1,128 @@
+/**
+ * Moving an installation between stores (`npm run outbox -- export` / `import`), e.g. from the embedded
+ * SQLite store to PostgreSQL when one machine is no longer enough. The format is JSON lines: a header, then
+ * one line per row, table by table, parents first; binary columns as base64. Ids are kept, so links between
+ * rows survive. Sessions are left out (operators log in again); status counters are rebuilt from the rows.
+ */
+import { sql } from 'kysely';
+import type { Store } from './connection.js';
+import type { Database } from './schema.js';
+
+export const EXPORT_FORMAT = 'outbox-export';
+export const EXPORT_VERSION = 1;
+
+type TableName = keyof Database;
+
+/** Parents before children, so an import never breaks a foreign key. */
+const TABLES: Array<{ name: TableName; key: string }> = [
+  { name: 'operators', key: 'id' },
+  { name: 'api_keys', key: 'id' },
+  { name: 'audit_log', key: 'id' },
+  { name: 'mails', key: 'id' },
+  { name: 'mail_recipients', key: 'id' },
+  { name: 'mail_contents', key: 'mail_id' },
+  { name: 'mail_events', key: 'id' },
+];
+const TABLES_WITH_IDENTITY: TableName[] = ['operators', 'api_keys', 'audit_log', 'mails', 'mail_recipients', 'mail_events'];
+const PAGE = 1000;
+
+function encodeRow(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) out[column] = Buffer.isBuffer(value) ? { $base64: value.toString('base64') } : value;
+  return out;
+}
+
+function decodeRow(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    out[column] = value && typeof value === 'object' && '$base64' in value ? Buffer.from(String((value as { $base64: string }).$base64), 'base64') : value;
+  }
+  return out;
+}
+
+export interface TransferCounts {
+  [table: string]: number;
+}
+
+/** Writes every table as JSON lines, page by page (keyset on the table's key), so memory stays flat. */
+export async function exportStore(store: Store, writeLine: (line: string) => Promise<void>): Promise<TransferCounts> {
+  const counts: TransferCounts = {};
+  await writeLine(JSON.stringify({ format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString(), engine: store.engine }));
+  for (const { name, key } of TABLES) {
+    counts[name] = 0;
+    let after: number | undefined;
+    for (;;) {
+      // Table names come from the fixed list above; the dynamic builder keeps one code path for all of them.
+      let query = store.db.selectFrom(name as 'mails').selectAll().orderBy(sql.ref(key)).limit(PAGE);
+      if (after !== undefined) query = query.where(sql.ref(key), '>', after);
+      const rows = (await query.execute()) as unknown as Array<Record<string, unknown>>;
+      for (const row of rows) await writeLine(JSON.stringify({ table: name, row: encodeRow(row) }));
+      counts[name] += rows.length;
+      if (rows.length < PAGE) break;
+      after = Number(rows.at(-1)![key]);
+    }
+  }
+  return counts;
+}
+
+export class ImportError extends Error {}
+
+/**
+ * Reads an export into an empty store, in one transaction: it lands whole or not at all. Refuses a store
+ * that holds mails already, so two installations are never mixed by accident.
+ */
+export async function importStore(store: Store, lines: AsyncIterable<string>): Promise<TransferCounts> {
+  const existing = await store.db.selectFrom('mails').select('id').limit(1).executeTakeFirst();
+  if (existing) throw new ImportError('The target store holds mails already; import only into a new, empty store.');
+  const counts: TransferCounts = {};
+  await store.db.transaction().execute(async (trx) => {
+    // Operators configured at start (OUTBOX_ADMIN_USER, the random admin) make way for the exported ones.
+    await trx.deleteFrom('sessions').execute();
+    await trx.deleteFrom('operators').execute();
+    let header: { format?: string; version?: number } | undefined;
+    let batch: Array<Record<string, unknown>> = [];
+    let batchTable: TableName | undefined;
+    const flush = async () => {
+      if (batchTable && batch.length > 0) await trx.insertInto(batchTable as 'mails').values(batch as never).execute();
+      batch = [];
+    };
+    let lineNumber = 0;
+    for await (const line of lines) {
+      lineNumber += 1;
+      if (line.trim() === '') continue;
+      let record: { table?: TableName; row?: Record<string, unknown>; format?: string; version?: number };
+      try {
+        record = JSON.parse(line) as typeof record;
+      } catch {
+        throw new ImportError(`Line ${lineNumber} is not JSON.`);
+      }
+      if (!header) {
+        if (record.format !== EXPORT_FORMAT || record.version !== EXPORT_VERSION) throw new ImportError(`Line 1 is not an ${EXPORT_FORMAT} version ${EXPORT_VERSION} header.`);
+        header = record;
+        continue;
+      }
+      if (!record.table || !record.row || !TABLES.some((t) => t.name === record.table)) throw new ImportError(`Line ${lineNumber} names no known table.`);
+      if (record.table !== batchTable || batch.length >= 200) {
+        await flush();
+        batchTable = record.table;
+      }
+      batch.push(decodeRow(record.row));
+      counts[record.table] = (counts[record.table] ?? 0) + 1;
+    }
+    await flush();
+    if (!header) throw new ImportError('The file is empty.');
+
+    // The counters follow the rows, exactly.
+    const byStatus = await trx.selectFrom('mails').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    await trx.updateTable('status_counts').set({ count: 0 }).execute();
+    for (const { status, n } of byStatus) await trx.updateTable('status_counts').set({ count: Number(n) }).where('status', '=', status).execute();
+
+    // PostgreSQL's identity sequences do not see explicit ids: move them past the imported ones.
+    if (store.engine === 'postgres') {
+      for (const table of TABLES_WITH_IDENTITY) {
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(trx);
+      }
+    }
+  });
+  return counts;
+}
