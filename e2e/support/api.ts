@@ -1,0 +1,89 @@
+/**
+ * The test's own client of the real API, used behind the console's back: to find mails by status, to set up
+ * races (dequeue or delete a mail the console still shows) and to check what the server holds afterwards.
+ */
+import { expect, type APIRequestContext } from '@playwright/test';
+import type { Mail, MailListResponse, MailSort } from '@outbox/contract';
+
+export const Status = {
+  Queued: 0,
+  Dequeued: 1,
+  Processing: 2,
+  ProviderSent: 3,
+  ProviderError: 4,
+  Error: 5,
+} as const;
+export type StatusCode = (typeof Status)[keyof typeof Status];
+
+export const STATUS_NAMES = ['Queued', 'Dequeued', 'Processing', 'ProviderSent', 'ProviderError', 'Error'] as const;
+
+export interface ListQuery {
+  status?: number | number[];
+  limit?: number;
+  sort?: MailSort;
+  order?: 'asc' | 'desc';
+}
+
+export class Api {
+  constructor(
+    private readonly request: APIRequestContext,
+    readonly token: string,
+  ) {}
+
+  static async login(request: APIRequestContext, username: string, password: string): Promise<Api> {
+    const response = await request.post('/api/v1/login', { data: { username, password } });
+    expect(response.status(), 'API login').toBe(200);
+    const body = (await response.json()) as { data: { token: string }[] };
+    const token = body.data[0]?.token;
+    expect(token, 'data[0].token').toBeTruthy();
+    return new Api(request, token!);
+  }
+
+  private get headers() {
+    return { Authorization: `Token ${this.token}` };
+  }
+
+  async list(query: ListQuery = {}): Promise<MailListResponse> {
+    const params: Record<string, string | number> = {};
+    if (query.status !== undefined) params.status = Array.isArray(query.status) ? query.status.join(',') : query.status;
+    if (query.limit !== undefined) params.limit = query.limit;
+    if (query.sort !== undefined) params.sort = query.sort;
+    if (query.order !== undefined) params.order = query.order;
+    const response = await this.request.get('/api/v1/mail/list', { headers: this.headers, params });
+    expect(response.status(), 'GET /api/v1/mail/list').toBe(200);
+    return (await response.json()) as MailListResponse;
+  }
+
+  async total(): Promise<number> {
+    return (await this.list({ limit: 1 })).meta.total;
+  }
+
+  /** Every mail id the server holds now (without `limit` the list answers every matching mail). */
+  async ids(): Promise<number[]> {
+    return (await this.list()).data.map((mail) => mail.id);
+  }
+
+  async mailsWithStatus(status: StatusCode, limit = 5): Promise<Mail[]> {
+    return (await this.list({ status, limit })).data;
+  }
+
+  /** GET /api/v1/mail/{id}/dequeue; returns the HTTP status. */
+  async dequeue(id: number): Promise<number> {
+    return (await this.request.get(`/api/v1/mail/${id}/dequeue`, { headers: this.headers })).status();
+  }
+
+  /** DELETE /api/v1/mail/{id}; returns the HTTP status. */
+  async remove(id: number): Promise<number> {
+    return (await this.request.delete(`/api/v1/mail/${id}`, { headers: this.headers })).status();
+  }
+
+  /** POST /api/v1/logout with `token` (beyond the spec: revokes it). */
+  async revoke(token: string): Promise<number> {
+    return (await this.request.post('/api/v1/logout', { headers: { Authorization: `Token ${token}` } })).status();
+  }
+
+  /** GET /api/v1/mail/list with `token`; returns the HTTP status. */
+  async listStatusWith(token: string): Promise<number> {
+    return (await this.request.get('/api/v1/mail/list', { headers: { Authorization: `Token ${token}` }, params: { limit: 1 } })).status();
+  }
+}

@@ -1,0 +1,20 @@
+/** How global-setup hands the running server to the tests (environment variables reach the workers). */
+export const ENV_BASE_URL = 'OUTBOX_E2E_BASE_URL';
+export const ENV_USERNAME = 'OUTBOX_E2E_USERNAME';
+export const ENV_PASSWORD = 'OUTBOX_E2E_PASSWORD';
+
+export interface SuiteEnv {
+  baseURL: string;
+  username: string;
+  password: string;
+}
+
+export function suiteEnv(): SuiteEnv {
+  const baseURL = process.env[ENV_BASE_URL];
+  const username = process.env[ENV_USERNAME];
+  const password = process.env[ENV_PASSWORD];
+  if (!baseURL || !username || !password) {
+    throw new Error('The e2e server is not running: run the suite with `--config e2e/playwright.config.ts` (its globalSetup starts it).');
+  }
+  return { baseURL, username, password };
+}

@@ -1,0 +1,129 @@
+/**
+ * Starts the BUILT server (server/dist/main.js) the way an operator would, on a fresh temporary DATA_DIR
+ * seeded with the real CLI (`cli.js demo`). Nothing here mocks the server.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const repoRoot = path.resolve(import.meta.dirname, '..', '..');
+const serverMain = path.join(repoRoot, 'server', 'dist', 'main.js');
+const serverCli = path.join(repoRoot, 'server', 'dist', 'cli.js');
+
+/** What the suite seeds: 130 demo mails (all six statuses), reproducible with seed 7. */
+export const DEMO_COUNT = 130;
+export const DEMO_SEED = 7;
+
+export interface RunningServer {
+  baseURL: string;
+  dataDir: string;
+  username: string;
+  password: string;
+  stop: () => Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.unref();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => (port > 0 ? resolve(port) : reject(new Error('No free port'))));
+    });
+  });
+}
+
+function requireBuild(): void {
+  for (const file of [serverMain, serverCli, path.join(repoRoot, 'web', 'dist', 'index.html')]) {
+    if (!fs.existsSync(file)) {
+      throw new Error(`${path.relative(repoRoot, file)} is missing: run \`npm run -s build\` before the e2e suite.`);
+    }
+  }
+}
+
+async function waitForHealthy(baseURL: string, child: ChildProcess, logFile: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  let lastError = '';
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`The server exited (${child.exitCode ?? child.signalCode}) before it was healthy:\n${readLog(logFile)}`);
+    }
+    try {
+      const response = await fetch(`${baseURL}/healthz`);
+      if (response.status === 200) return;
+      lastError = `GET /healthz answered ${response.status}`;
+    } catch (error) {
+      lastError = String(error);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`The server did not become healthy in 30 s (${lastError}):\n${readLog(logFile)}`);
+}
+
+function readLog(logFile: string): string {
+  try {
+    return fs.readFileSync(logFile, 'utf8').slice(-4000);
+  } catch {
+    return '(no log)';
+  }
+}
+
+export async function startServer(): Promise<RunningServer> {
+  requireBuild();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-e2e-'));
+  const username = 'e2e-admin';
+  const password = `e2e-${Math.random().toString(36).slice(2)}-Pw1`;
+  const port = await freePort();
+  const baseURL = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OUTBOX_ADMIN_USER: username,
+    OUTBOX_ADMIN_PASSWORD: password,
+    WORKER: 'off',
+    SMTP_PORT: '0',
+    LOG_LEVEL: 'warn',
+  };
+  delete env.DATABASE_URL; // the embedded store, always
+
+  // Seed before the server starts, with the operators' own command line on the same DATA_DIR.
+  const seed = spawnSync(process.execPath, [serverCli, 'demo', '--count', String(DEMO_COUNT), '--seed', String(DEMO_SEED)], {
+    cwd: repoRoot,
+    env,
+    encoding: 'utf8',
+  });
+  if (seed.status !== 0) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`\`cli.js demo\` failed (${seed.status}):\n${seed.stdout}\n${seed.stderr}`);
+  }
+
+  const logFile = path.join(dataDir, 'server.log');
+  const log = fs.openSync(logFile, 'a');
+  const child = spawn(process.execPath, [serverMain], { cwd: repoRoot, env, stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    await waitForHealthy(baseURL, child, logFile);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { baseURL, dataDir, username, password, stop };
+}
