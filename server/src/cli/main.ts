@@ -141,6 +141,8 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
           count,
           now: Date.now(),
           seed,
+          // Inside the retention period, or the server's next purge would delete the older demo mails.
+          spanMs: Math.max(1, Math.min(28, config.retentionDays - 1)) * 86_400_000,
           onProgress: (inserted) => {
             if (performance.now() - lastReport > 2000) {
               lastReport = performance.now();

@@ -1,6 +1,6 @@
 /**
  * Realistic demo mails over all six statuses (PRODUCT.md §3 `demo --count N`): varied senders, 1–4
- * recipients, unicode names, dates spread over six weeks. Inserted in large batches, one transaction each,
+ * recipients, unicode names, dates spread over four weeks. Inserted in large batches, one transaction each,
  * with the status counters moved in the same transaction; fast enough for a million rows.
  */
 import crypto from 'node:crypto';
@@ -213,7 +213,7 @@ export interface DemoOptions {
   now: number;
   seed?: number;
   batchSize?: number;
-  /** Dates spread back from `now` over this span (default six weeks). */
+  /** Dates spread back from `now` over this span (default four weeks, inside the default 30-day retention). */
   spanMs?: number;
   onProgress?: (inserted: number) => void;
 }
@@ -221,7 +221,7 @@ export interface DemoOptions {
 export async function insertDemoMails(store: Store, options: DemoOptions): Promise<number> {
   const random = createRandom(options.seed ?? 42);
   const batchSize = options.batchSize ?? 5000;
-  const spanMs = options.spanMs ?? 42 * 86_400_000;
+  const spanMs = options.spanMs ?? 28 * 86_400_000;
   let inserted = 0;
   while (inserted < options.count) {
     const size = Math.min(batchSize, options.count - inserted);
