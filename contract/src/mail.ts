@@ -33,8 +33,9 @@ export const MailListQuery = Type.Object(
       Type.String({ pattern: '^[0-5](,[0-5])*$', description: 'Status codes, comma separated, e.g. 0,4' }),
     ),
     q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in sender, recipients and subject' })),
-    sort: Type.Optional(Type.Union(MAIL_SORTS.map((s) => Type.Literal(s)))),
-    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+    // Enums rather than unions of literals: a bad value gets one error that lists the allowed ones.
+    sort: Type.Optional(Type.Unsafe<MailSort>({ type: 'string', enum: [...MAIL_SORTS] })),
+    order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'] })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT })),
     cursor: Type.Optional(Type.String({ maxLength: 1000, description: 'meta.nextCursor or meta.prevCursor' })),
   },

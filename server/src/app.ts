@@ -100,8 +100,13 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         baseUri: ["'none'"],
         formAction: ["'self'"],
         frameAncestors: ["'none'"],
+        // Outbox serves plain HTTP itself (TLS, when wanted, is a proxy's job): asking browsers to upgrade
+        // requests would break the console for anyone reaching it over http on a LAN address.
+        upgradeInsecureRequests: null,
       },
     },
+    // HSTS belongs to whoever terminates TLS; sent over plain HTTP it is ignored at best.
+    strictTransportSecurity: false,
     crossOriginEmbedderPolicy: false,
   });
   await app.register(swagger, {

@@ -55,7 +55,13 @@ export async function start(config: Config, options: StartOptions = {}) {
       relayUrl = captureRelay.url;
       log.info(`No RELAY_URL: delivering to the embedded capture relay at ${relayUrl}, which keeps mail under ${path.join(config.dataDir, 'captured')}`);
     }
-    transport = createRelayTransport(relayUrl, { maxConnections: Math.max(1, Math.min(10, Math.ceil(config.workerConcurrency / 4))) });
+    transport = createRelayTransport(relayUrl, {
+      maxConnections: Math.max(1, Math.min(10, Math.ceil(config.workerConcurrency / 4))),
+      // A relay that stalls must fail the attempt well before the lease runs out; otherwise the sweeper
+      // hands the mail to another worker while this one may still deliver it.
+      connectionTimeoutMs: Math.min(30_000, (config.leaseSeconds * 1000) / 3),
+      socketTimeoutMs: Math.min(60_000, (config.leaseSeconds * 1000) / 2),
+    });
     const deliveryWorker = createDeliveryWorker({
       store,
       clock,

@@ -76,6 +76,8 @@ export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Prom
 export interface AttemptResult {
   id: number;
   owner: string;
+  /** The claim's lease expiry: with the owner it names the claim, so a stale claim of the same worker cannot write. */
+  leaseExpiresAt: number | null;
   now: number;
   toStatus: number;
   reply: string;
@@ -104,6 +106,7 @@ export async function recordAttemptResult(db: DbOrTrx, result: AttemptResult): P
     .where('id', '=', result.id)
     .where('status', '=', 2)
     .where('lease_owner', '=', result.owner)
+    .where('lease_expires_at', '=', result.leaseExpiresAt)
     .executeTakeFirst();
   return Number(updated.numUpdatedRows) > 0;
 }

@@ -101,7 +101,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   /** What a result means for the mail: its next status, and when to try again if it goes back to Queued. */
   function decide(result: PendingResult): queue.AttemptResult & { type: string; detail: Record<string, unknown> } {
     const { row, outcome, at } = result;
-    const base = { id: row.id, owner: workerId, now: at, reply: outcome.reply };
+    const base = { id: row.id, owner: workerId, leaseExpiresAt: row.lease_expires_at, now: at, reply: outcome.reply };
     const detail: Record<string, unknown> = { attempt: row.attempts, reply: outcome.reply, durationMs: Math.round(outcome.durationMs), worker: workerId };
     if (outcome.kind === 'sent') {
       if (outcome.rejected.length > 0) detail.rejectedRecipients = outcome.rejected;

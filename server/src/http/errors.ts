@@ -30,6 +30,8 @@ export function describeValidationIssue(context: string | undefined, issue: Vali
       return `${field}.${String(issue.params.additionalProperty)} is not an accepted field`;
     case 'type':
       return `${field} must be ${String(issue.params.type)}`;
+    case 'enum':
+      return `${field} must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
     default:
       return `${field} ${issue.message ?? 'is invalid'}`;
   }

@@ -225,11 +225,28 @@ describe('delivery worker', () => {
     expect(mail.attempts).toBe(2); // the dead worker's attempt counts
 
     // The dead worker wakes up and reports its old attempt: the lease is no longer its own.
-    const late = await queue.recordAttemptResult(context.store.db, { id: id!, owner: 'dead-worker', now: context.clock.now(), toStatus: MailStatus.ProviderError, reply: 'late' });
+    const late = await queue.recordAttemptResult(context.store.db, { id: id!, owner: 'dead-worker', leaseExpiresAt: now + MINUTE, now: context.clock.now(), toStatus: MailStatus.ProviderError, reply: 'late' });
     expect(late).toBe(false);
     expect((await detail(id!)).status).toBe(MailStatus.ProviderSent);
     const counts = (await context.services.mails.listMails({ limit: 1 })).meta.counts;
     expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.ProviderSent]: 1 });
+  });
+
+  it('a claim is its owner and its lease: a stale claim of the same worker cannot record over a newer one', async () => {
+    const [id] = await submit();
+    const claim = async (leaseExpiresAt: number) =>
+      context.store.db.transaction().execute((trx) => queue.claimDueMails(trx, context.store.engine, { now: context.clock.now(), limit: 1, owner: 'w1', leaseExpiresAt }));
+    const first = context.clock.now() + MINUTE;
+    expect(await claim(first)).toHaveLength(1);
+    context.clock.advance(MINUTE);
+    expect((await queue.releaseExpiredLeases(context.store.db, context.clock.now())).map((r) => r.id)).toEqual([id]);
+    const second = context.clock.now() + MINUTE;
+    expect(await claim(second)).toHaveLength(1);
+    const record = (leaseExpiresAt: number, reply: string) =>
+      queue.recordAttemptResult(context.store.db, { id: id!, owner: 'w1', leaseExpiresAt, now: context.clock.now(), toStatus: MailStatus.ProviderSent, reply });
+    expect(await record(first, 'stale')).toBe(false);
+    expect(await record(second, 'current')).toBe(true);
+    expect((await detail(id!)).providerReply).toBe('current');
   });
 
   it('a graceful stop finishes the sends in flight and records their outcome', async () => {

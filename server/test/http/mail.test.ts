@@ -131,8 +131,8 @@ describe('mail API', () => {
       ['?limit=0', 'query.limit must be >= 1'],
       ['?limit=501', 'query.limit must be <= 500'],
       ['?limit=abc', 'query.limit must be integer'],
-      ['?sort=password', 'query.sort'],
-      ['?order=up', 'query.order'],
+      ['?sort=password', 'query.sort must be one of receivedDate, lastUpdate, providerSentDate, subject, status, from'],
+      ['?order=up', 'query.order must be one of asc, desc'],
       ['?status=9', 'query.status'],
       ['?cursor=not-a-cursor', 'cursor'],
     ])('answers 400 naming the field for %s', async (query, message) => {
@@ -281,6 +281,9 @@ describe('mail API', () => {
       const response = await context.app.inject({ method: 'GET', url: '/healthz' });
       expect(response.headers['content-security-policy']).toContain("default-src 'self'");
       expect(response.headers['x-content-type-options']).toBe('nosniff');
+      // Outbox serves plain HTTP; the console must load over http on a LAN address too.
+      expect(response.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+      expect(response.headers['strict-transport-security']).toBeUndefined();
     });
   });
 });
