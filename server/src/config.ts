@@ -142,7 +142,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminPassword,
     sessionTtlSeconds: duration('SESSION_TTL', 12 * 3600),
     leaseSeconds: integer('LEASE_SECONDS', 60, 1, 86400),
-    workerConcurrency: integer('WORKER_CONCURRENCY', 20, 1, 1000),
+    workerConcurrency: integer('WORKER_CONCURRENCY', 50, 1, 1000),
     retryMaxAttempts: integer('RETRY_MAX_ATTEMPTS', 8, 1, 1000),
     retryMaxAgeMs: durationMs('RETRY_MAX_AGE', 24 * 3_600_000),
     retryBaseDelayMs: durationMs('RETRY_BASE_DELAY', 30_000),

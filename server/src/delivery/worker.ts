@@ -58,7 +58,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const leaseMs = options.leaseMs ?? 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const sweepIntervalMs = options.sweepIntervalMs ?? Math.min(10_000, Math.max(100, leaseMs / 4));
-  const flushDelayMs = options.flushDelayMs ?? 5;
+  const flushDelayMs = options.flushDelayMs ?? 25;
   const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
 
   let isRunning = false;
@@ -217,7 +217,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function loop(): Promise<void> {
     while (isRunning) {
       try {
-        if (inFlight >= concurrency || unrecorded >= maxUnrecorded) {
+        // Claim in batches: wait until half the capacity is free, so that one durable claim commit serves
+        // many sends instead of one or two (a commit per mail would cap delivery at the disk's fsync rate).
+        if (inFlight > concurrency / 2 || unrecorded > maxUnrecorded - Math.min(batchSize, concurrency) / 2) {
           await sleep(pollIntervalMs);
           continue;
         }

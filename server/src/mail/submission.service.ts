@@ -10,6 +10,8 @@ import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import type { Clock } from '../clock.js';
 import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
 import type { MailRow } from '../store/schema.js';
 import { buildMessage, checkMessageInput } from './message-builder.js';
 import * as repo from './mail.repository.js';
@@ -141,49 +143,129 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     };
   }
 
+  interface Submission {
+    principal: ApiKeyPrincipal;
+    prepared: PreparedMail[];
+    now: number;
+    actor: string;
+  }
+
+  /**
+   * Writes one submission inside the group's transaction; returns each prepared mail's id (an earlier
+   * mail's for an idempotency key seen before) and the ids it created.
+   */
+  async function writeSubmission(trx: Transaction<Database>, { principal, prepared, now, actor }: Submission): Promise<{ ids: number[]; created: number[] }> {
+    const created: number[] = [];
+    const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
+    const seen = new Map<string, number>();
+    if (keys.length > 0) {
+      const rows = await trx
+        .selectFrom('mails')
+        .select(['id', 'idempotency_key'])
+        .where('api_key_id', '=', principal.id)
+        .where('idempotency_key', 'in', keys)
+        .execute();
+      for (const row of rows) seen.set(row.idempotency_key!, row.id);
+    }
+    // Which submissions become new mails; the same key twice in one batch is one mail (the first).
+    const fresh: PreparedMail[] = [];
+    const freshIndexOf = new Map<PreparedMail, number>();
+    const keyedInBatch = new Set<string>();
+    for (const p of prepared) {
+      if (p.idempotencyKey !== null && (seen.has(p.idempotencyKey) || keyedInBatch.has(p.idempotencyKey))) continue;
+      if (p.idempotencyKey !== null) keyedInBatch.add(p.idempotencyKey);
+      freshIndexOf.set(p, fresh.length);
+      fresh.push(p);
+    }
+    const freshIds = await repo.insertMails(trx, fresh.map((p) => p.mail));
+    fresh.forEach((p, i) => {
+      if (p.idempotencyKey !== null) seen.set(p.idempotencyKey, freshIds[i]!);
+    });
+    created.push(...freshIds);
+    if (freshIds.length > 0) {
+      await repo.insertEvents(trx, freshIds.map((mailId) => ({ mailId, at: now, actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
+    }
+    // A submission without a key is always its own new mail; one with a key is whatever mail holds the key
+    // (an earlier one, or the first of this batch). Counting fresh mails in order would give a keyless mail
+    // after a repeated key the wrong id.
+    const ids = prepared.map((p) => {
+      const index = freshIndexOf.get(p);
+      return index !== undefined ? freshIds[index]! : seen.get(p.idempotencyKey!)!;
+    });
+    return { ids, created };
+  }
+
+  /** One transaction, one durable commit, for every submission in the group. */
+  async function commitGroup(group: Submission[]): Promise<number[][]> {
+    const results = await db.transaction().execute(async (trx) => {
+      const written: Array<{ ids: number[]; created: number[] }> = [];
+      for (const submission of group) written.push(await writeSubmission(trx, submission));
+      const createdCount = written.reduce((sum, w) => sum + w.created.length, 0);
+      if (createdCount > 0) await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, createdCount]]));
+      return written;
+    });
+    const created = results.flatMap((r) => r.created);
+    if (created.length > 0) mails.notify({ type: 'created', ids: created });
+    return results.map((r) => r.ids);
+  }
+
+  /**
+   * Group commit: a submission that arrives while a commit is running waits for the next one, which takes
+   * every submission that arrived meanwhile. One mail per request then costs a share of a durable commit
+   * instead of a whole one (fsync dominates intake), and an idle server still commits at once.
+   */
+  const waiting: Array<{ submission: Submission; resolve: (ids: number[]) => void; reject: (error: unknown) => void }> = [];
+  let committing = false;
+  let lastCommitEnd = -Infinity;
+  const MAX_GROUP_MAILS = 2000;
+
+  async function drain(): Promise<void> {
+    committing = true;
+    while (waiting.length > 0) {
+      // Let submissions being parsed and built right now join this commit. SQLite commits synchronously, so
+      // without a turn of the event loop they would never get the chance; when commits follow each other
+      // (a busy server), a millisecond more gathers the requests still on their way.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (waiting.length < 8 && performance.now() - lastCommitEnd < 10) await new Promise((resolve) => setTimeout(resolve, 1));
+      let mailsInGroup = 0;
+      let take = 0;
+      while (take < waiting.length && (take === 0 || mailsInGroup + waiting[take]!.submission.prepared.length <= MAX_GROUP_MAILS)) {
+        mailsInGroup += waiting[take]!.submission.prepared.length;
+        take += 1;
+      }
+      const group = waiting.splice(0, take);
+      try {
+        const ids = await commitGroup(group.map((g) => g.submission));
+        lastCommitEnd = performance.now();
+        group.forEach((g, i) => g.resolve(ids[i]!));
+      } catch (error) {
+        if (group.length === 1) {
+          group[0]!.reject(error);
+          continue;
+        }
+        // One submission spoiled the group (e.g. an idempotency race): commit each alone, so only it fails.
+        for (const g of group) {
+          try {
+            g.resolve((await commitGroup([g.submission]))[0]!);
+          } catch (single) {
+            g.reject(single);
+          }
+        }
+      }
+    }
+    committing = false;
+  }
+
+  function enqueue(submission: Submission): Promise<number[]> {
+    return new Promise<number[]>((resolve, reject) => {
+      waiting.push({ submission, resolve, reject });
+      if (!committing) void drain();
+    });
+  }
+
   /** Stores prepared mails; those whose idempotency key was seen before come back as the first mail. */
   async function persistMails(principal: ApiKeyPrincipal, prepared: PreparedMail[], now: number, actor: string): Promise<Mail[]> {
-    const created: number[] = [];
-    const ids = await db.transaction().execute(async (trx) => {
-      const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
-      const seen = new Map<string, number>();
-      if (keys.length > 0) {
-        const rows = await trx
-          .selectFrom('mails')
-          .select(['id', 'idempotency_key'])
-          .where('api_key_id', '=', principal.id)
-          .where('idempotency_key', 'in', keys)
-          .execute();
-        for (const row of rows) seen.set(row.idempotency_key!, row.id);
-      }
-      // Which submissions become new mails; the same key twice in one batch is one mail (the first).
-      const fresh: PreparedMail[] = [];
-      const freshIndexOf = new Map<PreparedMail, number>();
-      const keyedInBatch = new Set<string>();
-      for (const p of prepared) {
-        if (p.idempotencyKey !== null && (seen.has(p.idempotencyKey) || keyedInBatch.has(p.idempotencyKey))) continue;
-        if (p.idempotencyKey !== null) keyedInBatch.add(p.idempotencyKey);
-        freshIndexOf.set(p, fresh.length);
-        fresh.push(p);
-      }
-      const freshIds = await repo.insertMails(trx, fresh.map((p) => p.mail));
-      fresh.forEach((p, i) => {
-        if (p.idempotencyKey !== null) seen.set(p.idempotencyKey, freshIds[i]!);
-      });
-      created.push(...freshIds);
-      if (freshIds.length > 0) {
-        await repo.insertEvents(trx, freshIds.map((mailId) => ({ mailId, at: now, actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
-        await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, freshIds.length]]));
-      }
-      // A submission without a key is always its own new mail; one with a key is whatever mail holds the key
-      // (an earlier one, or the first of this batch). Counting fresh mails in order would give a keyless mail
-      // after a repeated key the wrong id.
-      return prepared.map((p) => {
-        const index = freshIndexOf.get(p);
-        return index !== undefined ? freshIds[index]! : seen.get(p.idempotencyKey!)!;
-      });
-    });
-    if (created.length > 0) mails.notify({ type: 'created', ids: created });
+    const ids = await enqueue({ principal, prepared, now, actor });
     const rows = await db.selectFrom('mails').selectAll().where('id', 'in', [...new Set(ids)]).execute();
     const byId = new Map<number, MailRow>(rows.map((r) => [r.id, r]));
     const recipients = await repo.listRecipients(db, [...byId.keys()]);

@@ -60,9 +60,37 @@ function openSqlite(dataDir: string): Store {
   // The CLI may write while the server runs; wait for the lock instead of failing at once.
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const changes = createChangeFeed({ engine: 'sqlite', db });
   return { engine: 'sqlite', db, file, changes, close: () => changes.close().then(() => db.destroy()) };
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing costs more than running most of ours.
+ * The queue and intake issue the same few SQL texts over and over, so prepared statements are kept by text
+ * (bounded; statements with a varying number of placeholders make many texts). The driver runs each
+ * statement to completion before the next (all() or run(), never an open iterator), so reuse is safe.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    prepare(sql: string) {
+      let statement = cache.get(sql);
+      if (statement) {
+        // Least recently used goes first: move this one to the end.
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+    close() {
+      cache.clear();
+      sqlite.close();
+    },
+  };
 }
 
 function openPostgres(url: string, max: number): Store {
