@@ -12,7 +12,6 @@ import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
-import type { MailRow } from '../store/schema.js';
 import { buildMessage, checkMessageInput } from './message-builder.js';
 import * as repo from './mail.repository.js';
 import { toMail, type MailService } from './mail.service.js';
@@ -143,6 +142,13 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     };
   }
 
+  interface Written {
+    ids: number[];
+    created: number[];
+    /** The prepared mail each new id was made from: the answer is built from it, not read back. */
+    createdFrom: Map<number, PreparedMail>;
+  }
+
   interface Submission {
     principal: ApiKeyPrincipal;
     prepared: PreparedMail[];
@@ -154,7 +160,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
    * Writes one submission inside the group's transaction; returns each prepared mail's id (an earlier
    * mail's for an idempotency key seen before) and the ids it created.
    */
-  async function writeSubmission(trx: Transaction<Database>, { principal, prepared, now, actor }: Submission): Promise<{ ids: number[]; created: number[] }> {
+  async function writeSubmission(trx: Transaction<Database>, { principal, prepared, now, actor }: Submission): Promise<Written> {
     const created: number[] = [];
     const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
     const seen = new Map<string, number>();
@@ -192,13 +198,13 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       const index = freshIndexOf.get(p);
       return index !== undefined ? freshIds[index]! : seen.get(p.idempotencyKey!)!;
     });
-    return { ids, created };
+    return { ids, created, createdFrom: new Map(freshIds.map((id, i) => [id, fresh[i]!])) };
   }
 
   /** One transaction, one durable commit, for every submission in the group. */
-  async function commitGroup(group: Submission[]): Promise<number[][]> {
+  async function commitGroup(group: Submission[]): Promise<Written[]> {
     const results = await db.transaction().execute(async (trx) => {
-      const written: Array<{ ids: number[]; created: number[] }> = [];
+      const written: Written[] = [];
       for (const submission of group) written.push(await writeSubmission(trx, submission));
       const createdCount = written.reduce((sum, w) => sum + w.created.length, 0);
       if (createdCount > 0) await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, createdCount]]));
@@ -206,7 +212,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     });
     const created = results.flatMap((r) => r.created);
     if (created.length > 0) mails.notify({ type: 'created', ids: created });
-    return results.map((r) => r.ids);
+    return results;
   }
 
   /**
@@ -214,7 +220,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
    * every submission that arrived meanwhile. One mail per request then costs a share of a durable commit
    * instead of a whole one (fsync dominates intake), and an idle server still commits at once.
    */
-  const waiting: Array<{ submission: Submission; resolve: (ids: number[]) => void; reject: (error: unknown) => void }> = [];
+  const waiting: Array<{ submission: Submission; resolve: (written: Written) => void; reject: (error: unknown) => void }> = [];
   let committing = false;
   let lastCommitEnd = -Infinity;
   const MAX_GROUP_MAILS = 2000;
@@ -235,9 +241,9 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       }
       const group = waiting.splice(0, take);
       try {
-        const ids = await commitGroup(group.map((g) => g.submission));
+        const written = await commitGroup(group.map((g) => g.submission));
         lastCommitEnd = performance.now();
-        group.forEach((g, i) => g.resolve(ids[i]!));
+        group.forEach((g, i) => g.resolve(written[i]!));
       } catch (error) {
         if (group.length === 1) {
           group[0]!.reject(error);
@@ -256,8 +262,8 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     committing = false;
   }
 
-  function enqueue(submission: Submission): Promise<number[]> {
-    return new Promise<number[]>((resolve, reject) => {
+  function enqueue(submission: Submission): Promise<Written> {
+    return new Promise<Written>((resolve, reject) => {
       waiting.push({ submission, resolve, reject });
       if (!committing) void drain();
     });
@@ -265,11 +271,31 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
 
   /** Stores prepared mails; those whose idempotency key was seen before come back as the first mail. */
   async function persistMails(principal: ApiKeyPrincipal, prepared: PreparedMail[], now: number, actor: string): Promise<Mail[]> {
-    const ids = await enqueue({ principal, prepared, now, actor });
-    const rows = await db.selectFrom('mails').selectAll().where('id', 'in', [...new Set(ids)]).execute();
-    const byId = new Map<number, MailRow>(rows.map((r) => [r.id, r]));
-    const recipients = await repo.listRecipients(db, [...byId.keys()]);
-    return ids.map((id) => toMail(byId.get(id)!, recipients.get(id)));
+    const { ids, createdFrom } = await enqueue({ principal, prepared, now, actor });
+    // New mails are answered from what was just written; only mails found by idempotency key are read.
+    const earlier = [...new Set(ids.filter((id) => !createdFrom.has(id)))];
+    const byId = new Map<number, Mail>();
+    if (earlier.length > 0) {
+      const rows = await db.selectFrom('mails').selectAll().where('id', 'in', earlier).execute();
+      const recipients = await repo.listRecipients(db, earlier);
+      for (const row of rows) byId.set(row.id, toMail(row, recipients.get(row.id)));
+    }
+    return ids.map((id) => {
+      const known = byId.get(id);
+      if (known) return known;
+      const { row, recipients } = createdFrom.get(id)!.mail;
+      return {
+        id,
+        fromName: row.from_name,
+        fromMail: row.from_mail,
+        to: recipients.filter((r) => r.kind === 'to').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+        subject: row.subject,
+        status: row.status,
+        providerSentDate: null,
+        receivedDate: new Date(row.received_at).toISOString(),
+        lastUpdate: new Date(row.last_update_at).toISOString(),
+      };
+    });
   }
 
   return {
