@@ -10,8 +10,6 @@ import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import type { Clock } from '../clock.js';
 import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
-import type { Transaction } from 'kysely';
-import type { Database } from '../store/schema.js';
 import { buildMessage, checkMessageInput } from './message-builder.js';
 import * as repo from './mail.repository.js';
 import { toMail, type MailService } from './mail.service.js';
@@ -157,58 +155,57 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
   }
 
   /**
-   * Writes one submission inside the group's transaction; returns each prepared mail's id (an earlier
-   * mail's for an idempotency key seen before) and the ids it created.
+   * One transaction, one durable commit, and one insert per table for every submission in the group.
+   * Idempotency: a key already stored for that API key answers with the stored mail; the same key twice in
+   * the group (one batch or two requests) is one mail, the first.
    */
-  async function writeSubmission(trx: Transaction<Database>, { principal, prepared, now, actor }: Submission): Promise<Written> {
-    const created: number[] = [];
-    const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
-    const seen = new Map<string, number>();
-    if (keys.length > 0) {
-      const rows = await trx
-        .selectFrom('mails')
-        .select(['id', 'idempotency_key'])
-        .where('api_key_id', '=', principal.id)
-        .where('idempotency_key', 'in', keys)
-        .execute();
-      for (const row of rows) seen.set(row.idempotency_key!, row.id);
-    }
-    // Which submissions become new mails; the same key twice in one batch is one mail (the first).
-    const fresh: PreparedMail[] = [];
-    const freshIndexOf = new Map<PreparedMail, number>();
-    const keyedInBatch = new Set<string>();
-    for (const p of prepared) {
-      if (p.idempotencyKey !== null && (seen.has(p.idempotencyKey) || keyedInBatch.has(p.idempotencyKey))) continue;
-      if (p.idempotencyKey !== null) keyedInBatch.add(p.idempotencyKey);
-      freshIndexOf.set(p, fresh.length);
-      fresh.push(p);
-    }
-    const freshIds = await repo.insertMails(trx, fresh.map((p) => p.mail));
-    fresh.forEach((p, i) => {
-      if (p.idempotencyKey !== null) seen.set(p.idempotencyKey, freshIds[i]!);
-    });
-    created.push(...freshIds);
-    if (freshIds.length > 0) {
-      await repo.insertEvents(trx, freshIds.map((mailId) => ({ mailId, at: now, actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
-    }
-    // A submission without a key is always its own new mail; one with a key is whatever mail holds the key
-    // (an earlier one, or the first of this batch). Counting fresh mails in order would give a keyless mail
-    // after a repeated key the wrong id.
-    const ids = prepared.map((p) => {
-      const index = freshIndexOf.get(p);
-      return index !== undefined ? freshIds[index]! : seen.get(p.idempotencyKey!)!;
-    });
-    return { ids, created, createdFrom: new Map(freshIds.map((id, i) => [id, fresh[i]!])) };
-  }
-
-  /** One transaction, one durable commit, for every submission in the group. */
   async function commitGroup(group: Submission[]): Promise<Written[]> {
     const results = await db.transaction().execute(async (trx) => {
-      const written: Written[] = [];
-      for (const submission of group) written.push(await writeSubmission(trx, submission));
-      const createdCount = written.reduce((sum, w) => sum + w.created.length, 0);
-      if (createdCount > 0) await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, createdCount]]));
-      return written;
+      const keyOf = (principal: ApiKeyPrincipal, key: string) => `${principal.id}\u0000${key}`;
+      const stored = new Map<string, number>();
+      for (const { principal, prepared } of group) {
+        const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
+        if (keys.length === 0) continue;
+        const rows = await trx.selectFrom('mails').select(['id', 'idempotency_key']).where('api_key_id', '=', principal.id).where('idempotency_key', 'in', keys).execute();
+        for (const row of rows) stored.set(keyOf(principal, row.idempotency_key!), row.id);
+      }
+      // Which prepared mails become new rows, and which stand for another (stored, or first in the group).
+      const fresh: Array<{ prepared: PreparedMail; actor: string; now: number }> = [];
+      const firstWithKey = new Map<string, PreparedMail>();
+      const standsFor = new Map<PreparedMail, PreparedMail | number>();
+      for (const { principal, prepared, actor, now } of group) {
+        for (const p of prepared) {
+          if (p.idempotencyKey !== null) {
+            const key = keyOf(principal, p.idempotencyKey);
+            const earlier = stored.get(key) ?? firstWithKey.get(key);
+            if (earlier !== undefined) {
+              standsFor.set(p, earlier);
+              continue;
+            }
+            firstWithKey.set(key, p);
+          }
+          fresh.push({ prepared: p, actor, now });
+        }
+      }
+      const freshIds = await repo.insertMails(trx, fresh.map((f) => f.prepared.mail));
+      const idOf = new Map<PreparedMail, number>(fresh.map((f, i) => [f.prepared, freshIds[i]!]));
+      if (freshIds.length > 0) {
+        await repo.insertEvents(trx, fresh.map((f, i) => ({ mailId: freshIds[i]!, at: f.now, actor: f.actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
+        await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, freshIds.length]]));
+      }
+      return group.map(({ prepared }): Written => {
+        const createdFrom = new Map<number, PreparedMail>();
+        const ids = prepared.map((p) => {
+          const own = idOf.get(p);
+          if (own !== undefined) {
+            createdFrom.set(own, p);
+            return own;
+          }
+          const other = standsFor.get(p)!;
+          return typeof other === 'number' ? other : idOf.get(other)!;
+        });
+        return { ids, created: [...createdFrom.keys()], createdFrom };
+      });
     });
     const created = results.flatMap((r) => r.created);
     if (created.length > 0) mails.notify({ type: 'created', ids: created });

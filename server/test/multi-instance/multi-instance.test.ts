@@ -8,7 +8,7 @@ import { MailStatus } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { createAuthService } from '../../src/auth/auth.service.js';
 import { openStore, type Store } from '../../src/store/connection.js';
-import { freshEnvironment, spawnOutbox, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
+import { freshEnvironment, killAllSpawned, spawnOutbox, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 let relay: TestRelay;
@@ -31,6 +31,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(processes.map((p) => p.kill()));
   processes = [];
+  await killAllSpawned();
   await store.close();
   await relay.close();
   await environment.dispose();

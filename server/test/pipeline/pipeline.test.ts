@@ -9,7 +9,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningOutbox } from '../../src/main.js';
 import { openStore } from '../../src/store/connection.js';
-import { freePort, freshEnvironment, spawnOutbox, startInProcess, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
+import { freePort, freshEnvironment, killAllSpawned, spawnOutbox, startInProcess, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 let relay: TestRelay;
@@ -26,6 +26,7 @@ afterEach(async () => {
   running = undefined;
   await Promise.all(processes.map((p) => p.kill()));
   processes = [];
+  await killAllSpawned();
   await relay.close();
   await environment?.dispose();
 });

@@ -53,6 +53,21 @@ export function startInProcess(env: Record<string, string>): Promise<RunningOutb
   return start(loadConfig(env), { consoleDir: path.join(serverDir, 'no-console') });
 }
 
+/** Every process spawned here and not yet gone, so a test that fails half-way leaves none running. */
+const spawned = new Set<ChildProcess>();
+
+export async function killAllSpawned(): Promise<void> {
+  await Promise.all(
+    [...spawned].map((child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.kill('SIGKILL');
+      return exited;
+    }),
+  );
+  spawned.clear();
+}
+
 export interface OutboxProcess {
   child: ChildProcess;
   baseUrl: string;
@@ -71,6 +86,8 @@ export async function spawnOutbox(env: Record<string, string>): Promise<OutboxPr
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: env.LOG_LEVEL === 'silent' ? 'warn' : (env.LOG_LEVEL ?? 'warn') },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
