@@ -3,7 +3,7 @@
  * per-status counters kept in the same transaction as every change, recipients and the event log.
  * Functions take `db | trx` first. Where the engines differ (claiming), it says so here.
  */
-import { sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
@@ -55,16 +55,23 @@ export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{
   const readDescending = (query.order === 'desc') !== isBackwards;
   const direction = readDescending ? 'desc' : 'asc';
 
-  let q = applyFilter(db.selectFrom('mails').selectAll(), query);
-  if (query.cursor) {
+  const fetch = query.limit !== undefined ? query.limit + 1 : undefined;
+  const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (fetch !== undefined ? (q.limit(fetch) as Q) : q);
+  let rows: MailRow[];
+  if (!query.cursor) {
+    rows = await page(applyFilter(db.selectFrom('mails').selectAll(), query).orderBy(column, direction).orderBy('id', direction)).execute();
+  } else {
+    // Keyset past (value, id), written as two index seeks: the rest of the rows sharing `value`, then the
+    // rows beyond it. A row comparison `(column, id) < (value, id)` is one seek on PostgreSQL, but SQLite
+    // only seeks on `column` and then walks every row that shares the value (all of one status, all of one
+    // sender), which made deep pages of such sorts 100 times slower than page 1.
     const { value, id } = query.cursor;
-    q = q.where((eb: ExpressionBuilder<Database, 'mails'>) =>
-      eb(eb.refTuple(column, 'id'), readDescending ? '<' : '>', eb.tuple(value as never, id)),
-    );
+    const past = readDescending ? '<' : '>';
+    const sameValue = page(applyFilter(db.selectFrom('mails').selectAll(), query).where(column, '=', value as never).where('id', past, id).orderBy('id', direction));
+    const beyond = page(applyFilter(db.selectFrom('mails').selectAll(), query).where(column, past, value as never).orderBy(column, direction).orderBy('id', direction));
+    const both = db.selectFrom(sameValue.as('same_value')).selectAll().unionAll(db.selectFrom(beyond.as('beyond')).selectAll());
+    rows = (await (fetch !== undefined ? both.orderBy(column, direction).orderBy('id', direction).limit(fetch) : both.orderBy(column, direction).orderBy('id', direction)).execute()) as MailRow[];
   }
-  q = q.orderBy(column, direction).orderBy('id', direction);
-  if (query.limit !== undefined) q = q.limit(query.limit + 1);
-  const rows = await q.execute();
   const hasMore = query.limit !== undefined && rows.length > query.limit;
   if (hasMore) rows.pop();
   if (isBackwards) rows.reverse();

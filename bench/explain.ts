@@ -1,0 +1,102 @@
+/**
+ * Query plans of the hot path (issue 4: "check the plans with EXPLAIN at 1M mails on both engines"): the
+ * list page per sort (page 1 and a deep keyset page), with a status filter and with a text search, the
+ * worker's claim, and the status counters. It captures the exact SQL the repositories issue (through
+ * Kysely's query log) and asks the engine for its plan. Prints Markdown.
+ *
+ *   DATA_DIR=/path/with/1M npx tsx bench/explain.ts                      # SQLite
+ *   DATABASE_URL=postgres://... npx tsx bench/explain.ts                 # PostgreSQL (EXPLAIN ANALYZE)
+ *
+ * Fill the store first with `npm run outbox -- demo --count 1000000`.
+ */
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
+import pg from 'pg';
+import { MAIL_SORTS } from '@outbox/contract';
+import { claimDueMails } from '../server/src/delivery/queue.repository.js';
+import { getStatusCounts, listMailRows, sortValueOf } from '../server/src/mail/mail.repository.js';
+import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
+import type { Database } from '../server/src/store/schema.js';
+
+const databaseUrl = process.env.DATABASE_URL;
+const engine = databaseUrl ? 'postgres' : 'sqlite';
+let captured: CompiledQuery | undefined;
+const log = (event: { level: string; query: CompiledQuery }) => {
+  if (event.level === 'query') captured = event.query;
+};
+
+let raw: { explain(query: CompiledQuery): Promise<string>; close(): Promise<void> };
+let db: Kysely<Database>;
+if (engine === 'sqlite') {
+  const file = path.join(path.resolve(process.env.DATA_DIR ?? './data'), SQLITE_FILE_NAME);
+  const sqlite = new SqliteDatabase(file, { fileMustExist: true });
+  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
+  raw = {
+    explain: async (query) =>
+      (sqlite.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).all(...(query.parameters as unknown[])) as Array<{ detail: string }>).map((r) => r.detail).join('\n'),
+    close: async () => db.destroy(),
+  };
+} else {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+  db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
+  raw = {
+    // ANALYZE runs the statement: inside a transaction that is always rolled back, so the claim claims nothing.
+    explain: async (query) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await client.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${query.sql}`, query.parameters as unknown[]);
+        return result.rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+    },
+    close: async () => db.destroy(),
+  };
+}
+
+async function planOf(title: string, run: () => Promise<unknown>): Promise<void> {
+  captured = undefined;
+  const started = performance.now();
+  await run();
+  const ms = performance.now() - started;
+  // Set by the log callback during run(); TypeScript cannot see that and narrows it to undefined.
+  const query = captured as CompiledQuery | undefined;
+  if (!query) throw new Error(`${title}: no query captured`);
+  const plan = await raw.explain(query);
+  console.log(`### ${title}\n\n(${ms.toFixed(1)} ms as the service runs it)\n\n\`\`\`sql\n${query.sql}\n\`\`\`\n\n\`\`\`\n${plan}\n\`\`\`\n`);
+}
+
+const total = Number((await db.selectFrom('mails').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+console.log(`## ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${total.toLocaleString('en')} mails\n`);
+
+for (const sort of MAIL_SORTS) {
+  await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, { sort, order: 'desc', limit: 50 }));
+  // A deep page: the keyset cursor of the row at 80 % of the table in this order.
+  const offset = Math.floor(total * 0.8);
+  const deepRow = await db.selectFrom('mails').selectAll().orderBy(sql.ref(sortColumn(sort)), 'desc').orderBy('id', 'desc').offset(offset).limit(1).executeTakeFirst();
+  if (deepRow) {
+    await planOf(`list, sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
+      listMailRows(db, { sort, order: 'desc', limit: 50, cursor: { sort, order: 'desc', value: sortValueOf(deepRow, sort), id: deepRow.id, direction: 'next' } }),
+    );
+  }
+}
+await planOf('list, status=4 (ProviderError), sort=receivedDate', () => listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }));
+await planOf('list, q=invoice (text search)', () => listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'invoice' }));
+await planOf('status counters (meta.total and counts)', () => getStatusCounts(db));
+await planOf('worker claim (inside a transaction, rolled back)', async () => {
+  await db
+    .transaction()
+    .execute(async (trx) => {
+      await claimDueMails(trx, engine, { now: Date.now() + 40 * 86_400_000, limit: 50, owner: 'explain', leaseExpiresAt: Date.now() });
+      throw new Error('rollback');
+    })
+    .catch(() => undefined);
+});
+await raw.close();
+
+function sortColumn(sort: (typeof MAIL_SORTS)[number]): string {
+  return { receivedDate: 'received_at', lastUpdate: 'last_update_at', providerSentDate: 'provider_sent_at', subject: 'subject', status: 'status', from: 'from_mail' }[sort];
+}
