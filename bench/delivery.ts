@@ -1,0 +1,257 @@
+/**
+ * Delivery rate (issue 3, Benchmarks): how fast the worker takes Queued mails to ProviderSent against a fast
+ * loopback sink, compared in the same run with a raw pooled nodemailer loop sending the same number of
+ * prebuilt messages to the same sink with the same pool size and concurrency. Goal: worker / raw >= 0.8.
+ *
+ *   npx tsx bench/delivery.ts [--count 5000] [--rounds 1] [--engine auto|sqlite|postgres|all] [--sink process|inline]
+ *
+ * The sink is the embedded capture relay with `store: false`, in its own process by default (a provider is
+ * another machine; `--sink inline` runs it in this process). The worker is built as server/src/main.ts
+ * builds it, from a config made by loadConfig (WORKER_CONCURRENCY 20 → 5 pooled connections by default).
+ * The mails are queued first through the submission service with WORKER off, then the clock starts when
+ * the worker starts and stops when the ProviderSent counter reaches N.
+ *
+ * Both paths are bound by round trips between two processes on loopback rather than by CPU, so a single
+ * run varies by ±20% here; `--rounds 3` repeats raw + worker three times and judges the median ratio.
+ * `--engine auto` (default) adds PostgreSQL when one answers at OUTBOX_BENCH_POSTGRES_URL.
+ */
+import { parseArgs } from 'node:util';
+import { MailStatus } from '@outbox/contract';
+import { systemClock } from '../server/src/clock.js';
+import { loadConfig } from '../server/src/config.js';
+import { startCaptureRelay } from '../server/src/delivery/capture-relay.js';
+import { createRelayTransport, type RelayTransport } from '../server/src/delivery/relay-transport.js';
+import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
+import { createDeliveryWorker } from '../server/src/delivery/worker.js';
+import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+import { cpuPercent, cpuTimeMs, describeSetup, formatNumber, makeTempDir, printTable, rate, removeDir, setupLine, sleep, verdict, warnIfBusy, withTimeout, writeResult } from './support/common.js';
+import { benchMail, benchRawMessage } from './support/mails.js';
+import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { postgresAdminUrl, postgresReachable } from './support/postgres.js';
+import { startSinkProcess } from './support/sink-process.js';
+
+const GOAL_RATIO = 0.8;
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '5000' },
+    engine: { type: 'string', default: 'auto' },
+    sink: { type: 'string', default: 'process' },
+    concurrency: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
+  },
+});
+const count = Number(values.count);
+const roundCount = Math.max(1, Number(values.rounds));
+const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
+// Exactly as main.ts sizes the relay pool.
+const concurrency = config.workerConcurrency;
+const maxConnections = Math.max(1, Math.min(10, Math.ceil(concurrency / 4)));
+
+async function chooseEngines(): Promise<Engine[]> {
+  if (values.engine === 'sqlite' || values.engine === 'postgres') return [values.engine];
+  const reachable = await postgresReachable();
+  if (values.engine === 'all' && !reachable) throw new Error(`--engine all: no PostgreSQL answers at ${new URL(postgresAdminUrl).host}`);
+  if (!reachable) console.log(`(PostgreSQL half skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
+  return reachable ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** N sends through `transport`, `concurrency` at a time: the ceiling the worker is compared with. */
+interface Cpu {
+  /** Percent of one core used by this process and by the sink process while the phase ran. */
+  main: number | undefined;
+  sink: number | undefined;
+  /** CPU time of this process, in ms. */
+  mainMs: number | undefined;
+}
+
+function cpuMeter(sinkPid: number | undefined) {
+  const main = cpuTimeMs();
+  const sink = sinkPid === undefined ? undefined : cpuTimeMs(sinkPid);
+  return (wallMs: number): Cpu => {
+    const mainAfter = cpuTimeMs();
+    return {
+      main: cpuPercent(main, mainAfter, wallMs),
+      sink: sinkPid === undefined ? undefined : cpuPercent(sink, cpuTimeMs(sinkPid), wallMs),
+      mainMs: main === undefined || mainAfter === undefined ? undefined : mainAfter - main,
+    };
+  };
+}
+
+async function rawLoop(transport: RelayTransport, n: number, sinkPid?: number): Promise<{ ms: number; sent: number; failed: number; cpu: Cpu }> {
+  // Buffers, as the worker gets them from the store (nodemailer is slower with strings).
+  const messages = Array.from({ length: n }, (_, i) => {
+    const message = benchRawMessage(i);
+    return { envelope: message.envelope, raw: Buffer.from(message.raw) };
+  });
+  let next = 0;
+  let sent = 0;
+  let failed = 0;
+  const measureCpu = cpuMeter(sinkPid);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < messages.length) {
+        const outcome = await transport.send(messages[next++]!);
+        if (outcome.kind === 'sent') sent += 1;
+        else failed += 1;
+      }
+    }),
+  );
+  const ms = performance.now() - started;
+  return { ms, sent, failed, cpu: measureCpu(ms) };
+}
+
+interface WorkerRun {
+  engine: Engine;
+  queueMs: number;
+  drainMs: number;
+  sent: number;
+  other: Record<string, number>;
+  cpu: Cpu;
+}
+
+async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: number | undefined): Promise<WorkerRun> {
+  const outbox = await startBenchOutbox({ engine, label: 'delivery', env: { WORKER: 'off' } });
+  try {
+    const { store, services } = outbox.running;
+    const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
+    const queueStarted = performance.now();
+    for (let start = 0; start < n; start += 500) {
+      const batch = Array.from({ length: Math.min(500, n - start) }, (_, i) => benchMail(start + i));
+      await services.submissions.submitJson(principal, batch, true);
+    }
+    const queueMs = performance.now() - queueStarted;
+
+    // As main.ts builds it.
+    const transport = createRelayTransport(relayUrl, { maxConnections });
+    const worker = createDeliveryWorker({
+      store,
+      clock: systemClock,
+      transport,
+      retryPolicy: createRetryPolicy({ maxAttempts: config.retryMaxAttempts, maxAgeMs: config.retryMaxAgeMs, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs) }),
+      concurrency,
+      leaseMs: config.leaseSeconds * 1000,
+      onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
+    });
+    const measureCpu = cpuMeter(sinkPid);
+    const started = performance.now();
+    worker.start();
+    let counts = await getStatusCounts(store.db);
+    await withTimeout(
+      (async () => {
+        while ((counts.get(MailStatus.ProviderSent) ?? 0) < n) {
+          await sleep(10);
+          counts = await getStatusCounts(store.db);
+          const failed = (counts.get(MailStatus.ProviderError) ?? 0) + (counts.get(MailStatus.Error) ?? 0);
+          if (failed > 0) throw new Error(`${failed} mails failed delivery; the sink should accept everything`);
+        }
+      })(),
+      120_000,
+      `draining ${n} mails on ${engine}`,
+    );
+    const drainMs = performance.now() - started;
+    const cpu = measureCpu(drainMs);
+    await worker.stop();
+    transport.close();
+    const other = Object.fromEntries([...counts].filter(([status, c]) => status !== MailStatus.ProviderSent && c > 0).map(([s, c]) => [String(s), c]));
+    return { engine, queueMs, drainMs, sent: counts.get(MailStatus.ProviderSent) ?? 0, other, cpu };
+  } finally {
+    await outbox.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const engines = await chooseEngines();
+  const sinkDir = values.sink === 'inline' ? makeTempDir('outbox-bench-sink-') : undefined;
+  const inlineSink = sinkDir ? await startCaptureRelay({ dataDir: sinkDir, store: false }) : undefined;
+  const processSink = inlineSink ? undefined : await startSinkProcess();
+  const sinkUrl = inlineSink?.url ?? processSink!.url;
+
+  const setup = describeSetup({ engine: engines.join('+'), count, rounds: roundCount, workerConcurrency: concurrency, poolConnections: maxConnections, sink: values.sink === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process' });
+  console.log('Delivery rate: Queued → ProviderSent by the worker vs a raw pooled nodemailer loop, same sink');
+  console.log(setupLine(setup));
+  warnIfBusy(setup);
+
+  try {
+    // Warm both paths (JIT, pool connections) with a small run first.
+    const warmTransport = createRelayTransport(sinkUrl, { maxConnections });
+    await rawLoop(warmTransport, 500);
+    warmTransport.close();
+
+    interface Round {
+      raw: Awaited<ReturnType<typeof rawLoop>> & { rate: number };
+      runs: Array<WorkerRun & { rate: number; ratio: number }>;
+    }
+    const rounds: Round[] = [];
+    for (let round = 1; round <= roundCount; round++) {
+      const rawTransport = createRelayTransport(sinkUrl, { maxConnections });
+      const raw = await rawLoop(rawTransport, count, processSink?.pid);
+      rawTransport.close();
+      if (raw.failed > 0) throw new Error(`${raw.failed} raw sends failed`);
+      const rawRate = rate(raw.sent, raw.ms);
+      const runs: Round['runs'] = [];
+      for (const engine of engines) {
+        const run = await workerRun(engine, sinkUrl, count, processSink?.pid);
+        const workerRate = rate(run.sent, run.drainMs);
+        runs.push({ ...run, rate: workerRate, ratio: workerRate / rawRate });
+      }
+      rounds.push({ raw: { ...raw, rate: rawRate }, runs });
+      if (roundCount > 1) console.log(`  round ${round}: raw ${formatNumber(rawRate)}/s; ${runs.map((r) => `${r.engine} ${formatNumber(r.rate)}/s (${r.ratio.toFixed(2)})`).join('; ')}`);
+    }
+
+    console.log('');
+    const cpuText = (cpu: Cpu) => `${cpu.main ?? '?'}% / ${cpu.sink ?? '-'}%`;
+    const usPerMail = (cpu: Cpu, mails: number) => (cpu.mainMs === undefined || mails === 0 ? '?' : Math.round((cpu.mainMs * 1000) / mails));
+    printTable(
+      ['round', 'path', 'mails', 'seconds', 'mails/s', 'ratio to raw', 'CPU bench / sink', 'bench CPU µs/mail'],
+      rounds.flatMap((r, i) => [
+        [String(i + 1), 'raw nodemailer pool (createRelayTransport)', r.raw.sent, (r.raw.ms / 1000).toFixed(2), formatNumber(r.raw.rate), '1.00', cpuText(r.raw.cpu), usPerMail(r.raw.cpu, r.raw.sent)],
+        ...r.runs.map((w) => [String(i + 1), `worker on ${w.engine}: Queued → ProviderSent`, w.sent, (w.drainMs / 1000).toFixed(2), formatNumber(w.rate), w.ratio.toFixed(2), cpuText(w.cpu), usPerMail(w.cpu, w.sent)]),
+      ]),
+    );
+    const summary = engines.map((engine) => {
+      const ratios = rounds.map((r) => r.runs.find((w) => w.engine === engine)!.ratio);
+      const ratio = median(ratios);
+      return { engine, ratio, rawMailsPerSecond: median(rounds.map((r) => r.raw.rate)), workerMailsPerSecond: median(rounds.map((r) => r.runs.find((w) => w.engine === engine)!.rate)), met: ratio >= GOAL_RATIO };
+    });
+    console.log('');
+    printTable(
+      ['engine', `median of ${roundCount} round(s): raw mails/s`, 'worker mails/s', 'ratio', `goal ≥ ${GOAL_RATIO}`],
+      summary.map((s) => [s.engine, formatNumber(s.rawMailsPerSecond), formatNumber(s.workerMailsPerSecond), s.ratio.toFixed(2), verdict(s.met)]),
+    );
+    for (const engine of engines) {
+      const queueMs = median(rounds.map((r) => r.runs.find((w) => w.engine === engine)!.queueMs));
+      console.log(`  (${engine}: queueing ${count} mails through the submission service in batches of 500 took ${(queueMs / 1000).toFixed(2)} s = ${formatNumber(rate(count, queueMs))} mails/s)`);
+      for (const r of rounds) {
+        const other = r.runs.find((w) => w.engine === engine)!.other;
+        if (Object.keys(other).length > 0) console.log(`  (${engine}: other statuses at the end: ${JSON.stringify(other)})`);
+      }
+    }
+
+    const file = writeResult('delivery', setup, {
+      goal: { ratio: GOAL_RATIO },
+      summary,
+      rounds: rounds.map((r) => ({
+        raw: { mails: r.raw.sent, seconds: r.raw.ms / 1000, mailsPerSecond: r.raw.rate, cpu: r.raw.cpu },
+        worker: r.runs.map((w) => ({ engine: w.engine, mails: w.sent, seconds: w.drainMs / 1000, mailsPerSecond: w.rate, ratio: w.ratio, queueSeconds: w.queueMs / 1000, cpu: w.cpu })),
+      })),
+    });
+    console.log(`\nresult: ${file}`);
+  } finally {
+    await inlineSink?.close();
+    if (sinkDir) removeDir(sinkDir);
+    await processSink?.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

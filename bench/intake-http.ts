@@ -1,0 +1,129 @@
+/**
+ * HTTP intake (issue 3, Benchmarks): accepted mails per second through `POST /api/v1/mail` on the real server
+ * (start(config) in this process, WORKER=off so only intake is measured, SMTP listener off), driven by a
+ * keep-alive load generator in a child process.
+ *   (a) one mail per request, `--connections` concurrent clients: goal ≥ 2,000 mails/s, durable (every 202 is
+ *       a committed transaction; SQLite runs WAL with synchronous=FULL), p50/p99 latency, every non-202 counted;
+ *   (b) batches of `--batch-size` (500) per request: goal ≥ 20,000 mails/s.
+ * Afterwards the Queued counter must equal the mails that got a 202.
+ *
+ *   npx tsx bench/intake-http.ts [--engine sqlite|postgres] [--connections 32] [--seconds 10]
+ *                                [--batch-connections 4] [--batch-seconds 10] [--batch-size 500]
+ */
+import { parseArgs } from 'node:util';
+import { MailStatus } from '@outbox/contract';
+import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+import { cpuPercent, cpuTimeMs, describeSetup, formatNumber, printTable, rate, setupLine, summarize, verdict, warnIfBusy, withTimeout, writeResult, type LatencySummary } from './support/common.js';
+import { runLoadInChild, type LoadResult, type LoadSpec } from './support/http-load.js';
+import { startBenchOutbox, type Engine } from './support/outbox.js';
+
+const GOAL_SINGLE = 2_000;
+const GOAL_BATCH = 20_000;
+
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'sqlite' },
+    connections: { type: 'string', default: '32' },
+    seconds: { type: 'string', default: '10' },
+    'batch-connections': { type: 'string', default: '4' },
+    'batch-seconds': { type: 'string', default: '10' },
+    'batch-size': { type: 'string', default: '500' },
+  },
+});
+const engine = values.engine as Engine;
+if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
+const connections = Number(values.connections);
+const seconds = Number(values.seconds);
+const batchConnections = Number(values['batch-connections']);
+const batchSeconds = Number(values['batch-seconds']);
+const batchSize = Number(values['batch-size']);
+
+interface Phase {
+  name: string;
+  goal: number;
+  result: LoadResult;
+  latency: LatencySummary;
+  mailsPerSecond: number;
+  serverCpuPercent: number | undefined;
+  /** CPU time of the server process (all its threads) per accepted mail, in µs: steadier than mails/s on a busy machine. */
+  serverCpuUsPerMail: number | undefined;
+}
+
+async function main(): Promise<void> {
+  const setup = describeSetup({ engine, connections, seconds, batchConnections, batchSeconds, batchSize, worker: 'off', server: 'start(config) in this process', client: 'node:http keep-alive in a child process' });
+  console.log('HTTP intake: POST /api/v1/mail, accepted (202) mails per second');
+  console.log(setupLine(setup));
+  warnIfBusy(setup);
+
+  const outbox = await startBenchOutbox({ engine, label: 'intake_http', env: { WORKER: 'off' } });
+  try {
+    const base: Omit<LoadSpec, 'body' | 'connections' | 'durationMs' | 'firstIndex'> = {
+      url: `${outbox.baseUrl}/api/v1/mail`,
+      headers: { authorization: `Token ${outbox.apiKey}` },
+    };
+    let firstIndex = 0;
+    const run = async (name: string, goal: number, spec: Pick<LoadSpec, 'body' | 'connections' | 'durationMs'>): Promise<Phase> => {
+      const cpuBefore = cpuTimeMs();
+      const result = await withTimeout(runLoadInChild({ ...base, ...spec, firstIndex }), spec.durationMs + 60_000, name);
+      const cpuAfter = cpuTimeMs();
+      firstIndex += 10_000_000;
+      const phase: Phase = {
+        name,
+        goal,
+        result,
+        latency: summarize(result.latenciesMs),
+        mailsPerSecond: rate(result.mails, result.elapsedMs),
+        serverCpuPercent: cpuPercent(cpuBefore, cpuAfter, result.elapsedMs),
+        serverCpuUsPerMail: cpuBefore !== undefined && cpuAfter !== undefined && result.mails > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / result.mails) : undefined,
+      };
+      if (result.firstError) console.log(`  ${name}: first non-202 answer: ${result.firstError}`);
+      return phase;
+    };
+
+    // Warm-up (JIT, prepared statements, connections); not reported.
+    await run('warm-up', 0, { body: { kind: 'single' }, connections, durationMs: 2_000 });
+    const single = await run('one mail per request', GOAL_SINGLE, { body: { kind: 'single' }, connections, durationMs: seconds * 1000 });
+    const batch = await run(`batches of ${batchSize}`, GOAL_BATCH, { body: { kind: 'batch', batchSize }, connections: batchConnections, durationMs: batchSeconds * 1000 });
+
+    const counts = await getStatusCounts(outbox.running.store.db);
+    const queued = counts.get(MailStatus.Queued) ?? 0;
+    const warmMails = queued - single.result.mails - batch.result.mails;
+
+    console.log('');
+    printTable(
+      ['phase', 'conns', 'requests', 'non-202', 'mails', 'mails/s', 'p50 ms', 'p99 ms', 'server CPU', 'CPU µs/mail', 'goal mails/s', 'goal'],
+      [single, batch].map((p) => {
+        const non202 = p.result.requests - (p.result.statuses['202'] ?? 0);
+        return [p.name, p === single ? connections : batchConnections, p.result.requests, non202, p.result.mails, formatNumber(p.mailsPerSecond), p.latency.p50, p.latency.p99, `${p.serverCpuPercent ?? '?'}%`, p.serverCpuUsPerMail ?? '?', `≥ ${formatNumber(p.goal)}`, verdict(p.mailsPerSecond >= p.goal && non202 === 0)];
+      }),
+    );
+    console.log(`  Queued counter after the run: ${queued} (${warmMails >= 0 ? `${warmMails} from the warm-up` : 'FEWER than the 202s!'}); statuses: single ${JSON.stringify(single.result.statuses)}, batch ${JSON.stringify(batch.result.statuses)}`);
+
+    const file = writeResult('intake-http', setup, {
+      goals: { singleMailsPerSecond: GOAL_SINGLE, batchMailsPerSecond: GOAL_BATCH },
+      phases: [single, batch].map((p) => ({
+        name: p.name,
+        requests: p.result.requests,
+        mails: p.result.mails,
+        seconds: p.result.elapsedMs / 1000,
+        statuses: p.result.statuses,
+        mailsPerSecond: p.mailsPerSecond,
+        requestsPerSecond: rate(p.result.requests, p.result.elapsedMs),
+        latencyMs: p.latency,
+        serverCpuPercent: p.serverCpuPercent,
+        serverCpuUsPerMail: p.serverCpuUsPerMail,
+        goal: p.goal,
+        met: p.mailsPerSecond >= p.goal && p.result.requests === (p.result.statuses['202'] ?? 0),
+      })),
+      queuedAfter: queued,
+    });
+    console.log(`\nresult: ${file}`);
+  } finally {
+    await outbox.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

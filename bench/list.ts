@@ -1,0 +1,223 @@
+/**
+ * The list endpoint at scale (issue 4, Benchmarks): `GET /api/v1/mail/list?limit=50` on a store filled with
+ * `insertDemoMails` (the `demo --count N` data), per sort, on page 1 and on a deep page, plus a status filter
+ * and a text search. Goal: p99 ≤ 10 ms, and a deep page within 1.5× of page 1 (keyset paging). Each page is
+ * asked `--samples` times one after the other (fewer when that takes over 2 s; at least 20), after 5 warm-ups.
+ *
+ *   npx tsx bench/list.ts [--count 200000] [--engine sqlite|postgres] [--samples 200] [--deep-pages 10000] [--fresh] [--drop]
+ *
+ * The deep page is reached the way a client would after following nextCursor that many times: the cursor
+ * (server/src/mail/cursor.ts: sort, order, last row's sort value and id, direction) is built for the row at
+ * position pages × 50 of that ordering, found once with an OFFSET query outside the timing. With fewer rows
+ * than 10,000 pages, the deep page is the one at 90% of the matching rows.
+ *
+ * Filling a store takes a while (about a minute for 200,000 on SQLite here), so the filled store is kept for
+ * the next run: bench/results/cache/list-sqlite-<count>/ or the PostgreSQL database outbox_bench_list_<count>.
+ * `--fresh` rebuilds it; `--drop` removes it after the run.
+ */
+import http from 'node:http';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { MAIL_SORTS, type MailSort } from '@outbox/contract';
+import { encodeCursor } from '../server/src/mail/cursor.js';
+import { insertDemoMails } from '../server/src/mail/demo-data.js';
+import { getStatusCounts, SORT_COLUMNS } from '../server/src/mail/mail.repository.js';
+import { openStore } from '../server/src/store/connection.js';
+import { describeSetup, formatNumber, printTable, resultsDir, setupLine, summarize, verdict, warnIfBusy, writeResult, type LatencySummary } from './support/common.js';
+import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
+import { dropDatabase, namedDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
+
+const GOAL_P99_MS = 10;
+const GOAL_DEEP_RATIO = 1.5;
+const LIMIT = 50;
+const MEASURE_BUDGET_MS = 2_000;
+
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'sqlite' },
+    count: { type: 'string', default: '200000' },
+    samples: { type: 'string', default: '200' },
+    'deep-pages': { type: 'string', default: '10000' },
+    fresh: { type: 'boolean', default: false },
+    drop: { type: 'boolean', default: false },
+  },
+});
+const engine = values.engine as Engine;
+if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
+const count = Number(values.count);
+const samples = Number(values.samples);
+const deepPages = Number(values['deep-pages']);
+
+interface Case {
+  name: string;
+  sort: MailSort;
+  statuses?: number[];
+  q?: string;
+}
+
+const CASES: Case[] = [
+  ...MAIL_SORTS.map((sort) => ({ name: `sort=${sort}`, sort })),
+  { name: 'status=4 (ProviderError, 6%)', sort: 'receivedDate', statuses: [4] },
+  { name: 'status=0,4 (14%)', sort: 'receivedDate', statuses: [0, 4] },
+  { name: 'status=2 (Processing, 2%)', sort: 'receivedDate', statuses: [2] },
+  { name: 'status=4 sort=subject', sort: 'subject', statuses: [4] },
+  { name: 'q=shipped (common)', sort: 'receivedDate', q: 'shipped' },
+  { name: 'q=kowalski7 (rare)', sort: 'receivedDate', q: 'kowalski7' },
+];
+
+/** A store holding exactly `count` demo mails: reused when a previous run left one, filled otherwise. */
+async function prepareStore(): Promise<{ dataDir: string; databaseUrl: string | undefined; filledSeconds: number | undefined; cleanup(): Promise<void> }> {
+  const dataDir = path.join(resultsDir, 'cache', `list-${engine}-${count}`);
+  let databaseUrl: string | undefined;
+  let dropFilled: (() => Promise<void>) | undefined;
+  if (engine === 'postgres') {
+    if (!(await postgresReachable())) throw new Error(`--engine postgres: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
+    const name = `outbox_bench_list_${count}`;
+    if (values.fresh) await dropDatabase(name);
+    const database = await namedDatabase(name);
+    databaseUrl = database.url;
+    dropFilled = database.drop;
+  } else if (values.fresh) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  const store = await openStore({ dataDir, databaseUrl });
+  let filledSeconds: number | undefined;
+  try {
+    const have = [...(await getStatusCounts(store.db)).values()].reduce((sum, n) => sum + n, 0);
+    if (have !== count) {
+      if (have > 0) throw new Error(`the cached store holds ${have} mails, not ${count}; run with --fresh`);
+      console.log(`filling the store with ${formatNumber(count)} demo mails (kept for later runs; --fresh rebuilds)...`);
+      const started = performance.now();
+      let lastReport = started;
+      await insertDemoMails(store, {
+        count,
+        now: Date.now(),
+        batchSize: 5000,
+        onProgress: (inserted) => {
+          if (performance.now() - lastReport > 5000) {
+            lastReport = performance.now();
+            console.log(`  ${formatNumber(inserted)} / ${formatNumber(count)}`);
+          }
+        },
+      });
+      // Fresh statistics, as a database that grew over time would have.
+      await sql`analyze`.execute(store.db);
+      filledSeconds = (performance.now() - started) / 1000;
+      console.log(`  filled in ${filledSeconds.toFixed(1)} s`);
+    }
+  } finally {
+    await store.close();
+  }
+  return {
+    dataDir,
+    databaseUrl,
+    filledSeconds,
+    async cleanup() {
+      if (!values.drop) return;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      await dropFilled?.();
+    },
+  };
+}
+
+function get(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request({ agent, host: target.hostname, port: target.port, path: target.pathname + target.search, headers: { authorization: `Token ${token}` } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+interface CaseResult {
+  name: string;
+  matching: number;
+  deepPage: number;
+  page1: LatencySummary;
+  deep: LatencySummary;
+  met: boolean;
+}
+
+async function main(): Promise<void> {
+  const prepared = await prepareStore();
+  const setup = describeSetup({ engine, count, limit: LIMIT, samplesPerCase: samples, deepPages, server: 'start(config) in this process, WORKER=off', client: 'node:http keep-alive, sequential' });
+  console.log('List endpoint: GET /api/v1/mail/list?limit=50, page 1 and a deep page, per sort and filter');
+  console.log(setupLine(setup));
+  warnIfBusy(setup);
+
+  const outbox = await startBenchOutbox({ engine, label: 'list', dataDir: prepared.dataDir, ...(prepared.databaseUrl ? { databaseUrl: prepared.databaseUrl } : {}), env: { WORKER: 'off' } });
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const results: CaseResult[] = [];
+  try {
+    const token = await operatorToken(outbox);
+    const { db } = outbox.running.store;
+
+    for (const c of CASES) {
+      const column = SORT_COLUMNS[c.sort];
+      // The rows of this ordering and filter, to find the deep page's cursor (outside the timing).
+      let base = db.selectFrom('mails');
+      if (c.statuses) base = base.where('status', 'in', c.statuses);
+      if (c.q) base = base.where(sql<boolean>`search_text like ${`%${c.q}%`}`);
+      const matching = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+      const deepRow = Math.max(0, Math.min(deepPages * LIMIT, Math.floor(matching * 0.9)) - 1);
+      const anchor = await base.select([column, 'id']).orderBy(column, 'desc').orderBy('id', 'desc').limit(1).offset(deepRow).executeTakeFirst();
+
+      const params = new URLSearchParams({ limit: String(LIMIT), sort: c.sort, order: 'desc' });
+      if (c.statuses) params.set('status', c.statuses.join(','));
+      if (c.q) params.set('q', c.q);
+      const page1Url = `${outbox.baseUrl}/api/v1/mail/list?${params}`;
+      const deepParams = new URLSearchParams(params);
+      if (anchor) deepParams.set('cursor', encodeCursor({ sort: c.sort, order: 'desc', value: (anchor as Record<string, number | string>)[column]!, id: anchor.id, direction: 'next' }));
+      const deepUrl = `${outbox.baseUrl}/api/v1/mail/list?${deepParams}`;
+
+      // At most `samples` requests or MEASURE_BUDGET_MS per page (slow cases get fewer samples), after 5 warm-ups.
+      const measure = async (url: string): Promise<LatencySummary> => {
+        const times: number[] = [];
+        const deadline = performance.now() + MEASURE_BUDGET_MS;
+        for (let i = 0; i < samples + 5 && (i < 25 || performance.now() < deadline); i++) {
+          const started = performance.now();
+          const answer = await get(agent, url, token);
+          const ms = performance.now() - started;
+          if (answer.status !== 200) throw new Error(`${c.name}: ${answer.status} ${answer.body.slice(0, 300)}`);
+          if (i >= 5) times.push(ms);
+        }
+        return summarize(times);
+      };
+      const page1 = await measure(page1Url);
+      const deep = await measure(deepUrl);
+      const met = page1.p99 <= GOAL_P99_MS && deep.p99 <= GOAL_P99_MS && deep.p99 <= page1.p99 * GOAL_DEEP_RATIO;
+      results.push({ name: c.name, matching, deepPage: Math.floor((deepRow + 1) / LIMIT) + 1, page1, deep, met });
+      console.log(`  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms; page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms`);
+    }
+
+    console.log('');
+    printTable(
+      ['case', 'matching', 'deep page', 'n', 'p1 p50', 'p1 p99', 'deep p50', 'deep p99', 'deep/p1 p99', `goal p99 ≤ ${GOAL_P99_MS}, ≤ ${GOAL_DEEP_RATIO}×`],
+      results.map((r) => [r.name, formatNumber(r.matching), formatNumber(r.deepPage), Math.min(r.page1.count, r.deep.count), r.page1.p50, r.page1.p99, r.deep.p50, r.deep.p99, (r.deep.p99 / r.page1.p99).toFixed(2), verdict(r.met)]),
+    );
+    if (prepared.filledSeconds !== undefined) console.log(`  (the store was filled in ${prepared.filledSeconds.toFixed(1)} s before the run)`);
+    const file = writeResult('list', setup, {
+      goal: { p99Ms: GOAL_P99_MS, deepToPage1: GOAL_DEEP_RATIO },
+      fillSeconds: prepared.filledSeconds ?? null,
+      cases: results,
+    });
+    console.log(`\nresult: ${file}`);
+  } finally {
+    agent.destroy();
+    await outbox.close();
+    await prepared.cleanup();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,68 @@
+/**
+ * PostgreSQL for benchmarks: the server at OUTBOX_BENCH_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/postgres)
+ * when one answers, and a scratch database per run that is dropped afterwards.
+ */
+import crypto from 'node:crypto';
+import net from 'node:net';
+import pg from 'pg';
+
+export const postgresAdminUrl = process.env.OUTBOX_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** True when something accepts a TCP connection at the admin URL's host and port. */
+export function postgresReachable(urlText = postgresAdminUrl): Promise<boolean> {
+  const url = new URL(urlText);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: url.hostname, port: Number(url.port || 5432) });
+    socket.setTimeout(2000);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+async function adminQuery(text: string): Promise<pg.QueryResult> {
+  const client = new pg.Client({ connectionString: postgresAdminUrl });
+  await client.connect();
+  try {
+    return await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export interface ScratchDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+function urlFor(name: string): string {
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** A fresh database named `outbox_bench_<label>_<random>`; drop() removes it. */
+export async function createScratchDatabase(label: string): Promise<ScratchDatabase> {
+  const name = `outbox_bench_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${crypto.randomBytes(3).toString('hex')}`;
+  await adminQuery(`create database ${name}`);
+  return { name, url: urlFor(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined) };
+}
+
+/** A database kept between runs under a fixed name (the list benchmark's filled store). */
+export async function namedDatabase(name: string): Promise<{ url: string; existed: boolean; drop(): Promise<void> }> {
+  const found = await adminQuery(`select 1 from pg_database where datname = '${name.replace(/'/g, "''")}'`);
+  const existed = (found.rowCount ?? 0) > 0;
+  if (!existed) await adminQuery(`create database ${name}`);
+  return { url: urlFor(name), existed, drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined) };
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  await adminQuery(`drop database if exists ${name} with (force)`);
+}
