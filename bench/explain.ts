@@ -23,7 +23,8 @@ const databaseUrl = process.env.DATABASE_URL;
 const engine = databaseUrl ? 'postgres' : 'sqlite';
 let captured: CompiledQuery | undefined;
 const log = (event: { level: string; query: CompiledQuery }) => {
-  if (event.level === 'query') captured = event.query;
+  // The statement of interest, not the transaction control around it.
+  if (event.level === 'query' && !/^\s*(begin|commit|rollback)/i.test(event.query.sql)) captured = event.query;
 };
 
 let raw: { explain(query: CompiledQuery): Promise<string>; close(): Promise<void> };
