@@ -38,9 +38,19 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter: MailFilter) {
+/**
+ * The status filter either drives the index or stays a plain filter. One status with the default sort
+ * seeks `(status, received_at, id)`. With several statuses or another sort, an index on status alone would
+ * make the engine fetch every matching row and sort them (200 ms for two statuses at 1M mails, 90 ms for
+ * one status sorted by subject); reading the sort's own index and filtering stops after one page instead.
+ * `+status` (a no-op arithmetic) is how SQLite is told not to use an index for a term.
+ */
+function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter: MailFilter, sort?: MailSort) {
   let q = query;
-  if (filter.statuses && filter.statuses.length > 0) q = q.where('status', 'in', filter.statuses);
+  if (filter.statuses && filter.statuses.length > 0) {
+    const seekByStatus = sort === undefined || (sort === 'receivedDate' && filter.statuses.length === 1);
+    q = seekByStatus ? q.where('status', 'in', filter.statuses) : q.where(sql<number>`+status`, 'in', filter.statuses);
+  }
   if (filter.search) q = q.where(sql<boolean>`search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
   return q;
 }
@@ -59,7 +69,7 @@ export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{
   const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (fetch !== undefined ? (q.limit(fetch) as Q) : q);
   let rows: MailRow[];
   if (!query.cursor) {
-    rows = await page(applyFilter(db.selectFrom('mails').selectAll(), query).orderBy(column, direction).orderBy('id', direction)).execute();
+    rows = await page(applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).orderBy(column, direction).orderBy('id', direction)).execute();
   } else {
     // Keyset past (value, id), written as two index seeks: the rest of the rows sharing `value`, then the
     // rows beyond it. A row comparison `(column, id) < (value, id)` is one seek on PostgreSQL, but SQLite
@@ -67,8 +77,8 @@ export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{
     // sender), which made deep pages of such sorts 100 times slower than page 1.
     const { value, id } = query.cursor;
     const past = readDescending ? '<' : '>';
-    const sameValue = page(applyFilter(db.selectFrom('mails').selectAll(), query).where(column, '=', value as never).where('id', past, id).orderBy('id', direction));
-    const beyond = page(applyFilter(db.selectFrom('mails').selectAll(), query).where(column, past, value as never).orderBy(column, direction).orderBy('id', direction));
+    const sameValue = page(applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).where(column, '=', value as never).where('id', past, id).orderBy('id', direction));
+    const beyond = page(applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).where(column, past, value as never).orderBy(column, direction).orderBy('id', direction));
     const both = db.selectFrom(sameValue.as('same_value')).selectAll().unionAll(db.selectFrom(beyond.as('beyond')).selectAll());
     rows = (await (fetch !== undefined ? both.orderBy(column, direction).orderBy('id', direction).limit(fetch) : both.orderBy(column, direction).orderBy('id', direction)).execute()) as MailRow[];
   }
