@@ -14,6 +14,7 @@ const BENCHMARKS = {
   'intake-smtp': 'bench/intake-smtp.ts',
   'idle-latency': 'bench/idle-latency.ts',
   list: 'bench/list.ts',
+  'delivery-processes': 'bench/delivery-processes.ts',
 };
 
 const argv = process.argv.slice(2);

@@ -1,0 +1,83 @@
+/**
+ * Delivery rate with one and with two worker processes on PostgreSQL (issue 4, Benchmarks): N mails are
+ * queued in a scratch database, then K worker-only instances (`node --import tsx server/src/main.ts` with
+ * PORT=off SMTP_PORT=off WORKER=on, as docs/operations.md runs them) drain them to a sink process. The clock
+ * runs from the moment the workers are ready until ProviderSent reaches N.
+ *
+ *   npx tsx bench/delivery-processes.ts [--count 10000] [--processes 1,2]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { MailStatus } from '@outbox/contract';
+import { createAuthService } from '../server/src/auth/auth.service.js';
+import { systemClock } from '../server/src/clock.js';
+import { createMailService } from '../server/src/mail/mail.service.js';
+import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+import { createSubmissionService } from '../server/src/mail/submission.service.js';
+import { openStore } from '../server/src/store/connection.js';
+import { benchDir, describeSetup, formatNumber, makeTempDir, printTable, rate, removeDir, setupLine, sleep, writeResult } from './support/common.js';
+import { benchMail } from './support/mails.js';
+import { createScratchDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
+import { startSinkProcess } from './support/sink-process.js';
+
+const { values } = parseArgs({ options: { count: { type: 'string', default: '10000' }, processes: { type: 'string', default: '1,2' } } });
+const count = Number(values.count);
+const processCounts = values.processes.split(',').map(Number);
+if (!(await postgresReachable())) {
+  console.log(`skipped: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
+  process.exit(0);
+}
+
+const setup = describeSetup({ engine: 'postgres', count, processes: processCounts.join(','), workerConcurrency: 50, sink: 'capture relay (store:false) in a child process' });
+console.log('Delivery rate on PostgreSQL with one and two worker processes');
+console.log(setupLine(setup));
+
+const serverDir = path.resolve(benchDir, '../server');
+const sink = await startSinkProcess();
+const results: Array<{ processes: number; seconds: number; mailsPerSecond: number }> = [];
+try {
+  for (const processes of processCounts) {
+    const database = await createScratchDatabase(`procs${processes}`);
+    const dataDir = makeTempDir('outbox-bench-procs-');
+    const store = await openStore({ dataDir, databaseUrl: database.url, maxConnections: 4 });
+    const children: ChildProcess[] = [];
+    try {
+      const auth = createAuthService({ store, clock: systemClock, sessionTtlSeconds: 3600 });
+      const principal = (await auth.findApiKeyPrincipal(await auth.createApiKey('bench')))!;
+      const submissions = createSubmissionService({ store, clock: systemClock, mails: createMailService({ store, clock: systemClock }) });
+      for (let offset = 0; offset < count; offset += 500) {
+        await submissions.submitJson(principal, Array.from({ length: Math.min(500, count - offset) }, (_, i) => benchMail(offset + i)), true);
+      }
+      // Workers start with the queue full; each logs once it runs, then the clock starts.
+      const ready: Array<Promise<void>> = [];
+      for (let i = 0; i < processes; i++) {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+          cwd: serverDir,
+          env: { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: 'off', SMTP_PORT: 'off', WORKER: 'on', RELAY_URL: sink.url, LOG_LEVEL: 'info', OUTBOX_ADMIN_USER: 'bench', OUTBOX_ADMIN_PASSWORD: 'bench-password' },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        children.push(child);
+        ready.push(new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Outbox running') && resolve())));
+      }
+      await Promise.all(ready);
+      const started = performance.now();
+      for (;;) {
+        if ((await getStatusCounts(store.db)).get(MailStatus.ProviderSent) === count) break;
+        await sleep(20);
+      }
+      const ms = performance.now() - started;
+      results.push({ processes, seconds: ms / 1000, mailsPerSecond: rate(count, ms) });
+    } finally {
+      await Promise.all(children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))));
+      await store.close();
+      await database.drop();
+      removeDir(dataDir);
+    }
+  }
+} finally {
+  await sink.stop();
+}
+
+printTable(['worker processes', 'mails', 'seconds', 'mails/s'], results.map((r) => [r.processes, formatNumber(count), r.seconds.toFixed(2), formatNumber(r.mailsPerSecond)]));
+console.log(`\nresult: ${writeResult('delivery-processes', setup, { count, results })}`);
