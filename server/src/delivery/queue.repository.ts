@@ -5,6 +5,7 @@
  * so concurrent workers take disjoint batches without waiting; SQLite has a single writer, so the plain
  * subquery is already atomic.
  */
+import { sql } from 'kysely';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 
@@ -88,27 +89,36 @@ export interface AttemptResult {
 }
 
 /**
- * Processing → the outcome, only while this worker still holds the lease: a worker whose lease expired and
- * was swept must not overwrite what happened since. Returns whether the row was ours.
+ * Processing → the outcome, for many mails in one statement (a worker's group commit), each only while its
+ * claim (owner and lease expiry) still holds the mail: a worker whose lease expired and was swept must not
+ * overwrite what happened since. One UPDATE joined to a VALUES list, instead of one statement, one round
+ * trip and one query compilation per mail. The same SQL
+ * runs on both engines (UPDATE … FROM: SQLite ≥ 3.33, PostgreSQL); the casts give PostgreSQL the types of
+ * the VALUES columns. Returns the ids whose lease was still this claim's, i.e. the rows it changed.
  */
-export async function recordAttemptResult(db: DbOrTrx, result: AttemptResult): Promise<boolean> {
-  const updated = await db
-    .updateTable('mails')
-    .set({
-      status: result.toStatus,
-      last_update_at: result.now,
-      provider_reply: result.reply,
-      lease_owner: null,
-      lease_expires_at: null,
-      ...(result.nextAttemptAt !== undefined ? { next_attempt_at: result.nextAttemptAt } : {}),
-      ...(result.providerSentAt !== undefined ? { provider_sent_at: result.providerSentAt } : {}),
-    })
-    .where('id', '=', result.id)
-    .where('status', '=', 2)
-    .where('lease_owner', '=', result.owner)
-    .where('lease_expires_at', '=', result.leaseExpiresAt)
-    .executeTakeFirst();
-  return Number(updated.numUpdatedRows) > 0;
+export async function recordAttemptResults(db: DbOrTrx, results: AttemptResult[]): Promise<Set<number>> {
+  const recorded = new Set<number>();
+  for (let start = 0; start < results.length; start += 500) {
+    const rows = results.slice(start, start + 500).map(
+      (r) =>
+        sql`(cast(${r.id} as bigint), cast(${r.toStatus} as integer), cast(${r.reply} as text), cast(${r.now} as bigint), cast(${r.nextAttemptAt ?? null} as bigint), cast(${r.providerSentAt ?? null} as bigint), cast(${r.owner} as text), cast(${r.leaseExpiresAt} as bigint))`,
+    );
+    const updated = await sql<{ id: number }>`
+      with v (id, status, reply, at, next_at, sent_at, owner, lease_expires_at) as (values ${sql.join(rows)})
+      update mails set
+        status = v.status,
+        last_update_at = v.at,
+        provider_reply = v.reply,
+        lease_owner = null,
+        lease_expires_at = null,
+        next_attempt_at = coalesce(v.next_at, mails.next_attempt_at),
+        provider_sent_at = coalesce(v.sent_at, mails.provider_sent_at)
+      from v
+      where mails.id = v.id and mails.status = 2 and mails.lease_owner = v.owner and mails.lease_expires_at = v.lease_expires_at
+      returning mails.id`.execute(db);
+    for (const row of updated.rows) recorded.add(Number(row.id));
+  }
+  return recorded;
 }
 
 /**

@@ -130,8 +130,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       await store.db.transaction().execute(async (trx) => {
         const deltas = new Map<number, number>();
         const events: NewEvent[] = [];
+        const recorded = await queue.recordAttemptResults(trx, decisions);
         for (const decision of decisions) {
-          if (!(await queue.recordAttemptResult(trx, decision))) continue; // lease lost: someone else owns it now
+          if (!recorded.has(decision.id)) continue; // lease lost: someone else owns it now
           changed.push(decision.id);
           deltas.set(MailStatus.Processing, (deltas.get(MailStatus.Processing) ?? 0) - 1);
           deltas.set(decision.toStatus, (deltas.get(decision.toStatus) ?? 0) + 1);

@@ -225,8 +225,8 @@ describe('delivery worker', () => {
     expect(mail.attempts).toBe(2); // the dead worker's attempt counts
 
     // The dead worker wakes up and reports its old attempt: the lease is no longer its own.
-    const late = await queue.recordAttemptResult(context.store.db, { id: id!, owner: 'dead-worker', leaseExpiresAt: now + MINUTE, now: context.clock.now(), toStatus: MailStatus.ProviderError, reply: 'late' });
-    expect(late).toBe(false);
+    const late = await queue.recordAttemptResults(context.store.db, [{ id: id!, owner: 'dead-worker', leaseExpiresAt: now + MINUTE, now: context.clock.now(), toStatus: MailStatus.ProviderError, reply: 'late' }]);
+    expect(late.has(id!)).toBe(false);
     expect((await detail(id!)).status).toBe(MailStatus.ProviderSent);
     const counts = (await context.services.mails.listMails({ limit: 1 })).meta.counts;
     expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.ProviderSent]: 1 });
@@ -243,7 +243,7 @@ describe('delivery worker', () => {
     const second = context.clock.now() + MINUTE;
     expect(await claim(second)).toHaveLength(1);
     const record = (leaseExpiresAt: number, reply: string) =>
-      queue.recordAttemptResult(context.store.db, { id: id!, owner: 'w1', leaseExpiresAt, now: context.clock.now(), toStatus: MailStatus.ProviderSent, reply });
+      queue.recordAttemptResults(context.store.db, [{ id: id!, owner: 'w1', leaseExpiresAt, now: context.clock.now(), toStatus: MailStatus.ProviderSent, reply }]).then((recorded) => recorded.has(id!));
     expect(await record(first, 'stale')).toBe(false);
     expect(await record(second, 'current')).toBe(true);
     expect((await detail(id!)).providerReply).toBe('current');
