@@ -47,6 +47,8 @@ interface PendingResult {
   row: MailRow;
   outcome: DeliveryOutcome;
   at: number;
+  /** How many flushes of this result failed already. */
+  retries?: number;
 }
 
 const STATUS_BY_PERMANENT_OUTCOME = { sent: MailStatus.ProviderSent, rejected: MailStatus.ProviderError, invalid: MailStatus.Error } as const;
@@ -146,10 +148,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     } catch (error) {
       // Try again shortly (a deadlock or a lost connection is usually gone by then). Past the retries the
       // mails stay in Processing under our lease and the sweeper requeues them: sent again, never lost.
-      const retries = (batch[0] as PendingResult & { retries?: number }).retries ?? 0;
+      const retries = batch[0]!.retries ?? 0;
       logger?.error({ err: error, mailIds: decisions.map((d) => d.id), retries }, 'could not record delivery outcomes');
       if (retries < 5 && !hasStopped) {
-        for (const result of batch) (result as PendingResult & { retries?: number }).retries = retries + 1;
+        for (const result of batch) result.retries = retries + 1;
         setTimeout(() => {
           pending.unshift(...batch);
           scheduleFlush();
