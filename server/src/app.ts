@@ -11,6 +11,7 @@ import { createAuthService, type AuthService } from './auth/auth.service.js';
 import type { LoginThrottle } from './auth/login-throttle.js';
 import { systemClock, type Clock } from './clock.js';
 import { createHealthService } from './health/health.service.js';
+import { createMetricsService } from './health/metrics.service.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
 import { registerErrorHandling, registerJsonParser } from './http/errors.js';
@@ -118,7 +119,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
 
-  await app.register(healthRoutes, { health: createHealthService(options.store) });
+  await app.register(healthRoutes, { health: createHealthService(options.store), metrics: createMetricsService({ mails, clock }) });
   await app.register(authRoutes, { auth });
   await app.register(mailRoutes, { auth, mails });
   await app.register(submissionRoutes, { auth, submissions });

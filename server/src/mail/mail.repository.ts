@@ -115,6 +115,12 @@ export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>>
  * opposite orders deadlock, and the loser's outcomes would wait for a lease expiry), and callers make this
  * the last statement of their transaction, so a row stays locked only for the commit.
  */
+/** The earliest acceptance among mails in `status` (an index seek on (status, received_at, id)). */
+export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise<number | undefined> {
+  const row = await db.selectFrom('mails').select('received_at').where('status', '=', status).orderBy('received_at').orderBy('id').limit(1).executeTakeFirst();
+  return row?.received_at;
+}
+
 export async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>): Promise<void> {
   for (const [status, delta] of [...deltas].sort(([a], [b]) => a - b)) {
     if (delta === 0) continue;

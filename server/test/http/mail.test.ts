@@ -277,6 +277,20 @@ describe('mail API', () => {
       );
     });
 
+    it('serves /metrics in the Prometheus text format: mails per status from the counters, oldest Queued age, process figures', async () => {
+      const now = context.clock.now();
+      await seedMails(context.store, [{ status: 0, receivedAt: now - 90_000 }, { status: 0, receivedAt: now - 10_000 }, { status: 3 }, { status: 4 }]);
+      const response = await context.app.inject({ method: 'GET', url: '/metrics' });
+      expect(response.statusCode).toBe(200);
+      expect(response.headers['content-type']).toMatch(/^text\/plain/);
+      expect(response.body).toContain('outbox_mails{status="Queued"} 2');
+      expect(response.body).toContain('outbox_mails{status="ProviderSent"} 1');
+      expect(response.body).toContain('outbox_mails{status="ProviderError"} 1');
+      expect(response.body).toContain('outbox_mails{status="Processing"} 0');
+      expect(response.body).toMatch(/^outbox_queue_oldest_age_seconds 90$/m);
+      expect(response.body).toMatch(/^outbox_process_resident_memory_bytes \d+/m);
+    });
+
     it('sends security headers', async () => {
       const response = await context.app.inject({ method: 'GET', url: '/healthz' });
       expect(response.headers['content-security-policy']).toContain("default-src 'self'");
