@@ -125,24 +125,50 @@ export async function recordAttemptResults(db: DbOrTrx, results: AttemptResult[]
  * Processing → Queued, due now, for every lease that ran out (its worker died or hung). Returns who held
  * each one, read before the update, since RETURNING shows the row after it (lease_owner already cleared).
  */
-export async function releaseExpiredLeases(db: DbOrTrx, now: number): Promise<Array<{ id: number; lease_owner: string | null }>> {
+export interface ExpiredLease {
+  id: number;
+  lease_owner: string | null;
+  attempts: number;
+  received_at: number;
+}
+
+/**
+ * Each expired lease goes back to Queued, due now, or, when `givesUp` says the mail's retry budget is
+ * spent (a mail that keeps killing or hanging its worker), to Error. Both updates are conditional on the
+ * lease still being expired, so a late outcome or another sweeper wins cleanly.
+ */
+export async function releaseExpiredLeases(db: DbOrTrx, now: number, givesUp: (lease: ExpiredLease) => boolean = () => false): Promise<Array<ExpiredLease & { toStatus: number }>> {
   const expired = await db
     .selectFrom('mails')
-    .select(['id', 'lease_owner'])
+    .select(['id', 'lease_owner', 'attempts', 'received_at'])
     .where('status', '=', 2)
     .where('lease_expires_at', '<=', now)
     .execute();
   if (expired.length === 0) return [];
-  const released = await db
-    .updateTable('mails')
-    .set({ status: 0, next_attempt_at: now, last_update_at: now, lease_owner: null, lease_expires_at: null })
-    .where('id', 'in', expired.map((row) => row.id))
-    .where('status', '=', 2)
-    .where('lease_expires_at', '<=', now)
-    .returning(['id'])
-    .execute();
-  const releasedIds = new Set(released.map((row) => row.id));
-  return expired.filter((row) => releasedIds.has(row.id));
+  const released: Array<ExpiredLease & { toStatus: number }> = [];
+  for (const [toStatus, rows] of [
+    [0, expired.filter((row) => !givesUp(row))],
+    [5, expired.filter((row) => givesUp(row))],
+  ] as const) {
+    if (rows.length === 0) continue;
+    const updated = await db
+      .updateTable('mails')
+      .set({
+        status: toStatus,
+        last_update_at: now,
+        lease_owner: null,
+        lease_expires_at: null,
+        ...(toStatus === 0 ? { next_attempt_at: now } : { provider_reply: 'The worker delivering it stopped answering on every attempt; the retry budget is spent.' }),
+      })
+      .where('id', 'in', rows.map((row) => row.id))
+      .where('status', '=', 2)
+      .where('lease_expires_at', '<=', now)
+      .returning(['id'])
+      .execute();
+    const updatedIds = new Set(updated.map((row) => row.id));
+    released.push(...rows.filter((row) => updatedIds.has(row.id)).map((row) => ({ ...row, toStatus })));
+  }
+  return released;
 }
 
 /** Processing → Queued for this worker's own leases, at a graceful stop, so nothing waits for expiry. */

@@ -241,18 +241,30 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   async function sweepExpiredLeases(): Promise<number> {
     const now = clock.now();
+    // A lease that ran out counts as an attempt whose relay never answered: past the budget, the mail ends.
+    const givesUp = (lease: queue.ExpiredLease) => !retryPolicy.decide({ attempts: lease.attempts, receivedAt: lease.received_at, now, outcome: 'unreachable' }).retry;
     const released = await store.db.transaction().execute(async (trx) => {
-      const rows = await queue.releaseExpiredLeases(trx, now);
+      const rows = await queue.releaseExpiredLeases(trx, now, givesUp);
       if (rows.length === 0) return rows;
       await insertEvents(
         trx,
-        rows.map((r) => ({ mailId: r.id, at: now, actor: `sweeper:${workerId}`, type: 'lease-expired', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued, detail: { heldBy: r.lease_owner } })),
+        rows.map((r) => ({
+          mailId: r.id,
+          at: now,
+          actor: `sweeper:${workerId}`,
+          type: r.toStatus === MailStatus.Queued ? 'lease-expired' : 'lease-expired-gave-up',
+          fromStatus: MailStatus.Processing,
+          toStatus: r.toStatus,
+          detail: { heldBy: r.lease_owner, attempt: r.attempts },
+        })),
       );
-      await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
+      const deltas = new Map<number, number>([[MailStatus.Processing, -rows.length]]);
+      for (const row of rows) deltas.set(row.toStatus, (deltas.get(row.toStatus) ?? 0) + 1);
+      await adjustStatusCounts(trx, deltas);
       return rows;
     });
     if (released.length > 0) {
-      logger?.warn({ mailIds: released.map((r) => r.id), heldBy: [...new Set(released.map((r) => r.lease_owner))] }, 'returned mails whose lease expired to the queue');
+      logger?.warn({ mailIds: released.map((r) => r.id), heldBy: [...new Set(released.map((r) => r.lease_owner))] }, 'mails whose lease expired: returned to the queue, or ended where their retry budget is spent');
       options.onChange?.(released.map((r) => r.id));
       wake();
     }

@@ -232,6 +232,31 @@ describe('delivery worker', () => {
     expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.ProviderSent]: 1 });
   });
 
+  it('a mail whose lease keeps expiring (it kills or hangs every worker) ends in Error once its retry budget is spent', async () => {
+    const [id] = await submit();
+    // Never started: only its sweeper is used, while the test plays the crashing workers.
+    const transport = createRelayTransport(relay.url);
+    transports.push(transport);
+    const worker = createDeliveryWorker({ store: context.store, clock: context.clock, transport, retryPolicy: createRetryPolicy({ maxAttempts: 3, baseDelayMs: MINUTE, jitter: 0 }) });
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const now = context.clock.now();
+      await context.store.db.transaction().execute(async (trx) => {
+        expect(await queue.claimDueMails(trx, context.store.engine, { now, limit: 1, owner: `crashing-${attempt}`, leaseExpiresAt: now + MINUTE })).toHaveLength(1);
+        await adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Processing, 1]]));
+      });
+      context.clock.advance(MINUTE);
+      expect(await worker.sweepExpiredLeases()).toBe(1);
+      const mail = await detail(id!);
+      expect(mail.attempts).toBe(attempt);
+      expect(mail.status).toBe(attempt < 3 ? MailStatus.Queued : MailStatus.Error);
+    }
+    const mail = await detail(id!);
+    expect(mail.events.at(-1)).toMatchObject({ type: 'lease-expired-gave-up', toStatus: MailStatus.Error, detail: { heldBy: 'crashing-3', attempt: 3 } });
+    expect(mail.providerReply).toMatch(/retry budget is spent/);
+    const { counts } = (await context.services.mails.listMails({ limit: 1 })).meta;
+    expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.Queued]: 0, [MailStatus.Error]: 1 });
+  });
+
   it('a claim is its owner and its lease: a stale claim of the same worker cannot record over a newer one', async () => {
     const [id] = await submit();
     const claim = async (leaseExpiresAt: number) =>
