@@ -24,13 +24,22 @@ import { createRelayTransport, type RelayTransport } from '../server/src/deliver
 import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
-import { cpuPercent, cpuTimeMs, describeSetup, formatNumber, makeTempDir, printTable, rate, removeDir, setupLine, sleep, verdict, warnIfBusy, withTimeout, writeResult } from './support/common.js';
+import { cpuPercent, cpuTimeMs, describeSetup, formatNumber, makeTempDir, printTable, rate, removeDir, setupLine, sleep, verdict, warnIfBusy, writeResult } from './support/common.js';
 import { benchMail, benchRawMessage } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import { postgresAdminUrl, postgresReachable } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
 
 const GOAL_RATIO = 0.8;
+const DRAIN_TIMEOUT_MS = 60_000;
+
+function collectingLogger() {
+  const lines: string[] = [];
+  const keep = (level: string) => (object: object, message?: string) => {
+    if (lines.length < 5) lines.push(`${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`);
+  };
+  return { lines, info: () => undefined, warn: keep('warn'), error: keep('error') };
+}
 
 const { values } = parseArgs({
   options: {
@@ -129,7 +138,8 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     }
     const queueMs = performance.now() - queueStarted;
 
-    // As main.ts builds it.
+    // As main.ts builds it (its logger keeps the first warnings and errors, to explain a failed run).
+    const workerLog = collectingLogger();
     const transport = createRelayTransport(relayUrl, { maxConnections });
     const worker = createDeliveryWorker({
       store,
@@ -138,24 +148,25 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
       retryPolicy: createRetryPolicy({ maxAttempts: config.retryMaxAttempts, maxAgeMs: config.retryMaxAgeMs, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs) }),
       concurrency,
       leaseMs: config.leaseSeconds * 1000,
+      logger: workerLog,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
     });
     const measureCpu = cpuMeter(sinkPid);
     const started = performance.now();
     worker.start();
     let counts = await getStatusCounts(store.db);
-    await withTimeout(
-      (async () => {
-        while ((counts.get(MailStatus.ProviderSent) ?? 0) < n) {
-          await sleep(10);
-          counts = await getStatusCounts(store.db);
-          const failed = (counts.get(MailStatus.ProviderError) ?? 0) + (counts.get(MailStatus.Error) ?? 0);
-          if (failed > 0) throw new Error(`${failed} mails failed delivery; the sink should accept everything`);
-        }
-      })(),
-      120_000,
-      `draining ${n} mails on ${engine}`,
-    );
+    const deadline = started + DRAIN_TIMEOUT_MS;
+    while ((counts.get(MailStatus.ProviderSent) ?? 0) < n) {
+      await sleep(25);
+      counts = await getStatusCounts(store.db);
+      const failed = (counts.get(MailStatus.ProviderError) ?? 0) + (counts.get(MailStatus.Error) ?? 0);
+      if (failed > 0 || performance.now() > deadline) {
+        const state = `status counts ${JSON.stringify(Object.fromEntries(counts))}, worker in flight ${worker.inFlight}, worker log: ${workerLog.lines.join(' | ') || 'nothing'}`;
+        await worker.stop({ graceMs: 1000 });
+        transport.close();
+        throw new Error(failed > 0 ? `${failed} mails failed delivery on ${engine}; the sink accepts everything. ${state}` : `draining ${n} mails on ${engine} did not finish within ${DRAIN_TIMEOUT_MS / 1000} s: ${state}`);
+      }
+    }
     const drainMs = performance.now() - started;
     const cpu = measureCpu(drainMs);
     await worker.stop();

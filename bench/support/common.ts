@@ -3,6 +3,7 @@
  * percentiles, a results file under bench/results/ (gitignored) and small helpers. A benchmark prints its
  * figures with the setup it ran on, so a number is never read without knowing where it came from.
  */
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +20,8 @@ export interface Setup {
   memoryGb: number;
   /** os.loadavg() at the start: other work on the machine skews every figure. */
   loadAverage: number[];
+  /** The commit measured, with `+dirty` when server/ or contract/ had uncommitted changes. */
+  commit: string;
   engine: string;
   [knob: string]: unknown;
 }
@@ -33,8 +36,19 @@ export function describeSetup(knobs: { engine: string } & Record<string, unknown
     cpuCount: cpus.length,
     memoryGb: Math.round(os.totalmem() / 1024 ** 3),
     loadAverage: os.loadavg().map((value) => Math.round(value * 100) / 100),
+    commit: currentCommit(),
     ...knobs,
   };
+}
+
+function currentCommit(): string {
+  try {
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: benchDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = git('status', '--porcelain', '--', '../server', '../contract') !== '';
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? '+dirty' : ''}`;
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Warns when the machine is already busy: the figures would measure the other work too. */
@@ -46,11 +60,11 @@ export function warnIfBusy(setup: Setup): void {
 }
 
 export function setupLine(setup: Setup): string {
-  const { node, platform, cpuModel, cpuCount, memoryGb, loadAverage, ...knobs } = setup;
+  const { node, platform, cpuModel, cpuCount, memoryGb, loadAverage, commit, ...knobs } = setup;
   const extra = Object.entries(knobs)
     .map(([key, value]) => `${key}=${typeof value === 'object' ? JSON.stringify(value) : String(value)}`)
     .join(' ');
-  return `setup: node ${node}, ${cpuCount}× ${cpuModel}, ${memoryGb} GB, ${platform}, load ${loadAverage.join('/')}; ${extra}`;
+  return `setup: node ${node}, ${cpuCount}× ${cpuModel}, ${memoryGb} GB, ${platform}, load ${loadAverage.join('/')}, commit ${commit}; ${extra}`;
 }
 
 export interface LatencySummary {
