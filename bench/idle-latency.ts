@@ -12,6 +12,7 @@
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import type { Mail } from '@outbox/contract';
+import { loadConfig } from '../server/src/config.js';
 import { describeSetup, printTable, setupLine, sleep, summarize, verdict, warnIfBusy, writeResult } from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
@@ -48,7 +49,7 @@ function post(agent: http.Agent, url: string, apiKey: string, body: string): Pro
 
 async function main(): Promise<void> {
   const sink = await startTimedSink();
-  const setup = describeSetup({ engine, count, spacingMs: '20-50 random', worker: 'on (defaults: WORKER_CONCURRENCY 20)', relay: 'timed smtp-server sink in this process', client: 'node:http keep-alive, one request at a time' });
+  const setup = describeSetup({ engine, count, spacingMs: '20-50 random', worker: `on (WORKER_CONCURRENCY ${loadConfig({}).workerConcurrency}, the default)`, relay: 'timed smtp-server sink in this process', client: 'node:http keep-alive, one request at a time' });
   console.log('Idle latency: accepted → delivery start (MAIL FROM at the relay), worker on, store idle');
   console.log(setupLine(setup));
   warnIfBusy(setup);

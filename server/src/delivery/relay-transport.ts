@@ -149,7 +149,9 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
   connection.getSocket = openNoDelaySocket;
   const transporter = pool
     ? nodemailer.createTransport(
-        new SMTPPool({ ...connection, pool: true, ...(maxConnections !== undefined ? { maxConnections } : {}) }),
+        // maxMessages: nodemailer retires a pooled connection after 100 messages by default, and a new
+        // connection waits for the relay's greeting (100 ms on smtp-server and many real servers).
+        new SMTPPool({ ...connection, pool: true, maxMessages: Infinity, ...(maxConnections !== undefined ? { maxConnections } : {}) }),
       )
     : nodemailer.createTransport(new SMTPTransport(connection));
   // An unhandled 'error' event would crash the process; failures of a send arrive through its promise.

@@ -81,13 +81,21 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   let loopDone: Promise<void> = Promise.resolve();
   let sweepTimer: NodeJS.Timeout | undefined;
 
+  /** A wake that came while the loop was busy (claiming, say): the next sleep returns at once instead of missing it. */
+  let wakeRequested = false;
+
   function wake(): void {
     const resolve = wakeUp;
     wakeUp = undefined;
-    resolve?.();
+    if (resolve) resolve();
+    else wakeRequested = true;
   }
 
   function sleep(ms: number): Promise<void> {
+    if (wakeRequested) {
+      wakeRequested = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         wakeUp = undefined;
@@ -230,7 +238,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         if (claimed === 0) {
           const nextDue = await queue.findNextDueAt(store.db);
           const untilDue = nextDue === undefined ? pollIntervalMs : Math.max(0, nextDue - clock.now());
-          await sleep(Math.min(pollIntervalMs, untilDue || pollIntervalMs));
+          // untilDue 0: a mail fell due since the claim (or another instance's claim holds it a moment):
+          // try again almost at once rather than after a whole poll interval.
+          await sleep(untilDue > 0 ? Math.min(pollIntervalMs, untilDue) : 5);
         }
       } catch (error) {
         logger?.error({ err: error }, 'worker loop failed; retrying');
