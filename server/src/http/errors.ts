@@ -4,6 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
+import { isStoreFullError, isStoreUnavailableError } from '../store/store-errors.js';
 
 interface ValidationIssue {
   instancePath: string;
@@ -60,6 +61,15 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (status >= 400 && status < 500) {
       const code = fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'invalid_json' : 'bad_request';
       return send(reply, status, code, fastifyError.message);
+    }
+    if (isStoreUnavailableError(error)) {
+      request.log.warn({ err: error }, 'store unavailable');
+      reply.header('retry-after', '5');
+      return send(reply, 503, 'store_unavailable', 'The mail store is not reachable right now; nothing was changed. Try again in a few seconds.');
+    }
+    if (isStoreFullError(error)) {
+      request.log.error({ err: error }, 'store full');
+      return send(reply, 507, 'store_full', 'The mail store has no space left; nothing was changed. Free disk space, then try again.');
     }
     request.log.error({ err: error }, 'request failed');
     return send(reply, 500, 'internal_error', 'Something went wrong on our side; it has been logged. Try again.');

@@ -103,11 +103,20 @@ function openPostgres(url: string, max: number): Store {
         oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format),
     } as pg.CustomTypesConfig,
   });
-  // An idle pooled connection can die (server restart, admin command); without a listener that error would
-  // end the process. The pool drops the client and opens another on the next query.
-  pool.on('error', (error) => {
-    process.emitWarning(`PostgreSQL connection lost while idle: ${error.message}`);
+  // A pooled connection can die at any moment (server restart, failover, pg_terminate_backend: 57P01). pg
+  // emits 'error' on the client, and an 'error' with no listener ends the process. The pool listens only
+  // while a client is idle, so a client checked out by a transaction (between two statements, or when the
+  // socket closes under a running query) had none: one database restart killed every instance. Every client
+  // now has a listener for its whole life; the statement that was running fails (the caller maps it to 503
+  // via isStoreUnavailableError), and the pool drops the client on release because it is no longer
+  // queryable, so the next query opens a fresh connection: the instance reconnects by itself.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      process.emitWarning(`PostgreSQL connection lost: ${error.message}`);
+    });
   });
+  // The pool's own report of an idle client's death (the client listener above already warned).
+  pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const changes = createChangeFeed({
     engine: 'postgres',
