@@ -4,7 +4,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.js';
-import { isStoreFullError, isStoreUnavailableError } from '../store/store-errors.js';
+import { isStoreFullError, isStoreUnavailableError } from '../store-errors.js';
 
 interface ValidationIssue {
   instancePath: string;
