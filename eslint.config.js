@@ -5,6 +5,7 @@ import js from '@eslint/js';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 import importX from 'eslint-plugin-import-x';
 import reactHooks from 'eslint-plugin-react-hooks';
+import eslintConfigPrettier from 'eslint-config-prettier/flat';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
@@ -60,4 +61,6 @@ export default tseslint.config(
     files: ['**/test/**', '**/*.test.{ts,tsx}', 'e2e/**', 'bench/**', 'scripts/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-control-regex': 'off' },
   },
+  // Layout is Prettier's (`npm run lint` checks it with `prettier --check`); no ESLint rule argues with it.
+  eslintConfigPrettier,
 );

@@ -71,7 +71,7 @@ const vitest = (workspace, name, env = {}) => {
 };
 
 if (wanted('typecheck')) run('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']);
-if (wanted('lint')) run('lint (style and architecture)', 'npx', ['eslint', '.', '--max-warnings=0']);
+if (wanted('lint')) run('lint (architecture, style, formatting)', 'npm', ['run', '-s', 'lint']);
 if (wanted('server')) vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 'sqlite' });
 if (wanted('server') || wanted('postgres')) {
   const pgUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
