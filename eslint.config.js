@@ -14,7 +14,11 @@ const serverLayers = [
   { target: './server/src/http', from: './server/src/store', message: 'http/ talks to services, never to the store.' },
   { target: './server/src/http', from: './server/src/**/*.repository.ts', message: 'http/ talks to services, never to repositories.' },
   // Domain, delivery and intake never reach up into the HTTP layer.
-  { target: './server/src/!(http)/**', from: './server/src/http', message: 'Only app.ts wires http/; services, workers and the SMTP listener never import it.' },
+  {
+    target: './server/src/!(http)/**',
+    from: './server/src/http',
+    message: 'Only app.ts wires http/; services, workers and the SMTP listener never import it.',
+  },
   { target: './server/src/store', from: './server/src/!(store)/**', message: 'store/ is the bottom layer.' },
   { target: './contract', from: ['./server', './web'], message: 'contract/ imports nothing of the project.' },
   { target: './server', from: './web', message: 'The server never imports the console.' },
@@ -22,9 +26,21 @@ const serverLayers = [
 ];
 
 const webLayers = [
-  { target: './web/src/features/auth', from: './web/src/features/!(auth)/**', message: 'Features never import each other; the app shell wires them.' },
-  { target: './web/src/features/mails', from: './web/src/features/!(mails)/**', message: 'Features never import each other; the app shell wires them.' },
-  { target: './web/src/components', from: ['./web/src/features', './web/src/app'], message: 'Shared UI is presentational: no features, no app.' },
+  {
+    target: './web/src/features/auth',
+    from: './web/src/features/!(auth)/**',
+    message: 'Features never import each other; the app shell wires them.',
+  },
+  {
+    target: './web/src/features/mails',
+    from: './web/src/features/!(mails)/**',
+    message: 'Features never import each other; the app shell wires them.',
+  },
+  {
+    target: './web/src/components',
+    from: ['./web/src/features', './web/src/app'],
+    message: 'Shared UI is presentational: no features, no app.',
+  },
   { target: './web/src/lib', from: ['./web/src/features', './web/src/app'], message: 'lib/ is below features and app.' },
 ];
 

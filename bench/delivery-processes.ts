@@ -16,7 +16,18 @@ import { createMailService } from '../server/src/mail/mail.service.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { createSubmissionService } from '../server/src/mail/submission.service.js';
 import { openStore } from '../server/src/store/connection.js';
-import { benchDir, describeSetup, formatNumber, makeTempDir, printTable, rate, removeDir, setupLine, sleep, writeResult } from './support/common.js';
+import {
+  benchDir,
+  describeSetup,
+  formatNumber,
+  makeTempDir,
+  printTable,
+  rate,
+  removeDir,
+  setupLine,
+  sleep,
+  writeResult,
+} from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { createScratchDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
@@ -29,7 +40,13 @@ if (!(await postgresReachable())) {
   process.exit(0);
 }
 
-const setup = describeSetup({ engine: 'postgres', count, processes: processCounts.join(','), workerConcurrency: 50, sink: 'capture relay (store:false) in a child process' });
+const setup = describeSetup({
+  engine: 'postgres',
+  count,
+  processes: processCounts.join(','),
+  workerConcurrency: 50,
+  sink: 'capture relay (store:false) in a child process',
+});
 console.log('Delivery rate on PostgreSQL with one and two worker processes');
 console.log(setupLine(setup));
 
@@ -47,18 +64,37 @@ try {
       const principal = (await auth.findApiKeyPrincipal(await auth.createApiKey('bench')))!;
       const submissions = createSubmissionService({ store, clock: systemClock, mails: createMailService({ store, clock: systemClock }) });
       for (let offset = 0; offset < count; offset += 500) {
-        await submissions.submitJson(principal, Array.from({ length: Math.min(500, count - offset) }, (_, i) => benchMail(offset + i)), true);
+        await submissions.submitJson(
+          principal,
+          Array.from({ length: Math.min(500, count - offset) }, (_, i) => benchMail(offset + i)),
+          true,
+        );
       }
       // Workers start with the queue full; each logs once it runs, then the clock starts.
       const ready: Array<Promise<void>> = [];
       for (let i = 0; i < processes; i++) {
         const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
           cwd: serverDir,
-          env: { ...process.env, DATABASE_URL: database.url, DATA_DIR: dataDir, PORT: 'off', SMTP_PORT: 'off', WORKER: 'on', RELAY_URL: sink.url, LOG_LEVEL: 'info', OUTBOX_ADMIN_USER: 'bench', OUTBOX_ADMIN_PASSWORD: 'bench-password' },
+          env: {
+            ...process.env,
+            DATABASE_URL: database.url,
+            DATA_DIR: dataDir,
+            PORT: 'off',
+            SMTP_PORT: 'off',
+            WORKER: 'on',
+            RELAY_URL: sink.url,
+            LOG_LEVEL: 'info',
+            OUTBOX_ADMIN_USER: 'bench',
+            OUTBOX_ADMIN_PASSWORD: 'bench-password',
+          },
           stdio: ['ignore', 'pipe', 'inherit'],
         });
         children.push(child);
-        ready.push(new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Outbox running') && resolve())));
+        ready.push(
+          new Promise<void>((resolve) =>
+            child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Outbox running') && resolve()),
+          ),
+        );
       }
       await Promise.all(ready);
       const started = performance.now();
@@ -69,7 +105,14 @@ try {
       const ms = performance.now() - started;
       results.push({ processes, seconds: ms / 1000, mailsPerSecond: rate(count, ms) });
     } finally {
-      await Promise.all(children.map((child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))));
+      await Promise.all(
+        children.map(
+          (child) =>
+            new Promise<void>((resolve) =>
+              child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
+            ),
+        ),
+      );
       await store.close();
       await database.drop();
       removeDir(dataDir);
@@ -79,5 +122,8 @@ try {
   await sink.stop();
 }
 
-printTable(['worker processes', 'mails', 'seconds', 'mails/s'], results.map((r) => [r.processes, formatNumber(count), r.seconds.toFixed(2), formatNumber(r.mailsPerSecond)]));
+printTable(
+  ['worker processes', 'mails', 'seconds', 'mails/s'],
+  results.map((r) => [r.processes, formatNumber(count), r.seconds.toFixed(2), formatNumber(r.mailsPerSecond)]),
+);
 console.log(`\nresult: ${writeResult('delivery-processes', setup, { count, results })}`);

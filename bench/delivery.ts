@@ -24,7 +24,21 @@ import { createRelayTransport, type RelayTransport } from '../server/src/deliver
 import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
-import { cpuPercent, cpuTimeMs, describeSetup, formatNumber, makeTempDir, printTable, rate, removeDir, setupLine, sleep, verdict, warnIfBusy, writeResult } from './support/common.js';
+import {
+  cpuPercent,
+  cpuTimeMs,
+  describeSetup,
+  formatNumber,
+  makeTempDir,
+  printTable,
+  rate,
+  removeDir,
+  setupLine,
+  sleep,
+  verdict,
+  warnIfBusy,
+  writeResult,
+} from './support/common.js';
 import { benchMail, benchRawMessage } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import { postgresAdminUrl, postgresReachable } from './support/postgres.js';
@@ -36,7 +50,10 @@ const DRAIN_TIMEOUT_MS = 60_000;
 function collectingLogger() {
   const lines: string[] = [];
   const keep = (level: string) => (object: object, message?: string) => {
-    if (lines.length < 5) lines.push(`${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`);
+    if (lines.length < 5)
+      lines.push(
+        `${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`,
+      );
   };
   return { lines, info: () => undefined, warn: keep('warn'), error: keep('error') };
 }
@@ -61,7 +78,8 @@ async function chooseEngines(): Promise<Engine[]> {
   if (values.engine === 'sqlite' || values.engine === 'postgres') return [values.engine];
   const reachable = await postgresReachable();
   if (values.engine === 'all' && !reachable) throw new Error(`--engine all: no PostgreSQL answers at ${new URL(postgresAdminUrl).host}`);
-  if (!reachable) console.log(`(PostgreSQL half skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
+  if (!reachable)
+    console.log(`(PostgreSQL half skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
   return reachable ? ['sqlite', 'postgres'] : ['sqlite'];
 }
 
@@ -93,7 +111,11 @@ function cpuMeter(sinkPid: number | undefined) {
   };
 }
 
-async function rawLoop(transport: RelayTransport, n: number, sinkPid?: number): Promise<{ ms: number; sent: number; failed: number; cpu: Cpu }> {
+async function rawLoop(
+  transport: RelayTransport,
+  n: number,
+  sinkPid?: number,
+): Promise<{ ms: number; sent: number; failed: number; cpu: Cpu }> {
   // Buffers, as the worker gets them from the store (nodemailer is slower with strings).
   const messages = Array.from({ length: n }, (_, i) => {
     const message = benchRawMessage(i);
@@ -145,7 +167,12 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
       store,
       clock: systemClock,
       transport,
-      retryPolicy: createRetryPolicy({ maxAttempts: config.retryMaxAttempts, maxAgeMs: config.retryMaxAgeMs, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs) }),
+      retryPolicy: createRetryPolicy({
+        maxAttempts: config.retryMaxAttempts,
+        maxAgeMs: config.retryMaxAgeMs,
+        baseDelayMs: config.retryBaseDelayMs,
+        maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
+      }),
       concurrency,
       leaseMs: config.leaseSeconds * 1000,
       logger: workerLog,
@@ -164,14 +191,20 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
         const state = `status counts ${JSON.stringify(Object.fromEntries(counts))}, worker in flight ${worker.inFlight}, worker log: ${workerLog.lines.join(' | ') || 'nothing'}`;
         await worker.stop({ graceMs: 1000 });
         transport.close();
-        throw new Error(failed > 0 ? `${failed} mails failed delivery on ${engine}; the sink accepts everything. ${state}` : `draining ${n} mails on ${engine} did not finish within ${DRAIN_TIMEOUT_MS / 1000} s: ${state}`);
+        throw new Error(
+          failed > 0
+            ? `${failed} mails failed delivery on ${engine}; the sink accepts everything. ${state}`
+            : `draining ${n} mails on ${engine} did not finish within ${DRAIN_TIMEOUT_MS / 1000} s: ${state}`,
+        );
       }
     }
     const drainMs = performance.now() - started;
     const cpu = measureCpu(drainMs);
     await worker.stop();
     transport.close();
-    const other = Object.fromEntries([...counts].filter(([status, c]) => status !== MailStatus.ProviderSent && c > 0).map(([s, c]) => [String(s), c]));
+    const other = Object.fromEntries(
+      [...counts].filter(([status, c]) => status !== MailStatus.ProviderSent && c > 0).map(([s, c]) => [String(s), c]),
+    );
     return { engine, queueMs, drainMs, sent: counts.get(MailStatus.ProviderSent) ?? 0, other, cpu };
   } finally {
     await outbox.close();
@@ -185,7 +218,14 @@ async function main(): Promise<void> {
   const processSink = inlineSink ? undefined : await startSinkProcess();
   const sinkUrl = inlineSink?.url ?? processSink!.url;
 
-  const setup = describeSetup({ engine: engines.join('+'), count, rounds: roundCount, workerConcurrency: concurrency, poolConnections: maxConnections, sink: values.sink === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process' });
+  const setup = describeSetup({
+    engine: engines.join('+'),
+    count,
+    rounds: roundCount,
+    workerConcurrency: concurrency,
+    poolConnections: maxConnections,
+    sink: values.sink === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process',
+  });
   console.log('Delivery rate: Queued → ProviderSent by the worker vs a raw pooled nodemailer loop, same sink');
   console.log(setupLine(setup));
   warnIfBusy(setup);
@@ -214,32 +254,68 @@ async function main(): Promise<void> {
         runs.push({ ...run, rate: workerRate, ratio: workerRate / rawRate });
       }
       rounds.push({ raw: { ...raw, rate: rawRate }, runs });
-      if (roundCount > 1) console.log(`  round ${round}: raw ${formatNumber(rawRate)}/s; ${runs.map((r) => `${r.engine} ${formatNumber(r.rate)}/s (${r.ratio.toFixed(2)})`).join('; ')}`);
+      if (roundCount > 1)
+        console.log(
+          `  round ${round}: raw ${formatNumber(rawRate)}/s; ${runs.map((r) => `${r.engine} ${formatNumber(r.rate)}/s (${r.ratio.toFixed(2)})`).join('; ')}`,
+        );
     }
 
     console.log('');
     const cpuText = (cpu: Cpu) => `${cpu.main ?? '?'}% / ${cpu.sink ?? '-'}%`;
-    const usPerMail = (cpu: Cpu, mails: number) => (cpu.mainMs === undefined || mails === 0 ? '?' : Math.round((cpu.mainMs * 1000) / mails));
+    const usPerMail = (cpu: Cpu, mails: number) =>
+      cpu.mainMs === undefined || mails === 0 ? '?' : Math.round((cpu.mainMs * 1000) / mails);
     printTable(
       ['round', 'path', 'mails', 'seconds', 'mails/s', 'ratio to raw', 'CPU bench / sink', 'bench CPU µs/mail'],
       rounds.flatMap((r, i) => [
-        [String(i + 1), 'raw nodemailer pool (createRelayTransport)', r.raw.sent, (r.raw.ms / 1000).toFixed(2), formatNumber(r.raw.rate), '1.00', cpuText(r.raw.cpu), usPerMail(r.raw.cpu, r.raw.sent)],
-        ...r.runs.map((w) => [String(i + 1), `worker on ${w.engine}: Queued → ProviderSent`, w.sent, (w.drainMs / 1000).toFixed(2), formatNumber(w.rate), w.ratio.toFixed(2), cpuText(w.cpu), usPerMail(w.cpu, w.sent)]),
+        [
+          String(i + 1),
+          'raw nodemailer pool (createRelayTransport)',
+          r.raw.sent,
+          (r.raw.ms / 1000).toFixed(2),
+          formatNumber(r.raw.rate),
+          '1.00',
+          cpuText(r.raw.cpu),
+          usPerMail(r.raw.cpu, r.raw.sent),
+        ],
+        ...r.runs.map((w) => [
+          String(i + 1),
+          `worker on ${w.engine}: Queued → ProviderSent`,
+          w.sent,
+          (w.drainMs / 1000).toFixed(2),
+          formatNumber(w.rate),
+          w.ratio.toFixed(2),
+          cpuText(w.cpu),
+          usPerMail(w.cpu, w.sent),
+        ]),
       ]),
     );
     const summary = engines.map((engine) => {
       const ratios = rounds.map((r) => r.runs.find((w) => w.engine === engine)!.ratio);
       const ratio = median(ratios);
-      return { engine, ratio, rawMailsPerSecond: median(rounds.map((r) => r.raw.rate)), workerMailsPerSecond: median(rounds.map((r) => r.runs.find((w) => w.engine === engine)!.rate)), met: ratio >= GOAL_RATIO };
+      return {
+        engine,
+        ratio,
+        rawMailsPerSecond: median(rounds.map((r) => r.raw.rate)),
+        workerMailsPerSecond: median(rounds.map((r) => r.runs.find((w) => w.engine === engine)!.rate)),
+        met: ratio >= GOAL_RATIO,
+      };
     });
     console.log('');
     printTable(
       ['engine', `median of ${roundCount} round(s): raw mails/s`, 'worker mails/s', 'ratio', `goal ≥ ${GOAL_RATIO}`],
-      summary.map((s) => [s.engine, formatNumber(s.rawMailsPerSecond), formatNumber(s.workerMailsPerSecond), s.ratio.toFixed(2), verdict(s.met)]),
+      summary.map((s) => [
+        s.engine,
+        formatNumber(s.rawMailsPerSecond),
+        formatNumber(s.workerMailsPerSecond),
+        s.ratio.toFixed(2),
+        verdict(s.met),
+      ]),
     );
     for (const engine of engines) {
       const queueMs = median(rounds.map((r) => r.runs.find((w) => w.engine === engine)!.queueMs));
-      console.log(`  (${engine}: queueing ${count} mails through the submission service in batches of 500 took ${(queueMs / 1000).toFixed(2)} s = ${formatNumber(rate(count, queueMs))} mails/s)`);
+      console.log(
+        `  (${engine}: queueing ${count} mails through the submission service in batches of 500 took ${(queueMs / 1000).toFixed(2)} s = ${formatNumber(rate(count, queueMs))} mails/s)`,
+      );
       for (const r of rounds) {
         const other = r.runs.find((w) => w.engine === engine)!.other;
         if (Object.keys(other).length > 0) console.log(`  (${engine}: other statuses at the end: ${JSON.stringify(other)})`);
@@ -251,7 +327,15 @@ async function main(): Promise<void> {
       summary,
       rounds: rounds.map((r) => ({
         raw: { mails: r.raw.sent, seconds: r.raw.ms / 1000, mailsPerSecond: r.raw.rate, cpu: r.raw.cpu },
-        worker: r.runs.map((w) => ({ engine: w.engine, mails: w.sent, seconds: w.drainMs / 1000, mailsPerSecond: w.rate, ratio: w.ratio, queueSeconds: w.queueMs / 1000, cpu: w.cpu })),
+        worker: r.runs.map((w) => ({
+          engine: w.engine,
+          mails: w.sent,
+          seconds: w.drainMs / 1000,
+          mailsPerSecond: w.rate,
+          ratio: w.ratio,
+          queueSeconds: w.queueMs / 1000,
+          cpu: w.cpu,
+        })),
       })),
     });
     console.log(`\nresult: ${file}`);

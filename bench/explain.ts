@@ -35,7 +35,9 @@ if (engine === 'sqlite') {
   db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }), log });
   raw = {
     explain: async (query) =>
-      (sqlite.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).all(...(query.parameters as unknown[])) as Array<{ detail: string }>).map((r) => r.detail).join('\n'),
+      (sqlite.prepare(`EXPLAIN QUERY PLAN ${query.sql}`).all(...(query.parameters as unknown[])) as Array<{ detail: string }>)
+        .map((r) => r.detail)
+        .join('\n'),
     close: async () => db.destroy(),
   };
 } else {
@@ -67,25 +69,50 @@ async function planOf(title: string, run: () => Promise<unknown>): Promise<void>
   const query = captured as CompiledQuery | undefined;
   if (!query) throw new Error(`${title}: no query captured`);
   const plan = await raw.explain(query);
-  console.log(`### ${title}\n\n(${ms.toFixed(1)} ms as the service runs it)\n\n\`\`\`sql\n${query.sql}\n\`\`\`\n\n\`\`\`\n${plan}\n\`\`\`\n`);
+  console.log(
+    `### ${title}\n\n(${ms.toFixed(1)} ms as the service runs it)\n\n\`\`\`sql\n${query.sql}\n\`\`\`\n\n\`\`\`\n${plan}\n\`\`\`\n`,
+  );
 }
 
-const total = Number((await db.selectFrom('mails').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+const total = Number(
+  (
+    await db
+      .selectFrom('mails')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow()
+  ).n,
+);
 console.log(`## ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${total.toLocaleString('en')} mails\n`);
 
 for (const sort of MAIL_SORTS) {
   await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, { sort, order: 'desc', limit: 50 }));
   // A deep page: the keyset cursor of the row at 80 % of the table in this order.
   const offset = Math.floor(total * 0.8);
-  const deepRow = await db.selectFrom('mails').selectAll().orderBy(sql.ref(sortColumn(sort)), 'desc').orderBy('id', 'desc').offset(offset).limit(1).executeTakeFirst();
+  const deepRow = await db
+    .selectFrom('mails')
+    .selectAll()
+    .orderBy(sql.ref(sortColumn(sort)), 'desc')
+    .orderBy('id', 'desc')
+    .offset(offset)
+    .limit(1)
+    .executeTakeFirst();
   if (deepRow) {
     await planOf(`list, sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
-      listMailRows(db, { sort, order: 'desc', limit: 50, cursor: { sort, order: 'desc', value: sortValueOf(deepRow, sort), id: deepRow.id, direction: 'next' } }),
+      listMailRows(db, {
+        sort,
+        order: 'desc',
+        limit: 50,
+        cursor: { sort, order: 'desc', value: sortValueOf(deepRow, sort), id: deepRow.id, direction: 'next' },
+      }),
     );
   }
 }
-await planOf('list, status=4 (ProviderError), sort=receivedDate', () => listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }));
-await planOf('list, q=invoice (text search)', () => listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'invoice' }));
+await planOf('list, status=4 (ProviderError), sort=receivedDate', () =>
+  listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }),
+);
+await planOf('list, q=invoice (text search)', () =>
+  listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'invoice' }),
+);
 await planOf('status counters (meta.total and counts)', () => getStatusCounts(db));
 await planOf('worker claim (inside a transaction, rolled back)', async () => {
   await db
@@ -99,5 +126,12 @@ await planOf('worker claim (inside a transaction, rolled back)', async () => {
 await raw.close();
 
 function sortColumn(sort: (typeof MAIL_SORTS)[number]): string {
-  return { receivedDate: 'received_at', lastUpdate: 'last_update_at', providerSentDate: 'provider_sent_at', subject: 'subject', status: 'status', from: 'from_mail' }[sort];
+  return {
+    receivedDate: 'received_at',
+    lastUpdate: 'last_update_at',
+    providerSentDate: 'provider_sent_at',
+    subject: 'subject',
+    status: 'status',
+    from: 'from_mail',
+  }[sort];
 }

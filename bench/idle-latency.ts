@@ -34,11 +34,20 @@ function post(agent: http.Agent, url: string, apiKey: string, body: string): Pro
   const target = new URL(url);
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { agent, host: target.hostname, port: target.port, path: target.pathname, method: 'POST', headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
       (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: Mail[] } }));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: Mail[] } }),
+        );
         response.on('error', reject);
       },
     );
@@ -49,7 +58,14 @@ function post(agent: http.Agent, url: string, apiKey: string, body: string): Pro
 
 async function main(): Promise<void> {
   const sink = await startTimedSink();
-  const setup = describeSetup({ engine, count, spacingMs: '20-50 random', worker: `on (WORKER_CONCURRENCY ${loadConfig({}).workerConcurrency}, the default)`, relay: 'timed smtp-server sink in this process', client: 'node:http keep-alive, one request at a time' });
+  const setup = describeSetup({
+    engine,
+    count,
+    spacingMs: '20-50 random',
+    worker: `on (WORKER_CONCURRENCY ${loadConfig({}).workerConcurrency}, the default)`,
+    relay: 'timed smtp-server sink in this process',
+    client: 'node:http keep-alive, one request at a time',
+  });
   console.log('Idle latency: accepted → delivery start (MAIL FROM at the relay), worker on, store idle');
   console.log(setupLine(setup));
   warnIfBusy(setup);
@@ -84,7 +100,15 @@ async function main(): Promise<void> {
     printTable(
       ['measure (ms)', 'count', 'p50', 'p95', 'p99', 'max', `goal p99 ≤ ${GOAL_P99_MS}`],
       [
-        ['accepted (receivedDate) → MAIL FROM', accepted.count, accepted.p50, accepted.p95, accepted.p99, accepted.max, verdict(accepted.p99 <= GOAL_P99_MS)],
+        [
+          'accepted (receivedDate) → MAIL FROM',
+          accepted.count,
+          accepted.p50,
+          accepted.p95,
+          accepted.p99,
+          accepted.max,
+          verdict(accepted.p99 <= GOAL_P99_MS),
+        ],
         ['202 at the client → MAIL FROM', answered.count, answered.p50, answered.p95, answered.p99, answered.max, ''],
         ['POST /api/v1/mail round trip', request.count, request.p50, request.p95, request.p99, request.max, ''],
       ],

@@ -13,7 +13,21 @@
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
-import { cpuPercent, cpuTimeMs, describeSetup, formatNumber, printTable, rate, setupLine, summarize, verdict, warnIfBusy, withTimeout, writeResult, type LatencySummary } from './support/common.js';
+import {
+  cpuPercent,
+  cpuTimeMs,
+  describeSetup,
+  formatNumber,
+  printTable,
+  rate,
+  setupLine,
+  summarize,
+  verdict,
+  warnIfBusy,
+  withTimeout,
+  writeResult,
+  type LatencySummary,
+} from './support/common.js';
 import { runLoadInChild, type LoadResult, type LoadSpec } from './support/http-load.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 
@@ -50,7 +64,17 @@ interface Phase {
 }
 
 async function main(): Promise<void> {
-  const setup = describeSetup({ engine, connections, seconds, batchConnections, batchSeconds, batchSize, worker: 'off', server: 'start(config) in this process', client: 'node:http keep-alive in a child process' });
+  const setup = describeSetup({
+    engine,
+    connections,
+    seconds,
+    batchConnections,
+    batchSeconds,
+    batchSize,
+    worker: 'off',
+    server: 'start(config) in this process',
+    client: 'node:http keep-alive in a child process',
+  });
   console.log('HTTP intake: POST /api/v1/mail, accepted (202) mails per second');
   console.log(setupLine(setup));
   warnIfBusy(setup);
@@ -74,7 +98,10 @@ async function main(): Promise<void> {
         latency: summarize(result.latenciesMs),
         mailsPerSecond: rate(result.mails, result.elapsedMs),
         serverCpuPercent: cpuPercent(cpuBefore, cpuAfter, result.elapsedMs),
-        serverCpuUsPerMail: cpuBefore !== undefined && cpuAfter !== undefined && result.mails > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / result.mails) : undefined,
+        serverCpuUsPerMail:
+          cpuBefore !== undefined && cpuAfter !== undefined && result.mails > 0
+            ? Math.round(((cpuAfter - cpuBefore) * 1000) / result.mails)
+            : undefined,
       };
       if (result.firstError) console.log(`  ${name}: first non-202 answer: ${result.firstError}`);
       return phase;
@@ -83,7 +110,11 @@ async function main(): Promise<void> {
     // Warm-up (JIT, prepared statements, connections); not reported.
     await run('warm-up', 0, { body: { kind: 'single' }, connections, durationMs: 2_000 });
     const single = await run('one mail per request', GOAL_SINGLE, { body: { kind: 'single' }, connections, durationMs: seconds * 1000 });
-    const batch = await run(`batches of ${batchSize}`, GOAL_BATCH, { body: { kind: 'batch', batchSize }, connections: batchConnections, durationMs: batchSeconds * 1000 });
+    const batch = await run(`batches of ${batchSize}`, GOAL_BATCH, {
+      body: { kind: 'batch', batchSize },
+      connections: batchConnections,
+      durationMs: batchSeconds * 1000,
+    });
 
     const counts = await getStatusCounts(outbox.running.store.db);
     const queued = counts.get(MailStatus.Queued) ?? 0;
@@ -91,13 +122,41 @@ async function main(): Promise<void> {
 
     console.log('');
     printTable(
-      ['phase', 'conns', 'requests', 'non-202', 'mails', 'mails/s', 'p50 ms', 'p99 ms', 'server CPU', 'CPU µs/mail', 'goal mails/s', 'goal'],
+      [
+        'phase',
+        'conns',
+        'requests',
+        'non-202',
+        'mails',
+        'mails/s',
+        'p50 ms',
+        'p99 ms',
+        'server CPU',
+        'CPU µs/mail',
+        'goal mails/s',
+        'goal',
+      ],
       [single, batch].map((p) => {
         const non202 = p.result.requests - (p.result.statuses['202'] ?? 0);
-        return [p.name, p === single ? connections : batchConnections, p.result.requests, non202, p.result.mails, formatNumber(p.mailsPerSecond), p.latency.p50, p.latency.p99, `${p.serverCpuPercent ?? '?'}%`, p.serverCpuUsPerMail ?? '?', `≥ ${formatNumber(p.goal)}`, verdict(p.mailsPerSecond >= p.goal && non202 === 0)];
+        return [
+          p.name,
+          p === single ? connections : batchConnections,
+          p.result.requests,
+          non202,
+          p.result.mails,
+          formatNumber(p.mailsPerSecond),
+          p.latency.p50,
+          p.latency.p99,
+          `${p.serverCpuPercent ?? '?'}%`,
+          p.serverCpuUsPerMail ?? '?',
+          `≥ ${formatNumber(p.goal)}`,
+          verdict(p.mailsPerSecond >= p.goal && non202 === 0),
+        ];
       }),
     );
-    console.log(`  Queued counter after the run: ${queued} (${warmMails >= 0 ? `${warmMails} from the warm-up` : 'FEWER than the 202s!'}); statuses: single ${JSON.stringify(single.result.statuses)}, batch ${JSON.stringify(batch.result.statuses)}`);
+    console.log(
+      `  Queued counter after the run: ${queued} (${warmMails >= 0 ? `${warmMails} from the warm-up` : 'FEWER than the 202s!'}); statuses: single ${JSON.stringify(single.result.statuses)}, batch ${JSON.stringify(batch.result.statuses)}`,
+    );
 
     const file = writeResult('intake-http', setup, {
       goals: { singleMailsPerSecond: GOAL_SINGLE, batchMailsPerSecond: GOAL_BATCH },

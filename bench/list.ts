@@ -25,7 +25,18 @@ import { encodeCursor } from '../server/src/mail/cursor.js';
 import { insertDemoMails } from '../server/src/mail/demo-data.js';
 import { getStatusCounts, SORT_COLUMNS } from '../server/src/mail/mail.repository.js';
 import { openStore } from '../server/src/store/connection.js';
-import { describeSetup, formatNumber, printTable, resultsDir, setupLine, summarize, verdict, warnIfBusy, writeResult, type LatencySummary } from './support/common.js';
+import {
+  describeSetup,
+  formatNumber,
+  printTable,
+  resultsDir,
+  setupLine,
+  summarize,
+  verdict,
+  warnIfBusy,
+  writeResult,
+  type LatencySummary,
+} from './support/common.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import { dropDatabase, namedDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
 
@@ -68,12 +79,18 @@ const CASES: Case[] = [
 ];
 
 /** A store holding exactly `count` demo mails: reused when a previous run left one, filled otherwise. */
-async function prepareStore(): Promise<{ dataDir: string; databaseUrl: string | undefined; filledSeconds: number | undefined; cleanup(): Promise<void> }> {
+async function prepareStore(): Promise<{
+  dataDir: string;
+  databaseUrl: string | undefined;
+  filledSeconds: number | undefined;
+  cleanup(): Promise<void>;
+}> {
   const dataDir = path.join(resultsDir, 'cache', `list-${engine}-${count}`);
   let databaseUrl: string | undefined;
   let dropFilled: (() => Promise<void>) | undefined;
   if (engine === 'postgres') {
-    if (!(await postgresReachable())) throw new Error(`--engine postgres: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
+    if (!(await postgresReachable()))
+      throw new Error(`--engine postgres: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
     const name = `outbox_bench_list_${count}`;
     if (values.fresh) await dropDatabase(name);
     const database = await namedDatabase(name);
@@ -126,12 +143,21 @@ async function prepareStore(): Promise<{ dataDir: string; databaseUrl: string | 
 function get(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
   const target = new URL(url);
   return new Promise((resolve, reject) => {
-    const request = http.request({ agent, host: target.hostname, port: target.port, path: target.pathname + target.search, headers: { authorization: `Token ${token}` } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        headers: { authorization: `Token ${token}` },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end();
   });
@@ -148,12 +174,26 @@ interface CaseResult {
 
 async function main(): Promise<void> {
   const prepared = await prepareStore();
-  const setup = describeSetup({ engine, count, limit: LIMIT, samplesPerCase: samples, deepPages, server: 'start(config) in this process, WORKER=off', client: 'node:http keep-alive, sequential' });
+  const setup = describeSetup({
+    engine,
+    count,
+    limit: LIMIT,
+    samplesPerCase: samples,
+    deepPages,
+    server: 'start(config) in this process, WORKER=off',
+    client: 'node:http keep-alive, sequential',
+  });
   console.log('List endpoint: GET /api/v1/mail/list?limit=50, page 1 and a deep page, per sort and filter');
   console.log(setupLine(setup));
   warnIfBusy(setup);
 
-  const outbox = await startBenchOutbox({ engine, label: 'list', dataDir: prepared.dataDir, ...(prepared.databaseUrl ? { databaseUrl: prepared.databaseUrl } : {}), env: { WORKER: 'off' } });
+  const outbox = await startBenchOutbox({
+    engine,
+    label: 'list',
+    dataDir: prepared.dataDir,
+    ...(prepared.databaseUrl ? { databaseUrl: prepared.databaseUrl } : {}),
+    env: { WORKER: 'off' },
+  });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const results: CaseResult[] = [];
   try {
@@ -168,14 +208,30 @@ async function main(): Promise<void> {
       if (c.q) base = base.where(sql<boolean>`search_text like ${`%${c.q}%`}`);
       const matching = Number((await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
       const deepRow = Math.max(0, Math.min(deepPages * LIMIT, Math.floor(matching * 0.9)) - 1);
-      const anchor = await base.select([column, 'id']).orderBy(column, 'desc').orderBy('id', 'desc').limit(1).offset(deepRow).executeTakeFirst();
+      const anchor = await base
+        .select([column, 'id'])
+        .orderBy(column, 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .offset(deepRow)
+        .executeTakeFirst();
 
       const params = new URLSearchParams({ limit: String(LIMIT), sort: c.sort, order: 'desc' });
       if (c.statuses) params.set('status', c.statuses.join(','));
       if (c.q) params.set('q', c.q);
       const page1Url = `${outbox.baseUrl}/api/v1/mail/list?${params}`;
       const deepParams = new URLSearchParams(params);
-      if (anchor) deepParams.set('cursor', encodeCursor({ sort: c.sort, order: 'desc', value: (anchor as Record<string, number | string>)[column]!, id: anchor.id, direction: 'next' }));
+      if (anchor)
+        deepParams.set(
+          'cursor',
+          encodeCursor({
+            sort: c.sort,
+            order: 'desc',
+            value: (anchor as Record<string, number | string>)[column]!,
+            id: anchor.id,
+            direction: 'next',
+          }),
+        );
       const deepUrl = `${outbox.baseUrl}/api/v1/mail/list?${deepParams}`;
 
       // At most `samples` requests or MEASURE_BUDGET_MS per page (slow cases get fewer samples), after 5 warm-ups.
@@ -195,15 +251,40 @@ async function main(): Promise<void> {
       const deep = await measure(deepUrl);
       const met = page1.p99 <= GOAL_P99_MS && deep.p99 <= GOAL_P99_MS && deep.p99 <= page1.p99 * GOAL_DEEP_RATIO;
       results.push({ name: c.name, matching, deepPage: Math.floor((deepRow + 1) / LIMIT) + 1, page1, deep, met });
-      console.log(`  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms; page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms`);
+      console.log(
+        `  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms; page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms`,
+      );
     }
 
     console.log('');
     printTable(
-      ['case', 'matching', 'deep page', 'n', 'p1 p50', 'p1 p99', 'deep p50', 'deep p99', 'deep/p1 p99', `goal p99 ≤ ${GOAL_P99_MS}, ≤ ${GOAL_DEEP_RATIO}×`],
-      results.map((r) => [r.name, formatNumber(r.matching), formatNumber(r.deepPage), Math.min(r.page1.count, r.deep.count), r.page1.p50, r.page1.p99, r.deep.p50, r.deep.p99, (r.deep.p99 / r.page1.p99).toFixed(2), verdict(r.met)]),
+      [
+        'case',
+        'matching',
+        'deep page',
+        'n',
+        'p1 p50',
+        'p1 p99',
+        'deep p50',
+        'deep p99',
+        'deep/p1 p99',
+        `goal p99 ≤ ${GOAL_P99_MS}, ≤ ${GOAL_DEEP_RATIO}×`,
+      ],
+      results.map((r) => [
+        r.name,
+        formatNumber(r.matching),
+        formatNumber(r.deepPage),
+        Math.min(r.page1.count, r.deep.count),
+        r.page1.p50,
+        r.page1.p99,
+        r.deep.p50,
+        r.deep.p99,
+        (r.deep.p99 / r.page1.p99).toFixed(2),
+        verdict(r.met),
+      ]),
     );
-    if (prepared.filledSeconds !== undefined) console.log(`  (the store was filled in ${prepared.filledSeconds.toFixed(1)} s before the run)`);
+    if (prepared.filledSeconds !== undefined)
+      console.log(`  (the store was filled in ${prepared.filledSeconds.toFixed(1)} s before the run)`);
     const file = writeResult('list', setup, {
       goal: { p99Ms: GOAL_P99_MS, deepToPage1: GOAL_DEEP_RATIO },
       fillSeconds: prepared.filledSeconds ?? null,

@@ -24,7 +24,9 @@ const passThrough = split === -1 ? [] : argv.slice(split + 1);
 
 const unknown = names.filter((name) => !(name in BENCHMARKS));
 if (unknown.length > 0 || names.includes('help')) {
-  console.error(`Unknown benchmark: ${unknown.join(', ')}\nUsage: npm run bench [-- ${Object.keys(BENCHMARKS).join('|')} ...] [-- benchmark options]`);
+  console.error(
+    `Unknown benchmark: ${unknown.join(', ')}\nUsage: npm run bench [-- ${Object.keys(BENCHMARKS).join('|')} ...] [-- benchmark options]`,
+  );
   process.exit(2);
 }
 const selected = names.length > 0 ? names : Object.keys(BENCHMARKS);
@@ -47,5 +49,9 @@ for (const name of selected) {
     console.log(`✔ ${name} (${seconds}s)`);
   }
 }
-console.log(failed.length > 0 ? `\n${failed.length} benchmark(s) failed: ${failed.join(', ')}` : `\n${selected.length} benchmark(s) ran; results in bench/results/`);
+console.log(
+  failed.length > 0
+    ? `\n${failed.length} benchmark(s) failed: ${failed.join(', ')}`
+    : `\n${selected.length} benchmark(s) ran; results in bench/results/`,
+);
 process.exit(failed.length > 0 ? 1 : 0);

@@ -57,15 +57,26 @@ function canConnect(urlText) {
   return new Promise((resolve) => {
     const socket = net.connect({ host: url.hostname, port: Number(url.port || 5432) });
     socket.setTimeout(2000);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
 const vitest = (workspace, name, env = {}) => {
   const file = path.join(reportDir, `${name}.json`);
-  const ok = run(`${name} tests`, 'npx', ['vitest', 'run', '--root', workspace, '--reporter=default', '--reporter=json', `--outputFile.json=${file}`], { env });
+  const ok = run(
+    `${name} tests`,
+    'npx',
+    ['vitest', 'run', '--root', workspace, '--reporter=default', '--reporter=json', `--outputFile.json=${file}`],
+    { env },
+  );
   countVitest(file);
   return ok;
 };
@@ -76,7 +87,11 @@ if (wanted('server')) vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 
 if (wanted('server') || wanted('postgres')) {
   const pgUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   if (await canConnect(pgUrl)) vitest('server', 'server (PostgreSQL)', { OUTBOX_TEST_ENGINE: 'postgres', OUTBOX_TEST_POSTGRES_URL: pgUrl });
-  else skip('The PostgreSQL half of the server suite', `no PostgreSQL answers at ${new URL(pgUrl).host}. Install one (apt-get install postgresql) or point OUTBOX_TEST_POSTGRES_URL at a server whose user may create databases.`);
+  else
+    skip(
+      'The PostgreSQL half of the server suite',
+      `no PostgreSQL answers at ${new URL(pgUrl).host}. Install one (apt-get install postgresql) or point OUTBOX_TEST_POSTGRES_URL at a server whose user may create databases.`,
+    );
 }
 if (wanted('web')) vitest('web', 'console (web)');
 if (wanted('e2e')) {

@@ -43,7 +43,8 @@ export function describeSetup(knobs: { engine: string } & Record<string, unknown
 
 function currentCommit(): string {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: benchDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: benchDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const dirty = git('status', '--porcelain', '--', '../server', '../contract') !== '';
     return `${git('rev-parse', '--short', 'HEAD')}${dirty ? '+dirty' : ''}`;
   } catch {
@@ -55,7 +56,9 @@ function currentCommit(): string {
 export function warnIfBusy(setup: Setup): void {
   const [load1] = setup.loadAverage;
   if (load1 !== undefined && load1 > setup.cpuCount * 0.5) {
-    console.log(`⚠ load average ${load1} on ${setup.cpuCount} CPUs before the run: other processes are busy; figures will be low and noisy.`);
+    console.log(
+      `⚠ load average ${load1} on ${setup.cpuCount} CPUs before the run: other processes are busy; figures will be low and noisy.`,
+    );
   }
 }
 
@@ -79,10 +82,18 @@ export interface LatencySummary {
 /** Nearest-rank percentiles in milliseconds, rounded to 0.01 ms. */
 export function summarize(samples: number[]): LatencySummary {
   const sorted = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!);
+  const at = (p: number) =>
+    sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
   const round = (value: number) => Math.round(value * 100) / 100;
   const mean = sorted.length === 0 ? NaN : sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
-  return { count: sorted.length, mean: round(mean), p50: round(at(50)), p95: round(at(95)), p99: round(at(99)), max: round(sorted.at(-1) ?? NaN) };
+  return {
+    count: sorted.length,
+    mean: round(mean),
+    p50: round(at(50)),
+    p95: round(at(95)),
+    p99: round(at(99)),
+    max: round(sorted.at(-1) ?? NaN),
+  };
 }
 
 /** Writes `bench/results/<name>-<engine>-<time>.json` and `<name>-<engine>-latest.json`; returns the first path. */

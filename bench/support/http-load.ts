@@ -63,7 +63,8 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () => {
             const status = response.statusCode ?? 0;
-            if (status !== 202 && result.firstError === undefined) result.firstError = `${status} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`;
+            if (status !== 202 && result.firstError === undefined)
+              result.firstError = `${status} ${Buffer.concat(chunks).toString('utf8').slice(0, 300)}`;
             resolve(status);
           });
           response.on('error', reject);

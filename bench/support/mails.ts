@@ -22,7 +22,8 @@ Thank you for shopping with us!
 Acme Shop · 1 Example Street · 12345 Example City
 `;
 
-const HTML = '<p>Hello,</p><p>your order has shipped and is on its way.</p><p><a href="https://shop.example/track">Track the parcel</a></p>';
+const HTML =
+  '<p>Hello,</p><p>your order has shipped and is on its way.</p><p><a href="https://shop.example/track">Track the parcel</a></p>';
 
 export function benchMail(index: number, overrides: Partial<SubmitMailRequest> = {}): SubmitMailRequest {
   return {

@@ -42,7 +42,8 @@ async function runLoad(spec: SmtpLoadSpec): Promise<SmtpLoadResult> {
       // nodemailer's default of 100 messages per connection is kept: a new session (and AUTH) every 100 mails.
       auth: { user: 'bench', pass: spec.apiKey },
       // Without TCP_NODELAY every message waits ~40 ms for a delayed ACK (see relay-transport.ts).
-      getSocket: (options, callback) => callback(null, { connection: net.connect({ host: options.host ?? '127.0.0.1', port: Number(options.port), noDelay: true }) }),
+      getSocket: (options, callback) =>
+        callback(null, { connection: net.connect({ host: options.host ?? '127.0.0.1', port: Number(options.port), noDelay: true }) }),
     }),
   );
   transport.on('error', () => undefined);

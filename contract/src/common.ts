@@ -1,14 +1,12 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 /** Every error body: `{ error: { code, message } }` (PRODUCT.md §2). */
-export const ErrorBody = Type.Object(
-  {
-    error: Type.Object({
-      code: Type.String({ description: 'snake_case machine code, e.g. invalid_credentials' }),
-      message: Type.String({ description: 'A sentence for a person; names the field when input was bad' }),
-    }),
-  },
-);
+export const ErrorBody = Type.Object({
+  error: Type.Object({
+    code: Type.String({ description: 'snake_case machine code, e.g. invalid_credentials' }),
+    message: Type.String({ description: 'A sentence for a person; names the field when input was bad' }),
+  }),
+});
 export type ErrorBody = Static<typeof ErrorBody>;
 
 /** Every success body wraps its items in `data` (SPEC.md §3). */

@@ -8,19 +8,17 @@ export const Recipient = Type.Object({
 export type Recipient = Static<typeof Recipient>;
 
 /** One row of the console's table (SPEC.md §3, PRODUCT.md §2). */
-export const Mail = Type.Object(
-  {
-    id: Type.Integer(),
-    fromName: Type.String(),
-    fromMail: Type.String(),
-    to: Type.Array(Recipient),
-    subject: Type.String(),
-    status: Type.Integer({ minimum: 0, maximum: 5 }),
-    providerSentDate: Instant,
-    receivedDate: Instant,
-    lastUpdate: Instant,
-  },
-);
+export const Mail = Type.Object({
+  id: Type.Integer(),
+  fromName: Type.String(),
+  fromMail: Type.String(),
+  to: Type.Array(Recipient),
+  subject: Type.String(),
+  status: Type.Integer({ minimum: 0, maximum: 5 }),
+  providerSentDate: Instant,
+  receivedDate: Instant,
+  lastUpdate: Instant,
+});
 export type Mail = Static<typeof Mail>;
 
 export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from'] as const;
@@ -29,9 +27,7 @@ export const MAX_LIST_LIMIT = 500;
 
 export const MailListQuery = Type.Object(
   {
-    status: Type.Optional(
-      Type.String({ pattern: '^[0-5](,[0-5])*$', description: 'Status codes, comma separated, e.g. 0,4' }),
-    ),
+    status: Type.Optional(Type.String({ pattern: '^[0-5](,[0-5])*$', description: 'Status codes, comma separated, e.g. 0,4' })),
     q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in sender, recipients and subject' })),
     // Enums rather than unions of literals: a bad value gets one error that lists the allowed ones.
     sort: Type.Optional(Type.Unsafe<MailSort>({ type: 'string', enum: [...MAIL_SORTS] })),

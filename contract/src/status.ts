@@ -62,8 +62,4 @@ export const DELETABLE_STATUSES: readonly MailStatusCode[] = [
 ];
 
 /** Statuses an operator may requeue from (PRODUCT.md §1). */
-export const REQUEUEABLE_STATUSES: readonly MailStatusCode[] = [
-  MailStatus.Dequeued,
-  MailStatus.ProviderError,
-  MailStatus.Error,
-];
+export const REQUEUEABLE_STATUSES: readonly MailStatusCode[] = [MailStatus.Dequeued, MailStatus.ProviderError, MailStatus.Error];

@@ -38,7 +38,11 @@ test.describe('Row actions', () => {
     expect([...seen].sort()).toEqual([0, 1, 2, 3, 4, 5]);
   });
 
-  test('§4 After a Dequeue the list is reloaded: the Queued row then reads Dequeued, with a Delete button', async ({ app, traffic, api }) => {
+  test('§4 After a Dequeue the list is reloaded: the Queued row then reads Dequeued, with a Delete button', async ({
+    app,
+    traffic,
+    api,
+  }) => {
     const { mail } = await app.showStatus((await app.login()).list, Status.Queued);
     const row = app.rowOf(mail);
     await expect(app.cell(row, 'Status')).toHaveText('Queued');
@@ -122,7 +126,11 @@ test.describe('Row actions', () => {
     await expect(row).toHaveCount(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): row buttons are keyboard reachable (Tab to Dequeue, Enter dequeues)', async ({ app, page, traffic }) => {
+  test('Beyond the spec (PRODUCT.md §6): row buttons are keyboard reachable (Tab to Dequeue, Enter dequeues)', async ({
+    app,
+    page,
+    traffic,
+  }) => {
     const { mail } = await app.showStatus((await app.login()).list, Status.Queued);
     const button = app.rowOf(mail).getByRole('button', { name: 'Dequeue', exact: true });
     await app.logoutButton.focus();

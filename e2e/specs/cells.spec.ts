@@ -156,7 +156,9 @@ test.describe('Table cells', () => {
         ['LastUpdate', (mail) => mail.lastUpdate],
       ];
       for (const [column, value] of dates) {
-        await expect(columnCells(app, column)).toHaveText(list.data.map((mail) => (value(mail) ? local.format(new Date(value(mail)!)) : '')));
+        await expect(columnCells(app, column)).toHaveText(
+          list.data.map((mail) => (value(mail) ? local.format(new Date(value(mail)!)) : '')),
+        );
       }
       const sent = list.data.findIndex((mail) => mail.providerSentDate !== null);
       const unsent = list.data.findIndex((mail) => mail.providerSentDate === null);

@@ -1,12 +1,5 @@
 import type { Locator } from '@playwright/test';
-import {
-  ACTION_COLUMN_WIDTH,
-  COLUMN_NAMES,
-  FOOTER_HEIGHT,
-  HEADER_HEIGHT,
-  PAGE_SIZE,
-  ROW_HEIGHT,
-} from '../support/console';
+import { ACTION_COLUMN_WIDTH, COLUMN_NAMES, FOOTER_HEIGHT, HEADER_HEIGHT, PAGE_SIZE, ROW_HEIGHT } from '../support/console';
 import { expect, test } from '../support/fixtures';
 import { DEMO_COUNT } from '../support/server';
 import { isList } from '../support/traffic';
@@ -199,7 +192,11 @@ test.describe('Mails list view', () => {
     expect(list.data.length).toBeGreaterThan(0);
     // page.route only because the real server does not fail a list call on demand: from now on it answers 500.
     await page.route('**/api/v1/mail/list?*', (route) =>
-      route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: { code: 'internal', message: 'Internal error' } }) }),
+      route.fulfill({
+        status: 500,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: { code: 'internal', message: 'Internal error' } }),
+      }),
     );
     const mark = traffic.mark();
     // A reload of the list: a new sort order.
@@ -240,7 +237,10 @@ test.describe('Mails list view', () => {
     expect(roles.get('cell')).toBe(PAGE_SIZE * (COLUMN_NAMES.length + 1));
   });
 
-  test('Beyond the spec (PRODUCT.md §6): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({ app, page }, testInfo) => {
+  test('Beyond the spec (PRODUCT.md §6): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({
+    app,
+    page,
+  }, testInfo) => {
     await app.login();
     expect(page.viewportSize()).toEqual({ width: 1280, height: 800 });
     const overflow = await app.table.evaluate((table) => {

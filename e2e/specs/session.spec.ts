@@ -47,7 +47,8 @@ test.describe('Session', () => {
   }) => {
     const { token } = await app.login();
     const stored = await page.evaluate(() => {
-      const dump = (storage: Storage) => Array.from({ length: storage.length }, (_, i) => `${storage.key(i)}=${storage.getItem(storage.key(i)!)}`);
+      const dump = (storage: Storage) =>
+        Array.from({ length: storage.length }, (_, i) => `${storage.key(i)}=${storage.getItem(storage.key(i)!)}`);
       return { local: dump(window.localStorage), session: dump(window.sessionStorage), cookie: document.cookie };
     });
     for (const entry of [...stored.local, ...stored.session, stored.cookie]) expect(entry).not.toContain(token);

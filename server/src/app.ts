@@ -56,7 +56,10 @@ const buildAjv = AjvCompiler() as unknown as ValidatorPool;
 
 /** Request bodies are taken as sent (a number is not a username); query and path strings are coerced. */
 const buildBodyStrictValidator: ValidatorPool = (externalSchemas, ajvOptions) => {
-  const strict = buildAjv(externalSchemas, { ...ajvOptions, customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false } });
+  const strict = buildAjv(externalSchemas, {
+    ...ajvOptions,
+    customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false },
+  });
   const coercing = buildAjv(externalSchemas, ajvOptions);
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
 };
@@ -69,7 +72,9 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     bodyLimit: 1024 * 1024,
     schemaController: {
       compilersFactory: {
-        buildValidator: buildBodyStrictValidator as unknown as NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>['buildValidator'],
+        buildValidator: buildBodyStrictValidator as unknown as NonNullable<
+          NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+        >['buildValidator'],
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -112,7 +117,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
   await app.register(swagger, {
     openapi: {
-      info: { title: 'Outbox API', version: '1.0.0', description: 'Outgoing mail service: submission, queue and operators\' console API.' },
+      info: { title: 'Outbox API', version: '1.0.0', description: "Outgoing mail service: submission, queue and operators' console API." },
       components: {
         securitySchemes: { token: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token {token}' } },
       },

@@ -56,7 +56,9 @@ export async function start(config: Config, options: StartOptions = {}) {
     if (relayUrl === undefined) {
       captureRelay = await startCaptureRelay({ dataDir: config.dataDir, logger: log, clock });
       relayUrl = captureRelay.url;
-      log.info(`No RELAY_URL: delivering to the embedded capture relay at ${relayUrl}, which keeps mail under ${path.join(config.dataDir, 'captured')}`);
+      log.info(
+        `No RELAY_URL: delivering to the embedded capture relay at ${relayUrl}, which keeps mail under ${path.join(config.dataDir, 'captured')}`,
+      );
     }
     transport = createRelayTransport(relayUrl, {
       maxConnections: Math.max(1, Math.min(10, Math.ceil(config.workerConcurrency / 4))),
@@ -69,7 +71,12 @@ export async function start(config: Config, options: StartOptions = {}) {
       store,
       clock,
       transport,
-      retryPolicy: createRetryPolicy({ maxAttempts: config.retryMaxAttempts, maxAgeMs: config.retryMaxAgeMs, baseDelayMs: config.retryBaseDelayMs, maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs) }),
+      retryPolicy: createRetryPolicy({
+        maxAttempts: config.retryMaxAttempts,
+        maxAgeMs: config.retryMaxAgeMs,
+        baseDelayMs: config.retryBaseDelayMs,
+        maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
+      }),
       concurrency: config.workerConcurrency,
       leaseMs: config.leaseSeconds * 1000,
       logger: log,
@@ -100,9 +107,10 @@ export async function start(config: Config, options: StartOptions = {}) {
   // SMTP submission: the same accept path as POST /api/v1/mail, keyed by an API key as the AUTH password.
   let smtpListener: SmtpListener | undefined;
   if (config.smtpPort !== 0) {
-    const tls = config.smtpTlsKeyFile && config.smtpTlsCertFile
-      ? { key: fs.readFileSync(config.smtpTlsKeyFile), cert: fs.readFileSync(config.smtpTlsCertFile) }
-      : undefined;
+    const tls =
+      config.smtpTlsKeyFile && config.smtpTlsCertFile
+        ? { key: fs.readFileSync(config.smtpTlsKeyFile), cert: fs.readFileSync(config.smtpTlsCertFile) }
+        : undefined;
     smtpListener = await startSmtpListener({
       host: config.smtpHost,
       port: config.smtpPort,
@@ -116,7 +124,8 @@ export async function start(config: Config, options: StartOptions = {}) {
           return { id: mail.id };
         } catch (error) {
           // A message we refuse as it is (400) is a permanent SMTP failure; anything else stays a 451.
-          if (error instanceof AppError && error.statusCode === 400) throw Object.assign(new Error(`5.6.0 ${error.message}`), { smtpCode: 554 });
+          if (error instanceof AppError && error.statusCode === 400)
+            throw Object.assign(new Error(`5.6.0 ${error.message}`), { smtpCode: 554 });
           throw error;
         }
       },
@@ -131,8 +140,17 @@ export async function start(config: Config, options: StartOptions = {}) {
   } else {
     await app.ready();
   }
-  const parts = { store: store.engine, dataDir: store.file ? config.dataDir : undefined, worker: config.worker, smtpPort: smtpListener?.port ?? null, httpPort: httpPort ?? null };
-  log.info(parts, httpPort === undefined ? 'Outbox running without HTTP (PORT=off)' : `Outbox console and API on http://${config.host}:${httpPort}`);
+  const parts = {
+    store: store.engine,
+    dataDir: store.file ? config.dataDir : undefined,
+    worker: config.worker,
+    smtpPort: smtpListener?.port ?? null,
+    httpPort: httpPort ?? null,
+  };
+  log.info(
+    parts,
+    httpPort === undefined ? 'Outbox running without HTTP (PORT=off)' : `Outbox console and API on http://${config.host}:${httpPort}`,
+  );
 
   let stopping: Promise<void> | undefined;
   /** Graceful: no new requests or SMTP sessions, in-flight sends finished or returned to the queue, then the store. */

@@ -44,10 +44,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
   async function login(username: string, password: string, client: string): Promise<IssuedSession> {
     const waitMs = loginThrottle.retryAfterMs(client, username);
     if (waitMs > 0) {
-      const error = tooManyRequests(
-        'too_many_login_attempts',
-        `Too many failed logins; try again in ${Math.ceil(waitMs / 1000)} seconds.`,
-      );
+      const error = tooManyRequests('too_many_login_attempts', `Too many failed logins; try again in ${Math.ceil(waitMs / 1000)} seconds.`);
       throw Object.assign(error, { retryAfterSeconds: Math.ceil(waitMs / 1000) });
     }
     const operator = await repo.findOperatorByUsername(db, username);
@@ -134,7 +131,10 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
    * At start (PRODUCT.md §3): OUTBOX_ADMIN_USER/PASSWORD create or reset that operator; with no operator at
    * all and none configured, `admin` is created with a random password, returned so main can print it once.
    */
-  async function ensureOperators(admin: { username?: string | undefined; password?: string | undefined }): Promise<{ createdAdminPassword?: string }> {
+  async function ensureOperators(admin: {
+    username?: string | undefined;
+    password?: string | undefined;
+  }): Promise<{ createdAdminPassword?: string }> {
     if (admin.username && admin.password) {
       const existing = await repo.findOperatorByUsername(db, admin.username);
       if (existing) {

@@ -7,7 +7,10 @@ export function findOperatorByUsername(db: DbOrTrx, username: string): Promise<O
 }
 
 export async function countOperators(db: DbOrTrx): Promise<number> {
-  const row = await db.selectFrom('operators').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('operators')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -40,7 +43,13 @@ export async function insertSession(
 ): Promise<void> {
   await db
     .insertInto('sessions')
-    .values({ token_hash: session.tokenHash, operator_id: session.operatorId, created_at: session.now, expires_at: session.expiresAt, revoked_at: null })
+    .values({
+      token_hash: session.tokenHash,
+      operator_id: session.operatorId,
+      created_at: session.now,
+      expires_at: session.expiresAt,
+      revoked_at: null,
+    })
     .execute();
 }
 

@@ -103,9 +103,16 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
           if (!target.write(`${line}\n`)) await once(target, 'drain');
         };
         const counts = await exportStore(store, write);
-        if (values.out) await new Promise<void>((resolve, reject) => (target as fs.WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())));
+        if (values.out)
+          await new Promise<void>((resolve, reject) =>
+            (target as fs.WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())),
+          );
         // The summary goes to stderr, so that stdout is the export alone.
-        process.stderr.write(`Exported ${Object.entries(counts).map(([table, n]) => `${n.toLocaleString('en')} ${table}`).join(', ')}${values.out ? ` to ${values.out}` : ''}.\n`);
+        process.stderr.write(
+          `Exported ${Object.entries(counts)
+            .map(([table, n]) => `${n.toLocaleString('en')} ${table}`)
+            .join(', ')}${values.out ? ` to ${values.out}` : ''}.\n`,
+        );
         break;
       }
       case 'import': {
@@ -113,12 +120,17 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         // The iterator is taken at once: lines that readline reads before anyone iterates would be lost.
         const iterator = readline.createInterface({ input: fs.createReadStream(values.in), crlfDelay: Infinity })[Symbol.asyncIterator]();
         const counts = await importStore(store, { [Symbol.asyncIterator]: () => iterator });
-        out(`Imported ${Object.entries(counts).map(([table, n]) => `${n.toLocaleString('en')} ${table}`).join(', ')} into ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`);
+        out(
+          `Imported ${Object.entries(counts)
+            .map(([table, n]) => `${n.toLocaleString('en')} ${table}`)
+            .join(', ')} into ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`,
+        );
         break;
       }
       case 'purge': {
         const days = Number(values['older-than']);
-        if (values['older-than'] === undefined || !Number.isInteger(days) || days < 0) throw new UsageError('purge needs --older-than DAYS, a whole number of days (0 or more).');
+        if (values['older-than'] === undefined || !Number.isInteger(days) || days < 0)
+          throw new UsageError('purge needs --older-than DAYS, a whole number of days (0 or more).');
         const purged = await createMailService({ store, clock: systemClock }).purgeFinishedMails(days, 'cli');
         out(`Purged ${purged.toLocaleString('en')} finished or failed mails unchanged for more than ${days} days.`);
         break;
@@ -130,10 +142,16 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         const started = performance.now();
         if (values.send) {
           const principal = await auth.ensureApiKeyPrincipal('demo');
-          const submissions = createSubmissionService({ store, clock: systemClock, mails: createMailService({ store, clock: systemClock }) });
+          const submissions = createSubmissionService({
+            store,
+            clock: systemClock,
+            mails: createMailService({ store, clock: systemClock }),
+          });
           for (const batch of demoSubmissionBatches(count, seed)) await submissions.submitJson(principal, batch, true);
           const seconds = (performance.now() - started) / 1000;
-          out(`Submitted ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s as API key "demo". A running server's worker delivers them within a second; watch them in the console.`);
+          out(
+            `Submitted ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s as API key "demo". A running server's worker delivers them within a second; watch them in the console.`,
+          );
           break;
         }
         let lastReport = started;
@@ -151,7 +169,9 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
           },
         });
         const seconds = (performance.now() - started) / 1000;
-        out(`Added ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s (${Math.round(count / seconds).toLocaleString('en')} mails/s) to ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`);
+        out(
+          `Added ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s (${Math.round(count / seconds).toLocaleString('en')} mails/s) to ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`,
+        );
         break;
       }
       default:

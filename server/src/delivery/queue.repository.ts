@@ -99,10 +99,12 @@ export interface AttemptResult {
 export async function recordAttemptResults(db: DbOrTrx, results: AttemptResult[]): Promise<Set<number>> {
   const recorded = new Set<number>();
   for (let start = 0; start < results.length; start += 500) {
-    const rows = results.slice(start, start + 500).map(
-      (r) =>
-        sql`(cast(${r.id} as bigint), cast(${r.toStatus} as integer), cast(${r.reply} as text), cast(${r.now} as bigint), cast(${r.nextAttemptAt ?? null} as bigint), cast(${r.providerSentAt ?? null} as bigint), cast(${r.owner} as text), cast(${r.leaseExpiresAt} as bigint))`,
-    );
+    const rows = results
+      .slice(start, start + 500)
+      .map(
+        (r) =>
+          sql`(cast(${r.id} as bigint), cast(${r.toStatus} as integer), cast(${r.reply} as text), cast(${r.now} as bigint), cast(${r.nextAttemptAt ?? null} as bigint), cast(${r.providerSentAt ?? null} as bigint), cast(${r.owner} as text), cast(${r.leaseExpiresAt} as bigint))`,
+      );
     const updated = await sql<{ id: number }>`
       with v (id, status, reply, at, next_at, sent_at, owner, lease_expires_at) as (values ${sql.join(rows)})
       update mails set
@@ -137,7 +139,11 @@ export interface ExpiredLease {
  * spent (a mail that keeps killing or hanging its worker), to Error. Both updates are conditional on the
  * lease still being expired, so a late outcome or another sweeper wins cleanly.
  */
-export async function releaseExpiredLeases(db: DbOrTrx, now: number, givesUp: (lease: ExpiredLease) => boolean = () => false): Promise<Array<ExpiredLease & { toStatus: number }>> {
+export async function releaseExpiredLeases(
+  db: DbOrTrx,
+  now: number,
+  givesUp: (lease: ExpiredLease) => boolean = () => false,
+): Promise<Array<ExpiredLease & { toStatus: number }>> {
   const expired = await db
     .selectFrom('mails')
     .select(['id', 'lease_owner', 'attempts', 'received_at'])
@@ -158,9 +164,15 @@ export async function releaseExpiredLeases(db: DbOrTrx, now: number, givesUp: (l
         last_update_at: now,
         lease_owner: null,
         lease_expires_at: null,
-        ...(toStatus === 0 ? { next_attempt_at: now } : { provider_reply: 'The worker delivering it stopped answering on every attempt; the retry budget is spent.' }),
+        ...(toStatus === 0
+          ? { next_attempt_at: now }
+          : { provider_reply: 'The worker delivering it stopped answering on every attempt; the retry budget is spent.' }),
       })
-      .where('id', 'in', rows.map((row) => row.id))
+      .where(
+        'id',
+        'in',
+        rows.map((row) => row.id),
+      )
       .where('status', '=', 2)
       .where('lease_expires_at', '<=', now)
       .returning(['id'])

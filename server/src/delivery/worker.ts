@@ -51,7 +51,11 @@ interface PendingResult {
   retries?: number;
 }
 
-const STATUS_BY_PERMANENT_OUTCOME = { sent: MailStatus.ProviderSent, rejected: MailStatus.ProviderError, invalid: MailStatus.Error } as const;
+const STATUS_BY_PERMANENT_OUTCOME = {
+  sent: MailStatus.ProviderSent,
+  rejected: MailStatus.ProviderError,
+  invalid: MailStatus.Error,
+} as const;
 
 export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const { store, clock, transport, retryPolicy, logger } = options;
@@ -112,17 +116,29 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   function decide(result: PendingResult): queue.AttemptResult & { type: string; detail: Record<string, unknown> } {
     const { row, outcome, at } = result;
     const base = { id: row.id, owner: workerId, leaseExpiresAt: row.lease_expires_at, now: at, reply: outcome.reply };
-    const detail: Record<string, unknown> = { attempt: row.attempts, reply: outcome.reply, durationMs: Math.round(outcome.durationMs), worker: workerId };
+    const detail: Record<string, unknown> = {
+      attempt: row.attempts,
+      reply: outcome.reply,
+      durationMs: Math.round(outcome.durationMs),
+      worker: workerId,
+    };
     if (outcome.kind === 'sent') {
       if (outcome.rejected.length > 0) detail.rejectedRecipients = outcome.rejected;
       return { ...base, toStatus: STATUS_BY_PERMANENT_OUTCOME.sent, providerSentAt: at, type: 'sent', detail };
     }
-    if (outcome.kind === 'rejected') return { ...base, toStatus: MailStatus.ProviderError, type: 'rejected', detail: { ...detail, code: outcome.code } };
+    if (outcome.kind === 'rejected')
+      return { ...base, toStatus: MailStatus.ProviderError, type: 'rejected', detail: { ...detail, code: outcome.code } };
     if (outcome.kind === 'invalid') return { ...base, toStatus: MailStatus.Error, type: 'invalid', detail };
     const decision = retryPolicy.decide({ attempts: row.attempts, receivedAt: row.received_at, now: at, outcome: outcome.kind });
     if (outcome.kind === 'deferred') detail.code = outcome.code;
     if (decision.retry) {
-      return { ...base, toStatus: MailStatus.Queued, nextAttemptAt: decision.nextAttemptAt, type: `${outcome.kind}-retry`, detail: { ...detail, nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() } };
+      return {
+        ...base,
+        toStatus: MailStatus.Queued,
+        nextAttemptAt: decision.nextAttemptAt,
+        type: `${outcome.kind}-retry`,
+        detail: { ...detail, nextAttemptAt: new Date(decision.nextAttemptAt).toISOString() },
+      };
     }
     // Budget spent: a relay that kept deferring refused it in effect; one we never reached is our Error.
     const toStatus = outcome.kind === 'deferred' ? MailStatus.ProviderError : MailStatus.Error;
@@ -146,7 +162,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           changed.push(decision.id);
           deltas.set(MailStatus.Processing, (deltas.get(MailStatus.Processing) ?? 0) - 1);
           deltas.set(decision.toStatus, (deltas.get(decision.toStatus) ?? 0) + 1);
-          events.push({ mailId: decision.id, at: decision.now, actor: `worker:${workerId}`, type: decision.type, fromStatus: MailStatus.Processing, toStatus: decision.toStatus, detail: decision.detail });
+          events.push({
+            mailId: decision.id,
+            at: decision.now,
+            actor: `worker:${workerId}`,
+            type: decision.type,
+            fromStatus: MailStatus.Processing,
+            toStatus: decision.toStatus,
+            detail: decision.detail,
+          });
         }
         await insertEvents(trx, events);
         await adjustStatusCounts(trx, deltas);
@@ -160,10 +184,13 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       logger?.error({ err: error, mailIds: decisions.map((d) => d.id), retries }, 'could not record delivery outcomes');
       if (retries < 5 && !hasStopped) {
         for (const result of batch) result.retries = retries + 1;
-        setTimeout(() => {
-          pending.unshift(...batch);
-          scheduleFlush();
-        }, 50 * (retries + 1)).unref();
+        setTimeout(
+          () => {
+            pending.unshift(...batch);
+            scheduleFlush();
+          },
+          50 * (retries + 1),
+        ).unref();
       } else {
         unrecorded -= batch.length;
       }
@@ -187,7 +214,11 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function deliver(row: MailRow, payload: queue.DeliveryPayload | undefined): Promise<void> {
     let outcome: DeliveryOutcome;
     if (!payload?.raw || payload.envelopeTo.length === 0) {
-      outcome = { kind: 'invalid', reply: payload?.raw ? 'The mail has no recipients.' : 'No message content is stored for this mail.', durationMs: 0 };
+      outcome = {
+        kind: 'invalid',
+        reply: payload?.raw ? 'The mail has no recipients.' : 'No message content is stored for this mail.',
+        durationMs: 0,
+      };
     } else {
       outcome = await transport.send({ envelope: { from: payload.envelopeFrom, to: payload.envelopeTo }, raw: payload.raw });
     }
@@ -202,13 +233,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     const limit = Math.min(batchSize, concurrency - inFlight, maxUnrecorded - unrecorded);
     const rows = await store.db.transaction().execute(async (trx) => {
       const claimed = await queue.claimDueMails(trx, store.engine, { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs });
-      if (claimed.length > 0) await adjustStatusCounts(trx, new Map([[MailStatus.Queued, -claimed.length], [MailStatus.Processing, claimed.length]]));
+      if (claimed.length > 0)
+        await adjustStatusCounts(
+          trx,
+          new Map([
+            [MailStatus.Queued, -claimed.length],
+            [MailStatus.Processing, claimed.length],
+          ]),
+        );
       return claimed;
     });
     if (rows.length === 0) return 0;
     unrecorded += rows.length;
     options.onChange?.(rows.map((r) => r.id));
-    const payloads = await queue.loadDeliveryPayloads(store.db, rows.map((r) => r.id));
+    const payloads = await queue.loadDeliveryPayloads(
+      store.db,
+      rows.map((r) => r.id),
+    );
     for (const row of rows) {
       inFlight += 1;
       void deliver(row, payloads.get(row.id))
@@ -252,7 +293,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function sweepExpiredLeases(): Promise<number> {
     const now = clock.now();
     // A lease that ran out counts as an attempt whose relay never answered: past the budget, the mail ends.
-    const givesUp = (lease: queue.ExpiredLease) => !retryPolicy.decide({ attempts: lease.attempts, receivedAt: lease.received_at, now, outcome: 'unreachable' }).retry;
+    const givesUp = (lease: queue.ExpiredLease) =>
+      !retryPolicy.decide({ attempts: lease.attempts, receivedAt: lease.received_at, now, outcome: 'unreachable' }).retry;
     const released = await store.db.transaction().execute(async (trx) => {
       const rows = await queue.releaseExpiredLeases(trx, now, givesUp);
       if (rows.length === 0) return rows;
@@ -274,7 +316,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       return rows;
     });
     if (released.length > 0) {
-      logger?.warn({ mailIds: released.map((r) => r.id), heldBy: [...new Set(released.map((r) => r.lease_owner))] }, 'mails whose lease expired: returned to the queue, or ended where their retry budget is spent');
+      logger?.warn(
+        { mailIds: released.map((r) => r.id), heldBy: [...new Set(released.map((r) => r.lease_owner))] },
+        'mails whose lease expired: returned to the queue, or ended where their retry budget is spent',
+      );
       options.onChange?.(released.map((r) => r.id));
       wake();
     }
@@ -317,9 +362,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           if (rows.length === 0) return rows;
           await insertEvents(
             trx,
-            rows.map((r) => ({ mailId: r.id, at: now, actor: `worker:${workerId}`, type: 'released', fromStatus: MailStatus.Processing, toStatus: MailStatus.Queued, detail: { reason: 'worker stopped while the send was in flight' } })),
+            rows.map((r) => ({
+              mailId: r.id,
+              at: now,
+              actor: `worker:${workerId}`,
+              type: 'released',
+              fromStatus: MailStatus.Processing,
+              toStatus: MailStatus.Queued,
+              detail: { reason: 'worker stopped while the send was in flight' },
+            })),
           );
-          await adjustStatusCounts(trx, new Map([[MailStatus.Processing, -rows.length], [MailStatus.Queued, rows.length]]));
+          await adjustStatusCounts(
+            trx,
+            new Map([
+              [MailStatus.Processing, -rows.length],
+              [MailStatus.Queued, rows.length],
+            ]),
+          );
           return rows;
         });
         logger?.warn({ mailIds: released.map((r) => r.id) }, 'stopped with sends still in flight: returned them to the queue');

@@ -65,7 +65,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (isStoreUnavailableError(error)) {
       request.log.warn({ err: error }, 'store unavailable');
       reply.header('retry-after', '5');
-      return send(reply, 503, 'store_unavailable', 'The mail store is not reachable right now; nothing was changed. Try again in a few seconds.');
+      return send(
+        reply,
+        503,
+        'store_unavailable',
+        'The mail store is not reachable right now; nothing was changed. Try again in a few seconds.',
+      );
     }
     if (isStoreFullError(error)) {
       request.log.error({ err: error }, 'store full');

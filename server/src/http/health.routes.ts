@@ -3,12 +3,21 @@ import { Type } from '@sinclair/typebox';
 import type { HealthService } from '../health/health.service.js';
 import type { MetricsService } from '../health/metrics.service.js';
 
-export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthService; metrics: MetricsService }> = async (app, { health, metrics }) => {
+export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthService; metrics: MetricsService }> = async (
+  app,
+  { health, metrics },
+) => {
   // Like /healthz, open to whoever reaches the port: a Prometheus scraper holds no operator session. It
   // tells queue sizes, never mail contents; keep it on the monitoring network.
   app.get(
     '/metrics',
-    { schema: { tags: ['operations'], summary: 'Prometheus metrics: mails per status, oldest Queued age, process figures', response: { 200: Type.String() } } },
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Prometheus metrics: mails per status, oldest Queued age, process figures',
+        response: { 200: Type.String() },
+      },
+    },
     async (_request, reply) => reply.type(metrics.contentType).send(await metrics.render()),
   );
 

@@ -1,5 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DeleteMailResponse, ErrorBody, IdParams, MailDetailResponse, MailListQuery, MailListResponse, MailResponse } from '@outbox/contract';
+import {
+  DeleteMailResponse,
+  ErrorBody,
+  IdParams,
+  MailDetailResponse,
+  MailListQuery,
+  MailListResponse,
+  MailResponse,
+} from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
 import type { MailService } from '../mail/mail.service.js';
 import { requireOperator } from './authenticate.js';
@@ -51,10 +59,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
     },
     async (request, reply) => {
       const raw = await mails.getRawMessage(request.params.id);
-      return reply
-        .type('message/rfc822')
-        .header('content-disposition', `attachment; filename="mail-${request.params.id}.eml"`)
-        .send(raw);
+      return reply.type('message/rfc822').header('content-disposition', `attachment; filename="mail-${request.params.id}.eml"`).send(raw);
     },
   );
 

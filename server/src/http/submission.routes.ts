@@ -65,7 +65,10 @@ function validateBody(body: unknown): SubmitMailRequest[] {
   return mails as SubmitMailRequest[];
 }
 
-export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; submissions: SubmissionService }> = async (app, { auth, submissions }) => {
+export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; submissions: SubmissionService }> = async (
+  app,
+  { auth, submissions },
+) => {
   app.post(
     '/api/v1/mail',
     {
@@ -83,7 +86,11 @@ export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; su
       // onRequest, before the body is read: without a valid key nobody gets the server to take in 26 MB.
       onRequest: async (request) => {
         const key = readAuthorizationToken(request);
-        if (!key) throw unauthorized('missing_api_key', 'Send Authorization: Token {apiKey}; create one with `npm run outbox -- apikey create NAME`.');
+        if (!key)
+          throw unauthorized(
+            'missing_api_key',
+            'Send Authorization: Token {apiKey}; create one with `npm run outbox -- apikey create NAME`.',
+          );
         const principal = await auth.findApiKeyPrincipal(key);
         if (!principal) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked. Operator tokens cannot submit mail.');
         (request as SubmissionRequest).apiKey = principal;

@@ -8,9 +8,77 @@ import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
 import type { Store } from '../store/connection.js';
 import * as repo from './mail.repository.js';
 
-const FIRST = ['Anna', 'Björn', 'Chloé', 'Dmitri', 'Émile', 'Fatima', 'Giulia', 'Hiroshi', 'Inès', 'João', 'Katarzyna', 'Liam', 'Mónica', 'Nguyễn', 'Olga', 'Priya', 'Quentin', 'Renée', 'Søren', 'Tomás', 'Uma', 'Václav', 'Wei', 'Xóchitl', 'Yusuf', 'Zoë', '李', 'Ζωή', 'Алексей', 'محمد'];
-const LAST = ['Andersen', 'Bauer', 'Castillo', 'Dubois', 'Eriksson', 'Fischer', 'García', 'Hoffmann', 'Ito', 'Jensen', 'Kowalski', 'López', 'Müller', 'Novák', "O'Brien", 'Petrović', 'Rossi', 'Schmidt', 'Tanaka', 'Usman', 'Virtanen', 'Weber', 'Yılmaz', 'Zhang', '王', 'Παπαδόπουλος', 'Иванова'];
-const DOMAINS = ['example.com', 'example.org', 'mail.example.net', 'shop.example', 'corp.example.com', 'newsletter.example', 'reject.test', 'defer.test'];
+const FIRST = [
+  'Anna',
+  'Björn',
+  'Chloé',
+  'Dmitri',
+  'Émile',
+  'Fatima',
+  'Giulia',
+  'Hiroshi',
+  'Inès',
+  'João',
+  'Katarzyna',
+  'Liam',
+  'Mónica',
+  'Nguyễn',
+  'Olga',
+  'Priya',
+  'Quentin',
+  'Renée',
+  'Søren',
+  'Tomás',
+  'Uma',
+  'Václav',
+  'Wei',
+  'Xóchitl',
+  'Yusuf',
+  'Zoë',
+  '李',
+  'Ζωή',
+  'Алексей',
+  'محمد',
+];
+const LAST = [
+  'Andersen',
+  'Bauer',
+  'Castillo',
+  'Dubois',
+  'Eriksson',
+  'Fischer',
+  'García',
+  'Hoffmann',
+  'Ito',
+  'Jensen',
+  'Kowalski',
+  'López',
+  'Müller',
+  'Novák',
+  "O'Brien",
+  'Petrović',
+  'Rossi',
+  'Schmidt',
+  'Tanaka',
+  'Usman',
+  'Virtanen',
+  'Weber',
+  'Yılmaz',
+  'Zhang',
+  '王',
+  'Παπαδόπουλος',
+  'Иванова',
+];
+const DOMAINS = [
+  'example.com',
+  'example.org',
+  'mail.example.net',
+  'shop.example',
+  'corp.example.com',
+  'newsletter.example',
+  'reject.test',
+  'defer.test',
+];
 const SENDERS: Array<[string, string]> = [
   ['Acme Billing', 'billing@acme.example'],
   ['Acme Support', 'support@acme.example'],
@@ -75,7 +143,11 @@ function pickStatus(roll: number): number {
   return MailStatus.ProviderSent;
 }
 
-const ascii = (text: string) => text.normalize('NFKD').replace(/[^a-zA-Z]/g, '').toLowerCase() || 'user';
+const ascii = (text: string) =>
+  text
+    .normalize('NFKD')
+    .replace(/[^a-zA-Z]/g, '')
+    .toLowerCase() || 'user';
 
 /**
  * A demo mail as an application would submit it (`demo --send`): it goes through the real pipeline, so its
@@ -117,7 +189,11 @@ export function* demoSubmissionBatches(count: number, seed: number, batchSize = 
   }
 }
 
-export function buildDemoMail(random: ReturnType<typeof createRandom>, now: number, spanMs: number): repo.NewMail & { events: Array<Omit<repo.NewEvent, 'mailId'>> } {
+export function buildDemoMail(
+  random: ReturnType<typeof createRandom>,
+  now: number,
+  spanMs: number,
+): repo.NewMail & { events: Array<Omit<repo.NewEvent, 'mailId'>> } {
   const [fromName, fromMail] = random.pick(SENDERS);
   const recipientCount = 1 + Math.min(3, Math.floor(-Math.log(1 - random.next()) * 0.8));
   const recipients: repo.NewRecipient[] = [];
@@ -146,7 +222,9 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
   let providerReply: string | null = null;
   let leaseOwner: string | null = null;
   let leaseExpiresAt: number | null = null;
-  const events: Array<Omit<repo.NewEvent, 'mailId'>> = [{ at: receivedAt, actor: 'demo', type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued }];
+  const events: Array<Omit<repo.NewEvent, 'mailId'>> = [
+    { at: receivedAt, actor: 'demo', type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued },
+  ];
   switch (status) {
     case MailStatus.Queued:
       // Waiting for a retry in the future, so the demo keeps showing Queued mails while a worker runs.
@@ -228,7 +306,10 @@ export async function insertDemoMails(store: Store, options: DemoOptions): Promi
     const mails = Array.from({ length: size }, () => buildDemoMail(random, options.now, spanMs));
     await store.db.transaction().execute(async (trx) => {
       const ids = await repo.insertMails(trx, mails);
-      await repo.insertEvents(trx, mails.flatMap((mail, i) => mail.events.map((event) => ({ ...event, mailId: ids[i]! }))));
+      await repo.insertEvents(
+        trx,
+        mails.flatMap((mail, i) => mail.events.map((event) => ({ ...event, mailId: ids[i]! }))),
+      );
       const deltas = new Map<number, number>();
       for (const mail of mails) deltas.set(mail.row.status, (deltas.get(mail.row.status) ?? 0) + 1);
       await repo.adjustStatusCounts(trx, deltas);

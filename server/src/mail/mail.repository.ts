@@ -69,7 +69,9 @@ export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{
   const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (fetch !== undefined ? (q.limit(fetch) as Q) : q);
   let rows: MailRow[];
   if (!query.cursor) {
-    rows = await page(applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).orderBy(column, direction).orderBy('id', direction)).execute();
+    rows = await page(
+      applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).orderBy(column, direction).orderBy('id', direction),
+    ).execute();
   } else {
     // Keyset past (value, id), written as two index seeks: the rest of the rows sharing `value`, then the
     // rows beyond it. A row comparison `(column, id) < (value, id)` is one seek on PostgreSQL, but SQLite
@@ -77,10 +79,27 @@ export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{
     // sender), which made deep pages of such sorts 100 times slower than page 1.
     const { value, id } = query.cursor;
     const past = readDescending ? '<' : '>';
-    const sameValue = page(applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).where(column, '=', value as never).where('id', past, id).orderBy('id', direction));
-    const beyond = page(applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).where(column, past, value as never).orderBy(column, direction).orderBy('id', direction));
-    const both = db.selectFrom(sameValue.as('same_value')).selectAll().unionAll(db.selectFrom(beyond.as('beyond')).selectAll());
-    rows = (await (fetch !== undefined ? both.orderBy(column, direction).orderBy('id', direction).limit(fetch) : both.orderBy(column, direction).orderBy('id', direction)).execute()) as MailRow[];
+    const sameValue = page(
+      applyFilter(db.selectFrom('mails').selectAll(), query, query.sort)
+        .where(column, '=', value as never)
+        .where('id', past, id)
+        .orderBy('id', direction),
+    );
+    const beyond = page(
+      applyFilter(db.selectFrom('mails').selectAll(), query, query.sort)
+        .where(column, past, value as never)
+        .orderBy(column, direction)
+        .orderBy('id', direction),
+    );
+    const both = db
+      .selectFrom(sameValue.as('same_value'))
+      .selectAll()
+      .unionAll(db.selectFrom(beyond.as('beyond')).selectAll());
+    rows = (await (
+      fetch !== undefined
+        ? both.orderBy(column, direction).orderBy('id', direction).limit(fetch)
+        : both.orderBy(column, direction).orderBy('id', direction)
+    ).execute()) as MailRow[];
   }
   const hasMore = query.limit !== undefined && rows.length > query.limit;
   if (hasMore) rows.pop();
@@ -117,7 +136,14 @@ export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>>
  */
 /** The earliest acceptance among mails in `status` (an index seek on (status, received_at, id)). */
 export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise<number | undefined> {
-  const row = await db.selectFrom('mails').select('received_at').where('status', '=', status).orderBy('received_at').orderBy('id').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('mails')
+    .select('received_at')
+    .where('status', '=', status)
+    .orderBy('received_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
   return row?.received_at;
 }
 
@@ -204,7 +230,16 @@ export interface NewRecipient {
 export interface NewMail {
   row: NewMailRow;
   recipients: NewRecipient[];
-  content?: { raw: Buffer | null; textBody: string | null; htmlBody: string | null; headersJson: string | null; envelopeFrom: string; sizeBytes: number } | undefined;
+  content?:
+    | {
+        raw: Buffer | null;
+        textBody: string | null;
+        htmlBody: string | null;
+        headersJson: string | null;
+        envelopeFrom: string;
+        sizeBytes: number;
+      }
+    | undefined;
 }
 
 /** Inserts mails with their recipients and content; returns the new ids in order. Counters and events are the caller's. */
@@ -212,26 +247,35 @@ export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number
   const ids: number[] = [];
   for (let start = 0; start < mails.length; start += 200) {
     const chunk = mails.slice(start, start + 200);
-    const inserted = await db.insertInto('mails').values(chunk.map((m) => m.row)).returning('id').execute();
+    const inserted = await db
+      .insertInto('mails')
+      .values(chunk.map((m) => m.row))
+      .returning('id')
+      .execute();
     // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
     ids.push(...inserted.map((r) => r.id));
     const recipients = chunk.flatMap((m, i) =>
       m.recipients.map((r, position) => ({ mail_id: inserted[i]!.id, kind: r.kind, position, name: r.name, address: r.address })),
     );
     for (let r = 0; r < recipients.length; r += 500) {
-      await db.insertInto('mail_recipients').values(recipients.slice(r, r + 500)).execute();
+      await db
+        .insertInto('mail_recipients')
+        .values(recipients.slice(r, r + 500))
+        .execute();
     }
     const contents = chunk.flatMap((m, i) =>
       m.content
-        ? [{
-            mail_id: inserted[i]!.id,
-            raw: m.content.raw,
-            text_body: m.content.textBody,
-            html_body: m.content.htmlBody,
-            headers_json: m.content.headersJson,
-            envelope_from: m.content.envelopeFrom,
-            size_bytes: m.content.sizeBytes,
-          }]
+        ? [
+            {
+              mail_id: inserted[i]!.id,
+              raw: m.content.raw,
+              text_body: m.content.textBody,
+              html_body: m.content.htmlBody,
+              headers_json: m.content.headersJson,
+              envelope_from: m.content.envelopeFrom,
+              size_bytes: m.content.sizeBytes,
+            },
+          ]
         : [],
     );
     if (contents.length > 0) await db.insertInto('mail_contents').values(contents).execute();
@@ -263,11 +307,21 @@ export function requeueMailRow(db: DbOrTrx, id: number, now: number, fromStatuse
 
 /** Deletes only from the given statuses; returns the row as it was, or undefined when nothing matched. */
 export function deleteMailRow(db: DbOrTrx, id: number, fromStatuses: readonly number[]): Promise<MailRow | undefined> {
-  return db.deleteFrom('mails').where('id', '=', id).where('status', 'in', [...fromStatuses]).returningAll().executeTakeFirst();
+  return db
+    .deleteFrom('mails')
+    .where('id', '=', id)
+    .where('status', 'in', [...fromStatuses])
+    .returningAll()
+    .executeTakeFirst();
 }
 
 /** Up to `limit` mails in `statuses` last changed before `before`, deleted with their recipients, contents and events. */
-export async function deleteStaleMails(db: DbOrTrx, statuses: readonly number[], before: number, limit: number): Promise<Array<{ id: number; status: number }>> {
+export async function deleteStaleMails(
+  db: DbOrTrx,
+  statuses: readonly number[],
+  before: number,
+  limit: number,
+): Promise<Array<{ id: number; status: number }>> {
   const stale = await db
     .selectFrom('mails')
     .select('id')
@@ -280,7 +334,11 @@ export async function deleteStaleMails(db: DbOrTrx, statuses: readonly number[],
   if (stale.length === 0) return [];
   return db
     .deleteFrom('mails')
-    .where('id', 'in', stale.map((row) => row.id))
+    .where(
+      'id',
+      'in',
+      stale.map((row) => row.id),
+    )
     .where('status', 'in', [...statuses])
     .returning(['id', 'status'])
     .execute();

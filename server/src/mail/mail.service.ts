@@ -4,7 +4,16 @@
  * transaction; a zero-row result becomes 404 (no such mail) or 409 (wrong state), never a silent success.
  * Rows never leave this module: callers get the contract's `Mail`.
  */
-import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
+import {
+  DELETABLE_STATUSES,
+  MailStatus,
+  REQUEUEABLE_STATUSES,
+  STATUSES,
+  type Mail,
+  type MailDetail,
+  type MailListMeta,
+  type MailSort,
+} from '@outbox/contract';
 import { simpleParser } from 'mailparser';
 import type { Clock } from '../clock.js';
 import { conflict, notFound, type AppError } from '../errors.js';
@@ -60,10 +69,20 @@ export function toMail(row: MailRow, recipients: MailRecipientRow[] = []): Mail 
 /** The header block as name/value pairs, in order, unfolded. */
 async function readHeaderLines(raw: Buffer): Promise<Array<{ name: string; value: string }>> {
   const end = raw.indexOf('\r\n\r\n');
-  const parsed = await simpleParser(end >= 0 ? raw.subarray(0, end + 4) : raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  const parsed = await simpleParser(end >= 0 ? raw.subarray(0, end + 4) : raw, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+  });
   return parsed.headerLines.map((line) => {
     const colon = line.line.indexOf(':');
-    return { name: line.line.slice(0, colon), value: line.line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim() };
+    return {
+      name: line.line.slice(0, colon),
+      value: line.line
+        .slice(colon + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    };
   });
 }
 
@@ -80,7 +99,10 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
   }
 
   async function withRecipients(rows: MailRow[]): Promise<Mail[]> {
-    const recipients = await repo.listRecipients(db, rows.map((r) => r.id));
+    const recipients = await repo.listRecipients(
+      db,
+      rows.map((r) => r.id),
+    );
     return rows.map((row) => toMail(row, recipients.get(row.id)));
   }
 
@@ -190,9 +212,19 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     const row = await db.transaction().execute(async (trx) => {
       const updated = await repo.dequeueMailRow(trx, id, now);
       if (!updated) return undefined;
-      await repo.insertEvents(trx, [{ mailId: id, at: now, actor, type: 'dequeued', fromStatus: MailStatus.Queued, toStatus: MailStatus.Dequeued }]);
-      await insertAuditEntries(trx, [{ at: now, actor, action: 'mail.dequeue', target: `mail:${id}`, before: { status: 'Queued' }, after: { status: 'Dequeued' } }]);
-      await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Dequeued, 1]]));
+      await repo.insertEvents(trx, [
+        { mailId: id, at: now, actor, type: 'dequeued', fromStatus: MailStatus.Queued, toStatus: MailStatus.Dequeued },
+      ]);
+      await insertAuditEntries(trx, [
+        { at: now, actor, action: 'mail.dequeue', target: `mail:${id}`, before: { status: 'Queued' }, after: { status: 'Dequeued' } },
+      ]);
+      await repo.adjustStatusCounts(
+        trx,
+        new Map([
+          [MailStatus.Queued, -1],
+          [MailStatus.Dequeued, 1],
+        ]),
+      );
       return updated;
     });
     if (!row) throw await explainMiss(id, 'dequeued', [MailStatus.Queued]);
@@ -208,9 +240,26 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       if (!before || !REQUEUEABLE_STATUSES.includes(before.status as never)) return undefined;
       const updated = await repo.requeueMailRow(trx, id, now, [before.status]);
       if (!updated) return undefined;
-      await repo.insertEvents(trx, [{ mailId: id, at: now, actor, type: 'requeued', fromStatus: before.status, toStatus: MailStatus.Queued }]);
-      await insertAuditEntries(trx, [{ at: now, actor, action: 'mail.requeue', target: `mail:${id}`, before: { status: statusName(before.status) }, after: { status: 'Queued' } }]);
-      await repo.adjustStatusCounts(trx, new Map([[before.status, -1], [MailStatus.Queued, 1]]));
+      await repo.insertEvents(trx, [
+        { mailId: id, at: now, actor, type: 'requeued', fromStatus: before.status, toStatus: MailStatus.Queued },
+      ]);
+      await insertAuditEntries(trx, [
+        {
+          at: now,
+          actor,
+          action: 'mail.requeue',
+          target: `mail:${id}`,
+          before: { status: statusName(before.status) },
+          after: { status: 'Queued' },
+        },
+      ]);
+      await repo.adjustStatusCounts(
+        trx,
+        new Map([
+          [before.status, -1],
+          [MailStatus.Queued, 1],
+        ]),
+      );
       return updated;
     });
     if (!row) throw await explainMiss(id, 'requeued', REQUEUEABLE_STATUSES);
@@ -225,14 +274,16 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       const row = await repo.deleteMailRow(trx, id, DELETABLE_STATUSES);
       if (!row) return undefined;
       // The mail's own event log goes with it; the audit log keeps what was deleted.
-      await insertAuditEntries(trx, [{
-        at: now,
-        actor,
-        action: 'mail.delete',
-        target: `mail:${id}`,
-        before: { status: statusName(row.status), subject: row.subject, fromMail: row.from_mail, messageId: row.message_id },
-        after: null,
-      }]);
+      await insertAuditEntries(trx, [
+        {
+          at: now,
+          actor,
+          action: 'mail.delete',
+          target: `mail:${id}`,
+          before: { status: statusName(row.status), subject: row.subject, fromMail: row.from_mail, messageId: row.message_id },
+          after: null,
+        },
+      ]);
       await repo.adjustStatusCounts(trx, new Map([[row.status, -1]]));
       return row;
     });
@@ -253,7 +304,9 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       const rows = await db.transaction().execute(async (trx) => {
         const deleted = await repo.deleteStaleMails(trx, DELETABLE_STATUSES, before, 1000);
         if (deleted.length === 0) return deleted;
-        await insertAuditEntries(trx, [{ at: clock.now(), actor, action: 'mail.purge', target: `${deleted.length} mails`, before: { olderThanDays }, after: null }]);
+        await insertAuditEntries(trx, [
+          { at: clock.now(), actor, action: 'mail.purge', target: `${deleted.length} mails`, before: { olderThanDays }, after: null },
+        ]);
         const deltas = new Map<number, number>();
         for (const row of deleted) deltas.set(row.status, (deltas.get(row.status) ?? 0) - 1);
         await repo.adjustStatusCounts(trx, deltas);

@@ -140,9 +140,7 @@ function toSmtpLineEndings(message: Buffer): Buffer {
 }
 
 function toAddress(recipient: Recipient): Mail.Address | string {
-  return recipient.recipientName
-    ? { name: recipient.recipientName, address: recipient.recipientMail }
-    : recipient.recipientMail;
+  return recipient.recipientName ? { name: recipient.recipientName, address: recipient.recipientMail } : recipient.recipientMail;
 }
 
 /** `<uuid@outbox.local>`: unique without coordination, and recognisable as ours in a provider's logs. */

@@ -27,7 +27,9 @@ interface PreparedMail {
 }
 
 const searchTextOf = (fromName: string, fromMail: string, recipients: repo.NewRecipient[], subject: string) =>
-  [fromName, fromMail, ...recipients.filter((r) => r.kind !== 'envelope').flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase();
+  [fromName, fromMail, ...recipients.filter((r) => r.kind !== 'envelope').flatMap((r) => [r.name, r.address]), subject]
+    .join(' ')
+    .toLowerCase();
 
 /** Values that become header text: a CR or LF would end the header line (injection); NUL no MTA takes. */
 function singleLineProblems(field: string, value: string | undefined): string[] {
@@ -56,7 +58,11 @@ export function submissionProblems(input: SubmitMailRequest): string[] {
 export function createSubmissionService({ store, clock, mails }: { store: Store; clock: Clock; mails: MailService }) {
   const { db } = store;
 
-  function newRow(principal: ApiKeyPrincipal, fields: { messageId: string; fromName: string; fromMail: string; subject: string; searchText: string; idempotencyKey: string | null }, now: number): repo.NewMail['row'] {
+  function newRow(
+    principal: ApiKeyPrincipal,
+    fields: { messageId: string; fromName: string; fromMail: string; subject: string; searchText: string; idempotencyKey: string | null },
+    now: number,
+  ): repo.NewMail['row'] {
     return {
       message_id: fields.messageId,
       from_name: fields.fromName,
@@ -75,7 +81,12 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     };
   }
 
-  async function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest, index: number | undefined, now: number): Promise<PreparedMail> {
+  async function prepareJson(
+    principal: ApiKeyPrincipal,
+    input: SubmitMailRequest,
+    index: number | undefined,
+    now: number,
+  ): Promise<PreparedMail> {
     let built;
     try {
       built = await buildMessage({ ...input, date: new Date(now) });
@@ -84,14 +95,27 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       throw error;
     }
     const recipients: repo.NewRecipient[] = [
-      ...(['to', 'cc', 'bcc'] as const).flatMap((kind) => (input[kind] ?? []).map((r) => ({ kind, name: r.recipientName ?? '', address: r.recipientMail }))),
+      ...(['to', 'cc', 'bcc'] as const).flatMap((kind) =>
+        (input[kind] ?? []).map((r) => ({ kind, name: r.recipientName ?? '', address: r.recipientMail })),
+      ),
       ...built.envelope.to.map((address) => ({ kind: 'envelope', name: '', address })),
     ];
     const fromName = input.fromName ?? '';
     return {
       idempotencyKey: input.idempotencyKey ?? null,
       mail: {
-        row: newRow(principal, { messageId: built.messageId, fromName, fromMail: input.fromMail, subject: input.subject, searchText: searchTextOf(fromName, input.fromMail, recipients, input.subject), idempotencyKey: input.idempotencyKey ?? null }, now),
+        row: newRow(
+          principal,
+          {
+            messageId: built.messageId,
+            fromName,
+            fromMail: input.fromMail,
+            subject: input.subject,
+            searchText: searchTextOf(fromName, input.fromMail, recipients, input.subject),
+            idempotencyKey: input.idempotencyKey ?? null,
+          },
+          now,
+        ),
         recipients,
         content: {
           raw: built.raw,
@@ -126,7 +150,18 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     return {
       idempotencyKey: null,
       mail: {
-        row: newRow(principal, { messageId: submission.messageId, fromName, fromMail, subject, searchText: searchTextOf(fromName, fromMail, recipients, subject), idempotencyKey: null }, now),
+        row: newRow(
+          principal,
+          {
+            messageId: submission.messageId,
+            fromName,
+            fromMail,
+            subject,
+            searchText: searchTextOf(fromName, fromMail, recipients, subject),
+            idempotencyKey: null,
+          },
+          now,
+        ),
         recipients,
         content: {
           raw: submission.raw,
@@ -166,7 +201,12 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       for (const { principal, prepared } of group) {
         const keys = prepared.map((p) => p.idempotencyKey).filter((k): k is string => k !== null);
         if (keys.length === 0) continue;
-        const rows = await trx.selectFrom('mails').select(['id', 'idempotency_key']).where('api_key_id', '=', principal.id).where('idempotency_key', 'in', keys).execute();
+        const rows = await trx
+          .selectFrom('mails')
+          .select(['id', 'idempotency_key'])
+          .where('api_key_id', '=', principal.id)
+          .where('idempotency_key', 'in', keys)
+          .execute();
         for (const row of rows) stored.set(keyOf(principal, row.idempotency_key!), row.id);
       }
       // Which prepared mails become new rows, and which stand for another (stored, or first in the group).
@@ -187,10 +227,23 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
           fresh.push({ prepared: p, actor, now });
         }
       }
-      const freshIds = await repo.insertMails(trx, fresh.map((f) => f.prepared.mail));
+      const freshIds = await repo.insertMails(
+        trx,
+        fresh.map((f) => f.prepared.mail),
+      );
       const idOf = new Map<PreparedMail, number>(fresh.map((f, i) => [f.prepared, freshIds[i]!]));
       if (freshIds.length > 0) {
-        await repo.insertEvents(trx, fresh.map((f, i) => ({ mailId: freshIds[i]!, at: f.now, actor: f.actor, type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued })));
+        await repo.insertEvents(
+          trx,
+          fresh.map((f, i) => ({
+            mailId: freshIds[i]!,
+            at: f.now,
+            actor: f.actor,
+            type: 'accepted',
+            fromStatus: null,
+            toStatus: MailStatus.Queued,
+          })),
+        );
         await repo.adjustStatusCounts(trx, new Map([[MailStatus.Queued, freshIds.length]]));
       }
       return group.map(({ prepared }): Written => {

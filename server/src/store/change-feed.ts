@@ -28,7 +28,12 @@ export const CHANGE_CHANNEL = 'outbox_mail_changes';
 /** NOTIFY payloads must stay under 8000 bytes; listeners take a long list as "these and maybe more". */
 const MAX_IDS_PER_NOTIFY = 200;
 
-export function createChangeFeed(options: { engine: Engine; db: Db; databaseUrl?: string | undefined; onError?: (error: Error) => void }): ChangeFeed {
+export function createChangeFeed(options: {
+  engine: Engine;
+  db: Db;
+  databaseUrl?: string | undefined;
+  onError?: (error: Error) => void;
+}): ChangeFeed {
   const listeners = new Set<ChangeListener>();
   const origin = crypto.randomBytes(6).toString('hex');
   let client: pg.Client | undefined;

@@ -35,7 +35,10 @@ function encodeRow(row: Record<string, unknown>): Record<string, unknown> {
 function decodeRow(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [column, value] of Object.entries(row)) {
-    out[column] = value && typeof value === 'object' && '$base64' in value ? Buffer.from(String((value as { $base64: string }).$base64), 'base64') : value;
+    out[column] =
+      value && typeof value === 'object' && '$base64' in value
+        ? Buffer.from(String((value as { $base64: string }).$base64), 'base64')
+        : value;
   }
   return out;
 }
@@ -47,13 +50,19 @@ export interface TransferCounts {
 /** Writes every table as JSON lines, page by page (keyset on the table's key), so memory stays flat. */
 export async function exportStore(store: Store, writeLine: (line: string) => Promise<void>): Promise<TransferCounts> {
   const counts: TransferCounts = {};
-  await writeLine(JSON.stringify({ format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString(), engine: store.engine }));
+  await writeLine(
+    JSON.stringify({ format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString(), engine: store.engine }),
+  );
   for (const { name, key } of TABLES) {
     counts[name] = 0;
     let after: number | undefined;
     for (;;) {
       // Table names come from the fixed list above; the dynamic builder keeps one code path for all of them.
-      let query = store.db.selectFrom(name as 'mails').selectAll().orderBy(sql.ref(key)).limit(PAGE);
+      let query = store.db
+        .selectFrom(name as 'mails')
+        .selectAll()
+        .orderBy(sql.ref(key))
+        .limit(PAGE);
       if (after !== undefined) query = query.where(sql.ref(key), '>', after);
       const rows = (await query.execute()) as unknown as Array<Record<string, unknown>>;
       for (const row of rows) await writeLine(JSON.stringify({ table: name, row: encodeRow(row) }));
@@ -83,7 +92,11 @@ export async function importStore(store: Store, lines: AsyncIterable<string>): P
     let batch: Array<Record<string, unknown>> = [];
     let batchTable: TableName | undefined;
     const flush = async () => {
-      if (batchTable && batch.length > 0) await trx.insertInto(batchTable as 'mails').values(batch as never).execute();
+      if (batchTable && batch.length > 0)
+        await trx
+          .insertInto(batchTable as 'mails')
+          .values(batch as never)
+          .execute();
       batch = [];
     };
     let lineNumber = 0;
@@ -97,11 +110,13 @@ export async function importStore(store: Store, lines: AsyncIterable<string>): P
         throw new ImportError(`Line ${lineNumber} is not JSON.`);
       }
       if (!header) {
-        if (record.format !== EXPORT_FORMAT || record.version !== EXPORT_VERSION) throw new ImportError(`Line 1 is not an ${EXPORT_FORMAT} version ${EXPORT_VERSION} header.`);
+        if (record.format !== EXPORT_FORMAT || record.version !== EXPORT_VERSION)
+          throw new ImportError(`Line 1 is not an ${EXPORT_FORMAT} version ${EXPORT_VERSION} header.`);
         header = record;
         continue;
       }
-      if (!record.table || !record.row || !TABLES.some((t) => t.name === record.table)) throw new ImportError(`Line ${lineNumber} names no known table.`);
+      if (!record.table || !record.row || !TABLES.some((t) => t.name === record.table))
+        throw new ImportError(`Line ${lineNumber} names no known table.`);
       if (record.table !== batchTable || batch.length >= 200) {
         await flush();
         batchTable = record.table;
@@ -113,14 +128,25 @@ export async function importStore(store: Store, lines: AsyncIterable<string>): P
     if (!header) throw new ImportError('The file is empty.');
 
     // The counters follow the rows, exactly.
-    const byStatus = await trx.selectFrom('mails').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const byStatus = await trx
+      .selectFrom('mails')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
     await trx.updateTable('status_counts').set({ count: 0 }).execute();
-    for (const { status, n } of byStatus) await trx.updateTable('status_counts').set({ count: Number(n) }).where('status', '=', status).execute();
+    for (const { status, n } of byStatus)
+      await trx
+        .updateTable('status_counts')
+        .set({ count: Number(n) })
+        .where('status', '=', status)
+        .execute();
 
     // PostgreSQL's identity sequences do not see explicit ids: move them past the imported ones.
     if (store.engine === 'postgres') {
       for (const table of TABLES_WITH_IDENTITY) {
-        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(trx);
+        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(
+          trx,
+        );
       }
     }
   });

@@ -13,9 +13,17 @@ import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-function cli(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(
+  args: string[],
+  env: Record<string, string>,
+  input?: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { cwd: serverDir, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+      cwd: serverDir,
+      env: { ...process.env, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -42,13 +50,23 @@ describe('CLI', () => {
   it('user add / passwd / remove with --password-stdin on a fresh DATA_DIR; the operator can log in, then cannot', async () => {
     environment = await freshEnvironment({ OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' });
     const { env } = environment;
-    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({ code: 0, stdout: expect.stringContaining('Operator maria created.') });
-    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({ code: 1, stderr: expect.stringMatching(/exists/) });
+    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('Operator maria created.'),
+    });
+    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/exists/),
+    });
     expect((await cli(['user', 'passwd', 'maria', '--password-stdin'], env, 'second password 2\n')).code).toBe(0);
 
     running = await startInProcess(env);
     const login = (password: string) =>
-      fetch(`http://127.0.0.1:${running!.httpPort}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'maria', password }) });
+      fetch(`http://127.0.0.1:${running!.httpPort}/api/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'maria', password }),
+      });
     expect((await login('first password 1')).status).toBe(401);
     expect((await login('second password 2')).status).toBe(200);
     expect((await cli(['user', 'remove', 'maria'], env)).code).toBe(0);
@@ -98,14 +116,19 @@ describe('CLI', () => {
     expect(result.code).toBe(0);
     // Done when every mail had its first attempt and none is in flight.
     await expect
-      .poll(async () => {
-        const waiting = await running!.store.db
-          .selectFrom('mails')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where((eb) => eb.or([eb('status', '=', MailStatus.Processing), eb.and([eb('status', '=', MailStatus.Queued), eb('attempts', '=', 0)])]))
-          .executeTakeFirstOrThrow();
-        return Number(waiting.n);
-      }, { timeout: 20_000, interval: 100 })
+      .poll(
+        async () => {
+          const waiting = await running!.store.db
+            .selectFrom('mails')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where((eb) =>
+              eb.or([eb('status', '=', MailStatus.Processing), eb.and([eb('status', '=', MailStatus.Queued), eb('attempts', '=', 0)])]),
+            )
+            .executeTakeFirstOrThrow();
+          return Number(waiting.n);
+        },
+        { timeout: 20_000, interval: 100 },
+      )
       .toBe(0);
     const { counts } = (await running.services.mails.listMails({ limit: 1 })).meta;
     expect(counts[MailStatus.ProviderSent]).toBeGreaterThan(150);
@@ -131,7 +154,9 @@ describe('CLI', () => {
 
     const after = await running.store.db.selectFrom('mails').select(['status', 'last_update_at']).execute();
     expect(after).toHaveLength(before.length - purged);
-    expect(after.filter((m) => m.status === 0 || m.status === 2)).toHaveLength(before.filter((m) => m.status === 0 || m.status === 2).length);
+    expect(after.filter((m) => m.status === 0 || m.status === 2)).toHaveLength(
+      before.filter((m) => m.status === 0 || m.status === 2).length,
+    );
     for (const mail of after) if ([1, 3, 4, 5].includes(mail.status)) expect(mail.last_update_at).toBeGreaterThanOrEqual(cutoff - 60_000);
     // The counters moved with the rows.
     const { meta } = await running.services.mails.listMails({ limit: 1 });
@@ -155,7 +180,10 @@ describe('CLI', () => {
       const imported = await cli(['import', '--in', exportFile], environment.env);
       expect(imported).toMatchObject({ code: 0, stdout: expect.stringMatching(/Imported .*1,230 mails/) });
       // A second import into the now non-empty store is refused, and changes nothing.
-      expect(await cli(['import', '--in', exportFile], environment.env)).toMatchObject({ code: 1, stderr: expect.stringMatching(/holds mails already/) });
+      expect(await cli(['import', '--in', exportFile], environment.env)).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/holds mails already/),
+      });
 
       const sourceRunning = await startInProcess(source.env);
       running = await startInProcess(environment.env);
@@ -164,20 +192,34 @@ describe('CLI', () => {
         const after = await running.services.mails.listMails({});
         expect(after.data).toEqual(before.data);
         expect(after.meta.counts).toEqual(before.meta.counts);
-        const withContent = (await sourceRunning.store.db.selectFrom('mail_contents').select('mail_id').limit(1).executeTakeFirstOrThrow()).mail_id;
-        expect(await running.services.mails.getMailDetail(withContent)).toEqual(await sourceRunning.services.mails.getMailDetail(withContent));
-        expect((await running.services.mails.getRawMessage(withContent)).equals(await sourceRunning.services.mails.getRawMessage(withContent))).toBe(true);
+        const withContent = (await sourceRunning.store.db.selectFrom('mail_contents').select('mail_id').limit(1).executeTakeFirstOrThrow())
+          .mail_id;
+        expect(await running.services.mails.getMailDetail(withContent)).toEqual(
+          await sourceRunning.services.mails.getMailDetail(withContent),
+        );
+        expect(
+          (await running.services.mails.getRawMessage(withContent)).equals(await sourceRunning.services.mails.getRawMessage(withContent)),
+        ).toBe(true);
       } finally {
         await sourceRunning.stop();
       }
 
       const base = `http://127.0.0.1:${running.httpPort}`;
-      const login = await fetch(`${base}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'maria', password: 'maria password 1' }) });
+      const login = await fetch(`${base}/api/v1/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'maria', password: 'maria password 1' }),
+      });
       expect(login.status).toBe(200);
       const submitted = await fetch(`${base}/api/v1/mail`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Token ${key}` },
-        body: JSON.stringify({ fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject: 'after the move', text: 'x' }),
+        body: JSON.stringify({
+          fromMail: 'shop@example.com',
+          to: [{ recipientMail: 'ann@example.net' }],
+          subject: 'after the move',
+          text: 'x',
+        }),
       });
       expect(submitted.status).toBe(202);
       // New ids continue after the imported ones (PostgreSQL's sequences were moved past them).

@@ -190,9 +190,7 @@ describe('createRelayTransport against real SMTP servers', () => {
     const startTlsPort = await startPeer(keep, { ...tls });
     const envelope = { from: 'app@example.com', to: ['a@example.com'] };
     const implicit = createRelayTransport(`smtps://127.0.0.1:${implicitPort}?tls.rejectUnauthorized=false`);
-    const upgraded = createRelayTransport(
-      `smtp://127.0.0.1:${startTlsPort}?requireTLS=true&tls.rejectUnauthorized=false`,
-    );
+    const upgraded = createRelayTransport(`smtp://127.0.0.1:${startTlsPort}?requireTLS=true&tls.rejectUnauthorized=false`);
     try {
       expect((await implicit.send({ envelope, raw })).kind).toBe('sent');
       expect((await upgraded.send({ envelope, raw })).kind).toBe('sent');

@@ -36,7 +36,9 @@ afterEach(async () => {
 
 const MINUTE = 60_000;
 
-function startWorker(options: { relayUrl?: string; retry?: RetryPolicyOptions; leaseMs?: number; concurrency?: number } = {}): DeliveryWorker {
+function startWorker(
+  options: { relayUrl?: string; retry?: RetryPolicyOptions; leaseMs?: number; concurrency?: number } = {},
+): DeliveryWorker {
   const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: 2_000, socketTimeoutMs: 5_000 });
   transports.push(transport);
   const worker = createDeliveryWorker({
@@ -55,7 +57,14 @@ function startWorker(options: { relayUrl?: string; retry?: RetryPolicyOptions; l
 }
 
 function mailRequest(overrides: Partial<SubmitMailRequest> = {}): SubmitMailRequest {
-  return { fromName: 'Shop', fromMail: 'shop@example.com', to: [{ recipientName: 'Ann', recipientMail: 'ann@example.net' }], subject: 'Your order', text: 'Thanks!', ...overrides };
+  return {
+    fromName: 'Shop',
+    fromMail: 'shop@example.com',
+    to: [{ recipientName: 'Ann', recipientMail: 'ann@example.net' }],
+    subject: 'Your order',
+    text: 'Thanks!',
+    ...overrides,
+  };
 }
 
 async function submit(count = 1, overrides: Partial<SubmitMailRequest> = {}): Promise<number[]> {
@@ -78,10 +87,13 @@ async function waitForStatus(id: number, status: number): Promise<MailDetail> {
 /** Waits until the mail is back in Queued after its `attempts`-th attempt, its retry scheduled. */
 async function waitForRetry(id: number, attempts: number): Promise<MailDetail> {
   await expect
-    .poll(async () => {
-      const mail = await detail(id);
-      return mail.status === MailStatus.Queued && mail.attempts === attempts && mail.events.length > attempts;
-    }, { timeout: 10_000, interval: 10 })
+    .poll(
+      async () => {
+        const mail = await detail(id);
+        return mail.status === MailStatus.Queued && mail.attempts === attempts && mail.events.length > attempts;
+      },
+      { timeout: 10_000, interval: 10 },
+    )
     .toBe(true);
   return detail(id);
 }
@@ -207,9 +219,20 @@ describe('delivery worker', () => {
     // A worker claims the mail and dies without a word.
     const now = context.clock.now();
     await context.store.db.transaction().execute(async (trx) => {
-      const claimed = await queue.claimDueMails(trx, context.store.engine, { now, limit: 10, owner: 'dead-worker', leaseExpiresAt: now + MINUTE });
+      const claimed = await queue.claimDueMails(trx, context.store.engine, {
+        now,
+        limit: 10,
+        owner: 'dead-worker',
+        leaseExpiresAt: now + MINUTE,
+      });
       expect(claimed.map((r) => r.id)).toEqual([id]);
-      await adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Processing, 1]]));
+      await adjustStatusCounts(
+        trx,
+        new Map([
+          [MailStatus.Queued, -1],
+          [MailStatus.Processing, 1],
+        ]),
+      );
     });
     let mail = await detail(id!);
     expect(mail.status).toBe(MailStatus.Processing);
@@ -225,7 +248,16 @@ describe('delivery worker', () => {
     expect(mail.attempts).toBe(2); // the dead worker's attempt counts
 
     // The dead worker wakes up and reports its old attempt: the lease is no longer its own.
-    const late = await queue.recordAttemptResults(context.store.db, [{ id: id!, owner: 'dead-worker', leaseExpiresAt: now + MINUTE, now: context.clock.now(), toStatus: MailStatus.ProviderError, reply: 'late' }]);
+    const late = await queue.recordAttemptResults(context.store.db, [
+      {
+        id: id!,
+        owner: 'dead-worker',
+        leaseExpiresAt: now + MINUTE,
+        now: context.clock.now(),
+        toStatus: MailStatus.ProviderError,
+        reply: 'late',
+      },
+    ]);
     expect(late.has(id!)).toBe(false);
     expect((await detail(id!)).status).toBe(MailStatus.ProviderSent);
     const counts = (await context.services.mails.listMails({ limit: 1 })).meta.counts;
@@ -237,12 +269,30 @@ describe('delivery worker', () => {
     // Never started: only its sweeper is used, while the test plays the crashing workers.
     const transport = createRelayTransport(relay.url);
     transports.push(transport);
-    const worker = createDeliveryWorker({ store: context.store, clock: context.clock, transport, retryPolicy: createRetryPolicy({ maxAttempts: 3, baseDelayMs: MINUTE, jitter: 0 }) });
+    const worker = createDeliveryWorker({
+      store: context.store,
+      clock: context.clock,
+      transport,
+      retryPolicy: createRetryPolicy({ maxAttempts: 3, baseDelayMs: MINUTE, jitter: 0 }),
+    });
     for (let attempt = 1; attempt <= 3; attempt++) {
       const now = context.clock.now();
       await context.store.db.transaction().execute(async (trx) => {
-        expect(await queue.claimDueMails(trx, context.store.engine, { now, limit: 1, owner: `crashing-${attempt}`, leaseExpiresAt: now + MINUTE })).toHaveLength(1);
-        await adjustStatusCounts(trx, new Map([[MailStatus.Queued, -1], [MailStatus.Processing, 1]]));
+        expect(
+          await queue.claimDueMails(trx, context.store.engine, {
+            now,
+            limit: 1,
+            owner: `crashing-${attempt}`,
+            leaseExpiresAt: now + MINUTE,
+          }),
+        ).toHaveLength(1);
+        await adjustStatusCounts(
+          trx,
+          new Map([
+            [MailStatus.Queued, -1],
+            [MailStatus.Processing, 1],
+          ]),
+        );
       });
       context.clock.advance(MINUTE);
       expect(await worker.sweepExpiredLeases()).toBe(1);
@@ -251,7 +301,11 @@ describe('delivery worker', () => {
       expect(mail.status).toBe(attempt < 3 ? MailStatus.Queued : MailStatus.Error);
     }
     const mail = await detail(id!);
-    expect(mail.events.at(-1)).toMatchObject({ type: 'lease-expired-gave-up', toStatus: MailStatus.Error, detail: { heldBy: 'crashing-3', attempt: 3 } });
+    expect(mail.events.at(-1)).toMatchObject({
+      type: 'lease-expired-gave-up',
+      toStatus: MailStatus.Error,
+      detail: { heldBy: 'crashing-3', attempt: 3 },
+    });
     expect(mail.providerReply).toMatch(/retry budget is spent/);
     const { counts } = (await context.services.mails.listMails({ limit: 1 })).meta;
     expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.Queued]: 0, [MailStatus.Error]: 1 });
@@ -260,7 +314,11 @@ describe('delivery worker', () => {
   it('a claim is its owner and its lease: a stale claim of the same worker cannot record over a newer one', async () => {
     const [id] = await submit();
     const claim = async (leaseExpiresAt: number) =>
-      context.store.db.transaction().execute((trx) => queue.claimDueMails(trx, context.store.engine, { now: context.clock.now(), limit: 1, owner: 'w1', leaseExpiresAt }));
+      context.store.db
+        .transaction()
+        .execute((trx) =>
+          queue.claimDueMails(trx, context.store.engine, { now: context.clock.now(), limit: 1, owner: 'w1', leaseExpiresAt }),
+        );
     const first = context.clock.now() + MINUTE;
     expect(await claim(first)).toHaveLength(1);
     context.clock.advance(MINUTE);
@@ -268,7 +326,11 @@ describe('delivery worker', () => {
     const second = context.clock.now() + MINUTE;
     expect(await claim(second)).toHaveLength(1);
     const record = (leaseExpiresAt: number, reply: string) =>
-      queue.recordAttemptResults(context.store.db, [{ id: id!, owner: 'w1', leaseExpiresAt, now: context.clock.now(), toStatus: MailStatus.ProviderSent, reply }]).then((recorded) => recorded.has(id!));
+      queue
+        .recordAttemptResults(context.store.db, [
+          { id: id!, owner: 'w1', leaseExpiresAt, now: context.clock.now(), toStatus: MailStatus.ProviderSent, reply },
+        ])
+        .then((recorded) => recorded.has(id!));
     expect(await record(first, 'stale')).toBe(false);
     expect(await record(second, 'current')).toBe(true);
     expect((await detail(id!)).providerReply).toBe('current');
@@ -321,10 +383,13 @@ describe('delivery worker', () => {
       ),
     );
     await expect
-      .poll(async () => {
-        const { counts } = (await context.services.mails.listMails({ limit: 1 })).meta;
-        return counts[MailStatus.Queued]! + counts[MailStatus.Processing]!;
-      }, { timeout: 30_000, interval: 50 })
+      .poll(
+        async () => {
+          const { counts } = (await context.services.mails.listMails({ limit: 1 })).meta;
+          return counts[MailStatus.Queued]! + counts[MailStatus.Processing]!;
+        },
+        { timeout: 30_000, interval: 50 },
+      )
       .toBe(0);
 
     const deliveredIds = new Set(relay.received.map((m) => m.messageId));

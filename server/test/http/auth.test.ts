@@ -72,7 +72,12 @@ describe('POST /api/v1/login', () => {
   });
 
   it('answers 400 invalid_json for a body that is not JSON, and keeps serving', async () => {
-    const response = await context.app.inject({ method: 'POST', url: '/api/v1/login', headers: { 'content-type': 'application/json' }, payload: '{"username":' });
+    const response = await context.app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"username":',
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json().error.code).toBe('invalid_json');
     const after = await context.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: PASSWORD } });
@@ -80,7 +85,11 @@ describe('POST /api/v1/login', () => {
   });
 
   it('answers 413 for an oversized body', async () => {
-    const response = await context.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: 'x'.repeat(20_000) } });
+    const response = await context.app.inject({
+      method: 'POST',
+      url: '/api/v1/login',
+      payload: { username: 'ops', password: 'x'.repeat(20_000) },
+    });
     expect(response.statusCode).toBe(413);
     expect(response.json().error.code).toBe('payload_too_large');
   });
@@ -90,7 +99,11 @@ describe('login rate limit', () => {
   it('answers 429 with Retry-After after repeated failures for one username, even with the right password', async () => {
     const context = await createTestContext();
     try {
-      const throttle = new LoginThrottle(() => context.clock.now(), { maxFailuresPerUsername: 3, maxFailuresPerClient: 100, windowMs: 60_000 });
+      const throttle = new LoginThrottle(() => context.clock.now(), {
+        maxFailuresPerUsername: 3,
+        maxFailuresPerClient: 100,
+        windowMs: 60_000,
+      });
       const limited = await createTestContext({ throttle });
       try {
         await limited.services.auth.addOperator('ops', PASSWORD);
@@ -98,7 +111,11 @@ describe('login rate limit', () => {
           const r = await limited.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: 'bad' } });
           expect(r.statusCode).toBe(401);
         }
-        const blocked = await limited.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: PASSWORD } });
+        const blocked = await limited.app.inject({
+          method: 'POST',
+          url: '/api/v1/login',
+          payload: { username: 'ops', password: PASSWORD },
+        });
         expect(blocked.statusCode).toBe(429);
         expect(blocked.json().error.code).toBe('too_many_login_attempts');
         expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
@@ -174,7 +191,11 @@ describe('operators at start', () => {
     try {
       const first = await context.services.auth.ensureOperators({});
       expect(first.createdAdminPassword).toMatch(/^.{12,}$/);
-      const login = await context.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'admin', password: first.createdAdminPassword } });
+      const login = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/login',
+        payload: { username: 'admin', password: first.createdAdminPassword },
+      });
       expect(login.statusCode).toBe(200);
       expect(await context.services.auth.ensureOperators({})).toEqual({});
     } finally {
@@ -187,8 +208,16 @@ describe('operators at start', () => {
     try {
       await context.services.auth.ensureOperators({ username: 'root', password: 'first password' });
       await context.services.auth.ensureOperators({ username: 'root', password: 'second password' });
-      const old = await context.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'root', password: 'first password' } });
-      const now = await context.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'root', password: 'second password' } });
+      const old = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/login',
+        payload: { username: 'root', password: 'first password' },
+      });
+      const now = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/login',
+        payload: { username: 'root', password: 'second password' },
+      });
       expect(old.statusCode).toBe(401);
       expect(now.statusCode).toBe(200);
       const passwordHashes = await context.store.db.selectFrom('operators').select('password_hash').execute();

@@ -4,7 +4,17 @@ import { auth, createTestContext, loginAs, testEngine, type TestContext } from '
 import { seedMails } from '../support/mails.js';
 
 interface ListBody {
-  data: Array<{ id: number; subject: string; status: number; fromName: string; fromMail: string; to: unknown[]; providerSentDate: string | null; receivedDate: string | null; lastUpdate: string | null }>;
+  data: Array<{
+    id: number;
+    subject: string;
+    status: number;
+    fromName: string;
+    fromMail: string;
+    to: unknown[];
+    providerSentDate: string | null;
+    receivedDate: string | null;
+    lastUpdate: string | null;
+  }>;
   meta: { total: number; totalIsEstimate: boolean; nextCursor: string | null; prevCursor: string | null; counts: Record<string, number> };
 }
 
@@ -25,7 +35,15 @@ describe('mail API', () => {
   describe('GET /api/v1/mail/list', () => {
     it('returns every mail in data, with the fields of the spec, newest first', async () => {
       await seedMails(context.store, [
-        { subject: 'first', fromName: 'Ann', fromMail: 'ann@example.com', to: [{ name: 'Bo', address: 'bo@example.com' }, { name: 'Cy', address: 'cy@example.org' }] },
+        {
+          subject: 'first',
+          fromName: 'Ann',
+          fromMail: 'ann@example.com',
+          to: [
+            { name: 'Bo', address: 'bo@example.com' },
+            { name: 'Cy', address: 'cy@example.org' },
+          ],
+        },
         { subject: 'second', status: MailStatus.ProviderSent, providerSentAt: Date.parse('2026-11-23T09:30:00Z') },
       ]);
       const { status, body } = await list();
@@ -35,7 +53,10 @@ describe('mail API', () => {
         id: expect.any(Number),
         fromName: 'Ann',
         fromMail: 'ann@example.com',
-        to: [{ recipientName: 'Bo', recipientMail: 'bo@example.com' }, { recipientName: 'Cy', recipientMail: 'cy@example.org' }],
+        to: [
+          { recipientName: 'Bo', recipientMail: 'bo@example.com' },
+          { recipientName: 'Cy', recipientMail: 'cy@example.org' },
+        ],
         subject: 'first',
         status: 0,
         providerSentDate: null,
@@ -48,12 +69,19 @@ describe('mail API', () => {
     });
 
     it('accepts Content-Type JSON with no body on GET, as the spec client sends it', async () => {
-      const response = await context.app.inject({ method: 'GET', url: '/api/v1/mail/list', headers: { ...auth(token), 'content-type': 'application/json' } });
+      const response = await context.app.inject({
+        method: 'GET',
+        url: '/api/v1/mail/list',
+        headers: { ...auth(token), 'content-type': 'application/json' },
+      });
       expect(response.statusCode).toBe(200);
     });
 
     it('pages with keyset cursors forward and back, covering every mail exactly once', async () => {
-      await seedMails(context.store, Array.from({ length: 23 }, (_, i) => ({ subject: `m${String(i).padStart(2, '0')}` })));
+      await seedMails(
+        context.store,
+        Array.from({ length: 23 }, (_, i) => ({ subject: `m${String(i).padStart(2, '0')}` })),
+      );
       const seen: string[] = [];
       let cursor: string | null = null;
       const pages: ListBody[] = [];
@@ -102,7 +130,15 @@ describe('mail API', () => {
       } while (cursor);
       expect(paged.map((m) => m.id)).toEqual(all.map((m) => m.id));
       const key = (m: (typeof all)[number]) =>
-        sort === 'subject' ? m.subject : sort === 'status' ? m.status : sort === 'from' ? m.fromMail : sort === 'providerSentDate' ? m.providerSentDate ?? '' : m.lastUpdate ?? '';
+        sort === 'subject'
+          ? m.subject
+          : sort === 'status'
+            ? m.status
+            : sort === 'from'
+              ? m.fromMail
+              : sort === 'providerSentDate'
+                ? (m.providerSentDate ?? '')
+                : (m.lastUpdate ?? '');
       const keys = all.map(key);
       const sorted = [...keys].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       expect(keys).toEqual(order === 'asc' ? sorted : sorted.reverse());
@@ -142,7 +178,10 @@ describe('mail API', () => {
     });
 
     it('refuses a cursor issued for another sort', async () => {
-      await seedMails(context.store, Array.from({ length: 3 }, () => ({})));
+      await seedMails(
+        context.store,
+        Array.from({ length: 3 }, () => ({})),
+      );
       const { body } = await list('?limit=1');
       const other = await list(`?limit=1&sort=subject&cursor=${body.meta.nextCursor}`);
       expect(other.status).toBe(400);
@@ -162,7 +201,11 @@ describe('mail API', () => {
       context.clock.advance(5000);
       const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}/dequeue`, headers: auth(token) });
       expect(response.statusCode).toBe(200);
-      expect(response.json().data[0]).toMatchObject({ id, status: MailStatus.Dequeued, lastUpdate: new Date(context.clock.now()).toISOString() });
+      expect(response.json().data[0]).toMatchObject({
+        id,
+        status: MailStatus.Dequeued,
+        lastUpdate: new Date(context.clock.now()).toISOString(),
+      });
       const events = await context.store.db.selectFrom('mail_events').selectAll().where('mail_id', '=', id!).execute();
       expect(events).toMatchObject([{ type: 'dequeued', actor: 'operator:ops', from_status: 0, to_status: 1 }]);
       const audit = await context.store.db.selectFrom('audit_log').selectAll().where('action', '=', 'mail.dequeue').execute();
@@ -216,7 +259,11 @@ describe('mail API', () => {
   describe('DELETE /api/v1/mail/{id}', () => {
     it.each([1, 3, 4, 5])('deletes a mail in status %i, answers {data:[{id}]}, and keeps the counters exact', async (status) => {
       const [id] = await seedMails(context.store, [{ status }]);
-      const response = await context.app.inject({ method: 'DELETE', url: `/api/v1/mail/${id}`, headers: { ...auth(token), 'content-type': 'application/json' } });
+      const response = await context.app.inject({
+        method: 'DELETE',
+        url: `/api/v1/mail/${id}`,
+        headers: { ...auth(token), 'content-type': 'application/json' },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.json()).toEqual({ data: [{ id }] });
       const { body } = await list();
@@ -279,7 +326,12 @@ describe('mail API', () => {
 
     it('serves /metrics in the Prometheus text format: mails per status from the counters, oldest Queued age, process figures', async () => {
       const now = context.clock.now();
-      await seedMails(context.store, [{ status: 0, receivedAt: now - 90_000 }, { status: 0, receivedAt: now - 10_000 }, { status: 3 }, { status: 4 }]);
+      await seedMails(context.store, [
+        { status: 0, receivedAt: now - 90_000 },
+        { status: 0, receivedAt: now - 10_000 },
+        { status: 3 },
+        { status: 4 },
+      ]);
       const response = await context.app.inject({ method: 'GET', url: '/metrics' });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toMatch(/^text\/plain/);

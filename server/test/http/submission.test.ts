@@ -235,7 +235,9 @@ describe('POST /api/v1/mail', () => {
 
   describe('batch', () => {
     it('answers 202 with every mail in order', async () => {
-      const mails = await submitOk([0, 1, 2].map((i) => ({ ...valid(), subject: `batch ${i}`, to: [{ recipientMail: `r${i}@example.com` }] })));
+      const mails = await submitOk(
+        [0, 1, 2].map((i) => ({ ...valid(), subject: `batch ${i}`, to: [{ recipientMail: `r${i}@example.com` }] })),
+      );
       expect(mails.map((m) => m.subject)).toEqual(['batch 0', 'batch 1', 'batch 2']);
       expect(mails.map((m) => m.to[0]!.recipientMail)).toEqual(['r0@example.com', 'r1@example.com', 'r2@example.com']);
       expect(mails.every((m) => m.status === 0 && m.receivedDate === NOW)).toBe(true);
@@ -244,7 +246,10 @@ describe('POST /api/v1/mail', () => {
     });
 
     it('refuses more than 500 mails, naming the limit, and stores none', async () => {
-      const message = await expectBadRequest(Array.from({ length: 501 }, (_, i) => ({ ...valid(), subject: `m${i}` })), '500');
+      const message = await expectBadRequest(
+        Array.from({ length: 501 }, (_, i) => ({ ...valid(), subject: `m${i}` })),
+        '500',
+      );
       expect(message).toMatch(/^body\b/);
       expect((await list()).meta.total).toBe(0);
     });
@@ -318,7 +323,11 @@ describe('POST /api/v1/mail', () => {
       ['a CR/LF in the subject', { subject: 'Hello\r\nBcc: evil@x.test' }, 'body.subject'],
       ['a LF in the subject', { subject: 'Hello\nthere' }, 'body.subject'],
       ['a CR/LF in fromName', { fromName: 'Shop\r\nBcc: evil@x.test' }, 'body.fromName'],
-      ['a CR/LF in a recipientName', { to: [{ recipientName: 'Ann\r\nBcc: evil@x.test', recipientMail: 'ann@example.com' }] }, 'body.to[0].recipientName'],
+      [
+        'a CR/LF in a recipientName',
+        { to: [{ recipientName: 'Ann\r\nBcc: evil@x.test', recipientMail: 'ann@example.com' }] },
+        'body.to[0].recipientName',
+      ],
       ['a LF in a cc recipientName', { cc: [{ recipientName: 'Carl\nX', recipientMail: 'carl@example.com' }] }, 'body.cc[0].recipientName'],
       ['a CR in a bcc recipientName', { bcc: [{ recipientName: 'Bo\rX', recipientMail: 'bo@example.com' }] }, 'body.bcc[0].recipientName'],
       ['a NUL in the subject', { subject: 'a\u0000b' }, 'body.subject'],
@@ -329,13 +338,22 @@ describe('POST /api/v1/mail', () => {
 
     // The service writes these itself: taking them from the caller would forge the sender, leak Bcc, break
     // the MIME structure or the Message-ID fixed at acceptance. Refused, not silently dropped.
-    it.each(['From', 'to', 'CC', 'Bcc', 'Subject', 'Message-ID', 'message-id', 'Date', 'MIME-Version', 'Content-Type', 'Content-Transfer-Encoding'])(
-      'refuses the reserved header %s, naming it',
-      async (name) => {
-        const message = await expectBadRequest({ ...valid(), headers: { [name]: 'x@example.com' } }, `body.headers.${name}`);
-        expect(message).toContain('set by Outbox');
-      },
-    );
+    it.each([
+      'From',
+      'to',
+      'CC',
+      'Bcc',
+      'Subject',
+      'Message-ID',
+      'message-id',
+      'Date',
+      'MIME-Version',
+      'Content-Type',
+      'Content-Transfer-Encoding',
+    ])('refuses the reserved header %s, naming it', async (name) => {
+      const message = await expectBadRequest({ ...valid(), headers: { [name]: 'x@example.com' } }, `body.headers.${name}`);
+      expect(message).toContain('set by Outbox');
+    });
 
     it('lists every problem of the mail at once', async () => {
       const message = await expectBadRequest(

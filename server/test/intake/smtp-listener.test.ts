@@ -49,11 +49,7 @@ function client(port: number, options: { method?: 'PLAIN' | 'LOGIN'; pass?: stri
   });
 }
 
-async function submit(
-  port: number,
-  raw: string | Buffer | Readable,
-  options: Parameters<typeof client>[1] & { to?: string[] } = {},
-) {
+async function submit(port: number, raw: string | Buffer | Readable, options: Parameters<typeof client>[1] & { to?: string[] } = {}) {
   const transport = client(port, options);
   try {
     return await transport.sendMail({ envelope: { from: 'app@example.com', to: options.to ?? ['ann@example.com'] }, raw });

@@ -49,7 +49,11 @@ describe('buildMessage', () => {
   });
 
   it('adds custom headers and uses CRLF line endings only, ending with CRLF', async () => {
-    const message = await buildMessage({ ...base, text: 'a\nb\n.\nc', headers: { 'X-Campaign': 'spring', 'Reply-To': 'help@example.com' } });
+    const message = await buildMessage({
+      ...base,
+      text: 'a\nb\n.\nc',
+      headers: { 'X-Campaign': 'spring', 'Reply-To': 'help@example.com' },
+    });
     const raw = message.raw.toString('latin1');
     expect(headerBlock(message.raw)).toContain('X-Campaign: spring');
     expect(raw).not.toMatch(/[^\r]\n/);
@@ -59,7 +63,10 @@ describe('buildMessage', () => {
   it('refuses header injection and reserved headers with a 400 naming the field', async () => {
     const attempt = buildMessage({ ...base, headers: { 'X-Evil': 'x\r\nBcc: victim@example.com' } });
     await expect(attempt).rejects.toBeInstanceOf(AppError);
-    await expect(attempt).rejects.toMatchObject({ statusCode: 400, message: expect.stringContaining('headers.X-Evil must not contain CR or LF') });
+    await expect(attempt).rejects.toMatchObject({
+      statusCode: 400,
+      message: expect.stringContaining('headers.X-Evil must not contain CR or LF'),
+    });
     await expect(buildMessage({ ...base, headers: { Subject: 'other' } })).rejects.toMatchObject({
       message: expect.stringContaining('headers.Subject'),
     });
@@ -100,12 +107,25 @@ describe('validateHeaders', () => {
 
   it('refuses names that are not RFC 5322 field names', () => {
     for (const name of ['X Foo', 'X:Foo', '', 'Tëst']) {
-      expect(validateHeaders({ [name]: 'v' })).toEqual([`headers.${name} is not a valid header name (printable ASCII without spaces or ":")`]);
+      expect(validateHeaders({ [name]: 'v' })).toEqual([
+        `headers.${name} is not a valid header name (printable ASCII without spaces or ":")`,
+      ]);
     }
   });
 
   it('refuses the headers the builder sets, in any case', () => {
-    const reserved = ['From', 'to', 'CC', 'Bcc', 'Subject', 'message-id', 'Date', 'MIME-Version', 'Content-Type', 'Content-Transfer-Encoding'];
+    const reserved = [
+      'From',
+      'to',
+      'CC',
+      'Bcc',
+      'Subject',
+      'message-id',
+      'Date',
+      'MIME-Version',
+      'Content-Type',
+      'Content-Transfer-Encoding',
+    ];
     const problems = validateHeaders(Object.fromEntries(reserved.map((name) => [name, 'x'])));
     expect(problems).toHaveLength(reserved.length);
     expect(problems[0]).toBe('headers.From is set by Outbox and cannot be given as a custom header');

@@ -89,7 +89,9 @@ afterEach(async () => {
 async function terminateBackends(databaseUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
-  const result = await client.query('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  const result = await client.query(
+    'select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
   await client.end();
   return (result.rows[0] as { n: number }).n;
 }
@@ -114,7 +116,12 @@ describe('PostgreSQL restarts while the instance takes and delivers mail', () =>
           const response = await fetch(`${instance!.baseUrl}/api/v1/mail`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` },
-            body: JSON.stringify({ fromMail: 'shop@example.com', to: [{ recipientMail: `user${counter}@example.net` }], subject, text: 'x' }),
+            body: JSON.stringify({
+              fromMail: 'shop@example.com',
+              to: [{ recipientMail: `user${counter}@example.net` }],
+              subject,
+              text: 'x',
+            }),
           });
           statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
           if (response.status === 202) acknowledged.add(subject);
@@ -162,13 +169,21 @@ describe('PostgreSQL restarts while the instance takes and delivers mail', () =>
       expect(missing, 'acknowledged with 202 but not in the store').toEqual([]);
       const undelivered = [...acknowledged].filter((subject) => bySubject.get(subject) !== MailStatus.ProviderSent);
       if (undelivered.length === 0) break;
-      if (Date.now() > deadline) throw new Error(`${undelivered.length} acknowledged mails not delivered, e.g. ${undelivered.slice(0, 3).join(', ')} (statuses ${undelivered.slice(0, 3).map((s) => bySubject.get(s)).join(', ')})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `${undelivered.length} acknowledged mails not delivered, e.g. ${undelivered.slice(0, 3).join(', ')} (statuses ${undelivered
+            .slice(0, 3)
+            .map((s) => bySubject.get(s))
+            .join(', ')})`,
+        );
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const times = new Map<string, number>();
     for (const message of relay.received) times.set(message.messageId!, (times.get(message.messageId!) ?? 0) + 1);
     const resent = [...times.values()].filter((n) => n > 1).length;
-    console.log(`database restart: ${acknowledged.size} acknowledged, answers ${JSON.stringify(Object.fromEntries(statuses))}, ${resent} resent`);
+    console.log(
+      `database restart: ${acknowledged.size} acknowledged, answers ${JSON.stringify(Object.fromEntries(statuses))}, ${resent} resent`,
+    );
     // At most the mails in flight at the cut (WORKER_CONCURRENCY 20) may go out twice.
     expect(resent).toBeLessThanOrEqual(20);
   }, 120_000);

@@ -23,7 +23,15 @@ beforeEach(async () => {
   store = await openStore({ dataDir: environment.dataDir, databaseUrl: environment.env.DATABASE_URL, maxConnections: 2 });
   // A failure here is only understood with what the instances logged.
   onTestFailed(() => {
-    for (const p of processes) console.log(`--- instance pid ${p.child.pid} ---\n${p.output().split('\n').filter((l) => !l.includes('console not built')).slice(-15).join('\n')}`);
+    for (const p of processes)
+      console.log(
+        `--- instance pid ${p.child.pid} ---\n${p
+          .output()
+          .split('\n')
+          .filter((l) => !l.includes('console not built'))
+          .slice(-15)
+          .join('\n')}`,
+      );
   });
   apiKey = await createAuthService({ store, clock: { now: Date.now }, sessionTtlSeconds: 3600 }).createApiKey('load');
 });
@@ -39,14 +47,27 @@ afterEach(async () => {
 
 async function submitBatches(baseUrl: string, total: number): Promise<void> {
   for (let offset = 0; offset < total; offset += 500) {
-    const batch = Array.from({ length: Math.min(500, total - offset) }, (_, i) => ({ fromMail: 'shop@example.com', to: [{ recipientMail: `user${offset + i}@example.net` }], subject: `mail ${offset + i}`, text: 'x' }));
-    const response = await fetch(`${baseUrl}/api/v1/mail`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` }, body: JSON.stringify(batch) });
+    const batch = Array.from({ length: Math.min(500, total - offset) }, (_, i) => ({
+      fromMail: 'shop@example.com',
+      to: [{ recipientMail: `user${offset + i}@example.net` }],
+      subject: `mail ${offset + i}`,
+      text: 'x',
+    }));
+    const response = await fetch(`${baseUrl}/api/v1/mail`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` },
+      body: JSON.stringify(batch),
+    });
     expect(response.status).toBe(202);
   }
 }
 
 async function countWithStatus(status: number): Promise<number> {
-  const row = await store.db.selectFrom('mails').select((eb) => eb.fn.countAll().as('n')).where('status', '=', status).executeTakeFirstOrThrow();
+  const row = await store.db
+    .selectFrom('mails')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('status', '=', status)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -90,20 +111,31 @@ describe('several instances on one PostgreSQL database', () => {
     await submitBatches(survivors[0]!.baseUrl, total);
     await waitUntil(async () => relay.received.length >= total / 4, 60_000);
     await victim!.kill();
-    const heldByVictim = await store.db.selectFrom('mails').select('message_id').where('status', '=', MailStatus.Processing).where('lease_owner', 'like', `%:${victim!.child.pid}:%`).execute();
+    const heldByVictim = await store.db
+      .selectFrom('mails')
+      .select('message_id')
+      .where('status', '=', MailStatus.Processing)
+      .where('lease_owner', 'like', `%:${victim!.child.pid}:%`)
+      .execute();
     const inFlightOfVictim = new Set(heldByVictim.map((row) => row.message_id));
     await waitUntil(async () => (await countWithStatus(MailStatus.ProviderSent)) === total, 60_000);
 
     const times = deliveriesPerMessage();
     expect(times.size).toBe(total);
     const resent = [...times].filter(([, count]) => count > 1).map(([messageId]) => messageId);
-    for (const messageId of resent) expect(inFlightOfVictim.has(messageId), `${messageId} was sent twice but was not in flight at the killed instance`).toBe(true);
+    for (const messageId of resent)
+      expect(inFlightOfVictim.has(messageId), `${messageId} was sent twice but was not in flight at the killed instance`).toBe(true);
     const duplicates = relay.received.length - times.size;
-    console.log(`multi-instance kill: the killed instance held ${inFlightOfVictim.size} mails in flight; ${duplicates} were delivered twice`);
+    console.log(
+      `multi-instance kill: the killed instance held ${inFlightOfVictim.size} mails in flight; ${duplicates} were delivered twice`,
+    );
   }, 120_000);
 
   it('a mail submitted to an API-only instance starts delivery on a worker-only instance within milliseconds (LISTEN/NOTIFY), not at its next poll', async () => {
-    const [api, worker] = await Promise.all([spawnOutbox({ ...environment.env, WORKER: 'off' }), spawnOutbox({ ...environment.env, SMTP_PORT: '0' })]);
+    const [api, worker] = await Promise.all([
+      spawnOutbox({ ...environment.env, WORKER: 'off' }),
+      spawnOutbox({ ...environment.env, SMTP_PORT: '0' }),
+    ]);
     processes = [api!, worker!];
     // The worker's first idle poll has passed; from now on it sleeps up to a second unless woken.
     await new Promise((resolve) => setTimeout(resolve, 1500));

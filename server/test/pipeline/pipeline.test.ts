@@ -9,7 +9,15 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningOutbox } from '../../src/main.js';
 import { openStore } from '../../src/store/connection.js';
-import { freePort, freshEnvironment, killAllSpawned, spawnOutbox, startInProcess, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
+import {
+  freePort,
+  freshEnvironment,
+  killAllSpawned,
+  spawnOutbox,
+  startInProcess,
+  type OutboxEnvironment,
+  type OutboxProcess,
+} from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 let relay: TestRelay;
@@ -32,7 +40,11 @@ afterEach(async () => {
 });
 
 async function operatorToken(baseUrl: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/api/v1/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'ops', password: 'correct horse battery' }) });
+  const response = await fetch(`${baseUrl}/api/v1/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'ops', password: 'correct horse battery' }),
+  });
   return ((await response.json()) as { data: Array<{ token: string }> }).data[0]!.token;
 }
 
@@ -60,9 +72,20 @@ describe('pipeline: intake to relay', () => {
       html: '<p>Grüße</p>',
       messageId: '<fixed-id-1@example.com>',
       attachments: [{ filename: 'invoice.pdf', content: Buffer.from(Array.from({ length: 3000 }, (_, i) => i % 256)) }],
-    }).compile().build();
-    const client = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true, auth: { user: 'anything', pass: apiKey } });
-    const info = await client.sendMail({ envelope: { from: 'bounces@example.com', to: ['ann@example.net', 'bob@example.org', 'hidden@example.org'] }, raw });
+    })
+      .compile()
+      .build();
+    const client = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: smtpPort,
+      secure: false,
+      ignoreTLS: true,
+      auth: { user: 'anything', pass: apiKey },
+    });
+    const info = await client.sendMail({
+      envelope: { from: 'bounces@example.com', to: ['ann@example.net', 'bob@example.org', 'hidden@example.org'] },
+      raw,
+    });
     client.close();
     expect(info.response).toMatch(/^250 OK: queued as \d+/);
     const id = Number(/queued as (\d+)/.exec(info.response)![1]);
@@ -76,7 +99,12 @@ describe('pipeline: intake to relay', () => {
     expect(delivered.raw.toString('latin1').replace(/\r\n$/, '')).toBe(raw.toString('latin1').replace(/\r\n$/, ''));
 
     const mail = await running.services.mails.getMailDetail(id);
-    expect(mail).toMatchObject({ fromName: 'Zoë Shop', fromMail: 'shop@example.com', subject: 'Ihre Bestellung 東京 №42', messageId: '<fixed-id-1@example.com>' });
+    expect(mail).toMatchObject({
+      fromName: 'Zoë Shop',
+      fromMail: 'shop@example.com',
+      subject: 'Ihre Bestellung 東京 №42',
+      messageId: '<fixed-id-1@example.com>',
+    });
     expect(mail.to).toEqual([{ recipientName: 'Ann', recipientMail: 'ann@example.net' }]);
     expect(mail.envelopeTo).toEqual(['ann@example.net', 'bob@example.org', 'hidden@example.org']);
   });
@@ -87,7 +115,13 @@ describe('pipeline: intake to relay', () => {
     running = await startInProcess(environment.env);
     const apiKey = await running.services.auth.createApiKey('shop');
     const raw = 'From: shop@example.com\r\nTo: ann@example.net\r\nSubject: no id\r\n\r\nhello\r\n';
-    const client = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true, auth: { user: 'x', pass: apiKey } });
+    const client = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: smtpPort,
+      secure: false,
+      ignoreTLS: true,
+      auth: { user: 'x', pass: apiKey },
+    });
     const info = await client.sendMail({ envelope: { from: 'shop@example.com', to: ['ann@example.net'] }, raw });
     client.close();
     const id = Number(/queued as (\d+)/.exec(info.response)![1]);
@@ -105,8 +139,16 @@ describe('pipeline: intake to relay', () => {
     const apiKey = await running.services.auth.createApiKey('shop');
     await running.services.auth.revokeApiKey('shop');
     const send = (pass: string) => {
-      const client = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true, auth: { user: 'ops', pass } });
-      return client.sendMail({ envelope: { from: 'a@example.com', to: ['b@example.com'] }, raw: 'Subject: x\r\n\r\nx\r\n' }).finally(() => client.close());
+      const client = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: smtpPort,
+        secure: false,
+        ignoreTLS: true,
+        auth: { user: 'ops', pass },
+      });
+      return client
+        .sendMail({ envelope: { from: 'a@example.com', to: ['b@example.com'] }, raw: 'Subject: x\r\n\r\nx\r\n' })
+        .finally(() => client.close());
     };
     for (const pass of ['obx_wrong', 'correct horse battery', apiKey]) {
       await expect(send(pass)).rejects.toMatchObject({ responseCode: 535 });
@@ -139,7 +181,9 @@ describe('pipeline: intake to relay', () => {
     await waitUntil(async () => (await running!.services.mails.getMailDetail(accepted!.id)).status === MailStatus.ProviderSent);
 
     const token = await operatorToken(baseUrl);
-    const stored = Buffer.from(await (await fetch(`${baseUrl}/api/v1/mail/${accepted!.id}/raw`, { headers: { authorization: `Token ${token}` } })).arrayBuffer());
+    const stored = Buffer.from(
+      await (await fetch(`${baseUrl}/api/v1/mail/${accepted!.id}/raw`, { headers: { authorization: `Token ${token}` } })).arrayBuffer(),
+    );
     const delivered = relay.received[0]!;
     expect(delivered.raw.toString('latin1').replace(/\r\n$/, '')).toBe(stored.toString('latin1').replace(/\r\n$/, ''));
     expect(delivered.mailFrom).toBe('shop@example.com');
@@ -161,13 +205,26 @@ describe('pipeline: crash and restart', () => {
     // Accept every mail first, with no worker running, so the kill happens during delivery only.
     const intake = await spawnOutbox({ ...environment.env, WORKER: 'off' });
     processes.push(intake);
-    const store = await openStore({ dataDir: environment.dataDir, ...(environment.env.DATABASE_URL ? { databaseUrl: environment.env.DATABASE_URL } : {}), maxConnections: 2 });
+    const store = await openStore({
+      dataDir: environment.dataDir,
+      ...(environment.env.DATABASE_URL ? { databaseUrl: environment.env.DATABASE_URL } : {}),
+      maxConnections: 2,
+    });
     try {
       const { createAuthService } = await import('../../src/auth/auth.service.js');
       const apiKey = await createAuthService({ store, clock: { now: Date.now }, sessionTtlSeconds: 3600 }).createApiKey('load');
       for (let offset = 0; offset < total; offset += 500) {
-        const batch = Array.from({ length: 500 }, (_, i) => ({ fromMail: 'shop@example.com', to: [{ recipientMail: `user${offset + i}@example.net` }], subject: `mail ${offset + i}`, text: 'x' }));
-        const response = await fetch(`${intake.baseUrl}/api/v1/mail`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` }, body: JSON.stringify(batch) });
+        const batch = Array.from({ length: 500 }, (_, i) => ({
+          fromMail: 'shop@example.com',
+          to: [{ recipientMail: `user${offset + i}@example.net` }],
+          subject: `mail ${offset + i}`,
+          text: 'x',
+        }));
+        const response = await fetch(`${intake.baseUrl}/api/v1/mail`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` },
+          body: JSON.stringify(batch),
+        });
         expect(response.status).toBe(202);
       }
       await intake.stop();
@@ -178,14 +235,26 @@ describe('pipeline: crash and restart', () => {
       await waitUntil(() => relay.received.length >= total / 5);
       await worker.kill();
       processes = [];
-      const inFlightAtKill = Number((await store.db.selectFrom('mails').select((eb) => eb.fn.countAll().as('n')).where('status', '=', MailStatus.Processing).executeTakeFirstOrThrow()).n);
+      const inFlightAtKill = Number(
+        (
+          await store.db
+            .selectFrom('mails')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('status', '=', MailStatus.Processing)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
       const deliveredAtKill = relay.received.length;
       expect(deliveredAtKill).toBeLessThan(total);
 
       const restarted = await spawnOutbox({ ...environment.env });
       processes.push(restarted);
       await waitUntil(async () => {
-        const sent = await store.db.selectFrom('mails').select((eb) => eb.fn.countAll().as('n')).where('status', '=', MailStatus.ProviderSent).executeTakeFirstOrThrow();
+        const sent = await store.db
+          .selectFrom('mails')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('status', '=', MailStatus.ProviderSent)
+          .executeTakeFirstOrThrow();
         return Number(sent.n) === total;
       }, 60_000);
 
@@ -196,7 +265,9 @@ describe('pipeline: crash and restart', () => {
       const duplicates = relay.received.length - timesReceived.size;
       expect(timesReceived.size).toBe(total);
       expect(duplicates).toBeLessThanOrEqual(inFlightAtKill);
-      console.log(`crash test: ${deliveredAtKill} delivered before SIGKILL, ${inFlightAtKill} in flight at the kill, ${duplicates} delivered twice`);
+      console.log(
+        `crash test: ${deliveredAtKill} delivered before SIGKILL, ${inFlightAtKill} in flight at the kill, ${duplicates} delivered twice`,
+      );
     } finally {
       await store.close();
     }

@@ -139,9 +139,7 @@ describe('logout and session end', () => {
     const alert = vi.spyOn(window, 'alert').mockImplementation(() => {});
     handleLogin();
     server.use(
-      http.get('/api/v1/mail/list', () =>
-        HttpResponse.json({ error: { code: 'unauthorized', message: 'expired' } }, { status: 401 }),
-      ),
+      http.get('/api/v1/mail/list', () => HttpResponse.json({ error: { code: 'unauthorized', message: 'expired' } }, { status: 401 })),
     );
     const { user } = renderApp();
     await logIn(user);

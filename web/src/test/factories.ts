@@ -18,10 +18,7 @@ export function buildMail(overrides: Partial<Mail> = {}): Mail {
   };
 }
 
-export function buildMailList(
-  mails: Mail[],
-  meta: Partial<MailListResponse['meta']> = {},
-): MailListResponse {
+export function buildMailList(mails: Mail[], meta: Partial<MailListResponse['meta']> = {}): MailListResponse {
   return {
     data: mails,
     meta: {

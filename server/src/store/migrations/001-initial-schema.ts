@@ -46,12 +46,7 @@ export function initialSchema(engine: Engine): Migration {
       await db.schema.createIndex('mails_status_received_idx').on('mails').columns(['status', 'received_at', 'id']).execute();
       await db.schema.createIndex('mails_queue_idx').on('mails').columns(['status', 'next_attempt_at']).execute();
       await db.schema.createIndex('mails_lease_idx').on('mails').columns(['status', 'lease_expires_at']).execute();
-      await db.schema
-        .createIndex('mails_idempotency_idx')
-        .on('mails')
-        .columns(['api_key_id', 'idempotency_key'])
-        .unique()
-        .execute();
+      await db.schema.createIndex('mails_idempotency_idx').on('mails').columns(['api_key_id', 'idempotency_key']).unique().execute();
 
       await withId(engine, db.schema.createTable('mail_recipients'))
         .addColumn('mail_id', 'bigint', (c) => c.notNull().references('mails.id').onDelete('cascade'))
@@ -130,7 +125,17 @@ export function initialSchema(engine: Engine): Migration {
       await db.schema.createIndex('audit_log_at_idx').on('audit_log').columns(['at']).execute();
     },
     async down(db: AnyDb) {
-      for (const table of ['audit_log', 'api_keys', 'sessions', 'operators', 'status_counts', 'mail_events', 'mail_contents', 'mail_recipients', 'mails']) {
+      for (const table of [
+        'audit_log',
+        'api_keys',
+        'sessions',
+        'operators',
+        'status_counts',
+        'mail_events',
+        'mail_contents',
+        'mail_recipients',
+        'mails',
+      ]) {
         await db.schema.dropTable(table).ifExists().execute();
       }
     },

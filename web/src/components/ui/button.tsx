@@ -7,8 +7,6 @@ interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
 
 /** The one button of the console: native, keyboard reachable, `type="button"` unless told otherwise. */
 export function Button({ variant = 'secondary', size = 'normal', className, type = 'button', ...rest }: ButtonProps) {
-  const classes = ['btn', `btn--${variant}`, size === 'small' ? 'btn--small' : '', className ?? '']
-    .filter(Boolean)
-    .join(' ');
+  const classes = ['btn', `btn--${variant}`, size === 'small' ? 'btn--small' : '', className ?? ''].filter(Boolean).join(' ');
   return <button type={type} className={classes} {...rest} />;
 }

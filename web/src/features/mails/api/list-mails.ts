@@ -21,12 +21,7 @@ export const mailKeys = {
 };
 
 function isMailListResponse(body: unknown): body is MailListResponse {
-  return (
-    isRecord(body) &&
-    Array.isArray(body.data) &&
-    isRecord(body.meta) &&
-    typeof body.meta.total === 'number'
-  );
+  return isRecord(body) && Array.isArray(body.data) && isRecord(body.meta) && typeof body.meta.total === 'number';
 }
 
 /** GET /api/v1/mail/list?limit=50&sort=…&order=…[&cursor=…] */

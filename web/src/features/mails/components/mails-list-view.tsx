@@ -53,10 +53,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
     select: (mutation) => mutation.state.variables,
   });
   const pendingKey = pendingVariables.filter((id): id is number => typeof id === 'number').join(',');
-  const pendingIds = useMemo(
-    () => new Set(pendingKey === '' ? [] : pendingKey.split(',').map(Number)),
-    [pendingKey],
-  );
+  const pendingIds = useMemo(() => new Set(pendingKey === '' ? [] : pendingKey.split(',').map(Number)), [pendingKey]);
 
   const { mutate: dequeueMutate } = dequeue;
   const { mutate: deleteMutate } = remove;

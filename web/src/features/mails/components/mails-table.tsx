@@ -50,7 +50,14 @@ function applyUpdater<T>(updater: Updater<T>, previous: T): T {
 function SortIcon({ direction }: { direction: false | 'asc' | 'desc' }) {
   // An SVG, not a glyph: it adds no text to the header's name or content.
   return (
-    <svg className={`sort-icon sort-icon--${direction || 'none'}`} viewBox="0 0 10 12" width="10" height="12" aria-hidden="true" focusable="false">
+    <svg
+      className={`sort-icon sort-icon--${direction || 'none'}`}
+      viewBox="0 0 10 12"
+      width="10"
+      height="12"
+      aria-hidden="true"
+      focusable="false"
+    >
       <path className="sort-icon__up" d="M5 0 L10 5 H0 Z" />
       <path className="sort-icon__down" d="M5 12 L10 7 H0 Z" />
     </svg>
@@ -281,11 +288,7 @@ export function MailsTable({
                   onKeyDown={(event) => handleRowKeyDown(event, row.id)}
                 >
                   {row.getVisibleCells().map((cell) => (
-                    <td
-                      key={cell.id}
-                      className={`td td--${cell.column.id}`}
-                      title={cellTitle(row.original, cell.column.id)}
-                    >
+                    <td key={cell.id} className={`td td--${cell.column.id}`} title={cellTitle(row.original, cell.column.id)}>
                       {flexRender(cell.column.columnDef.cell, cell.getContext())}
                     </td>
                   ))}

@@ -8,15 +8,7 @@ export const STATUS_ICON_SIZE = 30;
 export const ACTION_COLUMN_ID = 'actions';
 
 /** The data columns in their default order; the action column is always appended last. */
-export const DATA_COLUMN_IDS = [
-  'from',
-  'to',
-  'subject',
-  'status',
-  'providerSentDate',
-  'receivedDate',
-  'lastUpdate',
-] as const;
+export const DATA_COLUMN_IDS = ['from', 'to', 'subject', 'status', 'providerSentDate', 'receivedDate', 'lastUpdate'] as const;
 export type DataColumnId = (typeof DATA_COLUMN_IDS)[number];
 
 export const DEFAULT_COLUMN_SIZES: Record<DataColumnId, number> = {
