@@ -61,14 +61,18 @@ const buildAjv = AjvCompiler() as unknown as ValidatorPool;
 /**
  * Request bodies are taken as sent (a number is not a username); query and path strings are coerced. Neither
  * strips unknown properties (Fastify's default): an unknown query parameter is refused like an unknown body
- * field, rather than silently ignored.
+ * field, rather than silently ignored. strictNumbers: ajv otherwise takes Infinity (JSON `1e400`, query
+ * `1e400`) for an integer, and it reached the store.
  */
 const buildBodyStrictValidator: ValidatorPool = (externalSchemas, ajvOptions) => {
   const strict = buildAjv(externalSchemas, {
     ...ajvOptions,
-    customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false },
+    customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false, strictNumbers: true },
   });
-  const coercing = buildAjv(externalSchemas, { ...ajvOptions, customOptions: { ...ajvOptions?.customOptions, removeAdditional: false } });
+  const coercing = buildAjv(externalSchemas, {
+    ...ajvOptions,
+    customOptions: { ...ajvOptions?.customOptions, removeAdditional: false, strictNumbers: true },
+  });
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
 };
 

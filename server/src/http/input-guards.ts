@@ -6,8 +6,8 @@
  * - Integer path and query fields must be written in plain decimal digits. Coercion reads `0x10` as 16, `+1`
  *   and `1\n` as 1, and `1e400` as Infinity (which ajv takes for an integer); an id is a name, and a name
  *   has one spelling.
- * - Query parameters a route does not declare are refused, as unknown body properties are. Routes with a
- *   query schema refuse them there (`additionalProperties: false`, not stripped; see app.ts).
+ * - Query parameters an API route (/api/v1/) does not declare are refused, as unknown body properties are.
+ *   Routes with a query schema refuse them there (`additionalProperties: false`, not stripped; see app.ts).
  * - Answers under /api/ say `Cache-Control: no-store` (item 8): they carry mail data, tokens or both, and no
  *   browser, proxy or shared cache should keep them.
  */
@@ -80,7 +80,7 @@ function checkRequest(request: FastifyRequest): void {
   if (nulField) throw badRequest('invalid_request', `${nulField} must not contain NUL characters.`);
   checkIntegers(request.params, schema?.params, 'path');
   checkIntegers(query, schema?.querystring, 'query');
-  if (!schema?.querystring && request.url.startsWith('/api/') && query) {
+  if (!schema?.querystring && request.url.startsWith('/api/v1/') && query) {
     const unknown = Object.keys(query)[0];
     if (unknown !== undefined) throw badRequest('invalid_request', `query.${unknown} is not an accepted field.`);
   }
