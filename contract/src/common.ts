@@ -17,7 +17,11 @@ export function DataOf<T extends TSchema>(item: T) {
 /** ISO 8601 UTC instant, or null where the event has not happened. */
 export const Instant = Type.Union([Type.String({ format: 'date-time' }), Type.Null()]);
 
+/**
+ * Ids are written in plain decimal (the server refuses `0x10`, `+1`, `1e3`) and stay within what a JSON
+ * number holds exactly, which is also within both stores' 64-bit id columns.
+ */
 export const IdParams = Type.Object({
-  id: Type.Integer({ minimum: 1, description: 'The mail id' }),
+  id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The mail id' }),
 });
 export type IdParams = Static<typeof IdParams>;

@@ -14,8 +14,9 @@ import { createHealthService } from './health/health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
-import { registerErrorHandling, registerJsonParser } from './http/errors.js';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, registerJsonParser } from './http/errors.js';
 import { healthRoutes } from './http/health.routes.js';
+import { registerInputGuards } from './http/input-guards.js';
 import { mailRoutes } from './http/mail.routes.js';
 import { submissionRoutes } from './http/submission.routes.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
@@ -30,8 +31,11 @@ export interface AppOptions {
   consoleDir?: string | undefined;
   logger?: FastifyServerOptions['logger'];
   loginThrottle?: LoginThrottle;
-  /** Trust X-Forwarded-For from a proxy in front (for per-client login limits). */
-  trustProxy?: boolean;
+  /**
+   * Which proxies may name the client in X-Forwarded-For (TRUST_PROXY): a hop count or their addresses.
+   * false (the default) takes the socket's address, which is what per-client login limits count.
+   */
+  trustProxy?: boolean | number | string[];
 }
 
 export interface AppServices {
@@ -54,22 +58,37 @@ type ValidatorPool = (
 ) => (route: RouteDefinition) => unknown;
 const buildAjv = AjvCompiler() as unknown as ValidatorPool;
 
-/** Request bodies are taken as sent (a number is not a username); query and path strings are coerced. */
+/**
+ * Request bodies are taken as sent (a number is not a username); query and path strings are coerced. Neither
+ * strips unknown properties (Fastify's default): an unknown query parameter is refused like an unknown body
+ * field, rather than silently ignored. strictNumbers: ajv otherwise takes Infinity (JSON `1e400`, query
+ * `1e400`) for an integer, and it reached the store.
+ */
 const buildBodyStrictValidator: ValidatorPool = (externalSchemas, ajvOptions) => {
   const strict = buildAjv(externalSchemas, {
     ...ajvOptions,
-    customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false },
+    customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false, strictNumbers: true },
   });
-  const coercing = buildAjv(externalSchemas, ajvOptions);
+  const coercing = buildAjv(externalSchemas, {
+    ...ajvOptions,
+    customOptions: { ...ajvOptions?.customOptions, removeAdditional: false, strictNumbers: true },
+  });
   return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
 };
+
+function hopsOf(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
+}
 
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; services: AppServices }> {
   const clock = options.clock ?? systemClock;
   const app = Fastify({
     logger: options.logger ?? false,
-    trustProxy: options.trustProxy ?? false,
+    // A hop count trusts that many proxies nearest the server (Fastify's types only name the function form).
+    trustProxy: typeof options.trustProxy === 'number' ? hopsOf(options.trustProxy) : (options.trustProxy ?? false),
     bodyLimit: 1024 * 1024,
+    clientErrorHandler,
+    frameworkErrors: frameworkErrorHandler,
     schemaController: {
       compilersFactory: {
         buildValidator: buildBodyStrictValidator as unknown as NonNullable<
@@ -79,19 +98,25 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  const mails = createMailService({ store: options.store, clock });
+  const metrics = createMetricsService({ mails, clock });
   const auth = createAuthService({
     store: options.store,
     clock,
     sessionTtlSeconds: options.sessionTtlSeconds ?? 12 * 3600,
     ...(options.loginThrottle ? { throttle: options.loginThrottle } : {}),
+    onLoginSlowed: ({ username, client, delayMs }) => {
+      metrics.recordLoginSlowed();
+      app.log.warn({ username, address: client, delayMs, reason: 'name_under_attack' }, 'login slowed');
+    },
   });
-  const mails = createMailService({ store: options.store, clock });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
 
   app.decorateRequest('operator', null);
   app.decorateRequest('token', null);
   registerJsonParser(app);
   registerErrorHandling(app);
+  registerInputGuards(app);
 
   await app.register(helmet, {
     contentSecurityPolicy: {
@@ -124,8 +149,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
 
-  await app.register(healthRoutes, { health: createHealthService(options.store), metrics: createMetricsService({ mails, clock }) });
-  await app.register(authRoutes, { auth });
+  await app.register(healthRoutes, { health: createHealthService(options.store), metrics });
+  await app.register(authRoutes, { auth, observer: metrics });
   await app.register(mailRoutes, { auth, mails });
   await app.register(submissionRoutes, { auth, submissions });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());

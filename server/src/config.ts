@@ -3,6 +3,7 @@
  * every bad one is listed, then the process exits 1 (see main.ts), so an operator fixes them all at once.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 
 export interface Config {
@@ -36,6 +37,12 @@ export interface Config {
   smtpTlsCertFile: string | undefined;
   retentionDays: number;
   logLevel: string;
+  /**
+   * TRUST_PROXY: which proxies may name the client in X-Forwarded-For. false (off, the default): the
+   * socket's peer is the client. A number: that many proxies nearest the server. A list: those addresses
+   * or CIDR ranges. Login limits count per client address, so behind a proxy this must be set.
+   */
+  trustProxy: false | number | string[];
 }
 
 export class ConfigError extends Error {
@@ -124,6 +131,33 @@ export function loadConfig(env: Env = process.env): Config {
     return raw;
   };
 
+  const trustProxy = (): false | number | string[] => {
+    const raw = env.TRUST_PROXY?.trim();
+    if (raw === undefined || raw === '' || ['off', 'false', 'no', '0'].includes(raw.toLowerCase())) return false;
+    const wrong = `TRUST_PROXY must be off, a number of proxy hops (1 to 10) or a comma-separated list of proxy addresses or CIDR ranges, got "${raw}"`;
+    if (/^\d+$/.test(raw)) {
+      const hops = Number(raw);
+      if (hops >= 1 && hops <= 10) return hops;
+      problems.push(wrong);
+      return false;
+    }
+    // "on" would believe X-Forwarded-For from anyone, so any client could name itself and walk past the
+    // per-address login limits: refused on purpose; name the proxies instead.
+    const entries = raw.split(',').map((entry) => entry.trim());
+    const isAddressOrRange = (entry: string) => {
+      const [address, bits, ...rest] = entry.split('/');
+      const family = net.isIP(address ?? '');
+      if (family === 0 || rest.length > 0) return false;
+      if (bits === undefined) return true;
+      return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+    };
+    if (entries.length === 0 || !entries.every(isAddressOrRange)) {
+      problems.push(wrong);
+      return false;
+    }
+    return entries;
+  };
+
   const adminUser = env.OUTBOX_ADMIN_USER || undefined;
   const adminPassword = env.OUTBOX_ADMIN_PASSWORD || undefined;
   if (adminUser && !adminPassword) problems.push('OUTBOX_ADMIN_PASSWORD must be set when OUTBOX_ADMIN_USER is');
@@ -151,6 +185,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTlsCertFile: file('SMTP_TLS_CERT'),
     retentionDays: integer('RETENTION_DAYS', 30, 1, 36500),
     logLevel: env.LOG_LEVEL || 'info',
+    trustProxy: trustProxy(),
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);

@@ -18,4 +18,18 @@ export const unauthorized = (code: string, message: string) => new AppError(401,
 export const forbidden = (code: string, message: string) => new AppError(403, code, message);
 export const notFound = (code: string, message: string) => new AppError(404, code, message);
 export const conflict = (code: string, message: string) => new AppError(409, code, message);
-export const tooManyRequests = (code: string, message: string) => new AppError(429, code, message);
+
+/** A 429 that says when to come back; the HTTP layer sends it as `Retry-After`. */
+export class RateLimitError extends AppError {
+  constructor(
+    code: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(429, code, message);
+    this.name = 'RateLimitError';
+  }
+}
+
+export const tooManyRequests = (code: string, message: string, retryAfterSeconds: number) =>
+  new RateLimitError(code, message, retryAfterSeconds);

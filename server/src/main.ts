@@ -35,6 +35,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     sessionTtlSeconds: config.sessionTtlSeconds,
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
+    trustProxy: config.trustProxy,
   });
   const log = app.log;
 
@@ -91,14 +92,21 @@ export async function start(config: Config, options: StartOptions = {}) {
   }
 
   // Retention: finished and failed mails older than RETENTION_DAYS go, at start and then hourly, on the
-  // instances that deliver (an API-only instance leaves it to them).
+  // instances that deliver (an API-only instance leaves it to them). Expired sessions go with them: a
+  // session past its expiry can never be used again, and nothing else would ever delete it.
   let retentionTimer: NodeJS.Timeout | undefined;
   if (config.worker) {
     const purge = () =>
-      services.mails.purgeFinishedMails(config.retentionDays, 'retention').then(
-        (purged) => purged > 0 && log.info({ purged, retentionDays: config.retentionDays }, 'purged finished mails past retention'),
-        (error: unknown) => log.error({ err: error }, 'retention purge failed'),
-      );
+      Promise.all([
+        services.mails.purgeFinishedMails(config.retentionDays, 'retention').then(
+          (purged) => purged > 0 && log.info({ purged, retentionDays: config.retentionDays }, 'purged finished mails past retention'),
+          (error: unknown) => log.error({ err: error }, 'retention purge failed'),
+        ),
+        services.auth.purgeExpiredSessions().then(
+          (purged) => purged > 0 && log.info({ purged }, 'purged expired sessions'),
+          (error: unknown) => log.error({ err: error }, 'expired session purge failed'),
+        ),
+      ]);
     void purge();
     retentionTimer = setInterval(() => void purge(), 3_600_000);
     retentionTimer.unref();

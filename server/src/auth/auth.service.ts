@@ -3,10 +3,10 @@
  * 256-bit random secrets; only their SHA-256 is stored. Passwords are scrypt hashes.
  */
 import type { Clock } from '../clock.js';
-import { badRequest, conflict, notFound, tooManyRequests, unauthorized } from '../errors.js';
+import { badRequest, conflict, notFound, RateLimitError, unauthorized } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import { insertAuditEntries } from '../audit/audit.repository.js';
-import { LoginThrottle } from './login-throttle.js';
+import { LoginThrottle, type LoginLimit } from './login-throttle.js';
 import * as repo from './operator.repository.js';
 import { createSecret, getDummyHash, hashPassword, hashSecret, randomPassword, verifyPassword } from './password.js';
 
@@ -31,30 +31,52 @@ export interface AuthServiceOptions {
   clock: Clock;
   sessionTtlSeconds: number;
   throttle?: LoginThrottle;
+  /** Told when an attempt is made to wait because its name failed from many addresses (for logs and metrics). */
+  onLoginSlowed?: (event: { username: string; client: string; delayMs: number }) => void;
 }
+
+/** A login refused by the limits before any password check; `limit` says which one (for logs and metrics). */
+export class LoginLimitError extends RateLimitError {
+  constructor(
+    readonly limit: LoginLimit,
+    retryAfterSeconds: number,
+  ) {
+    super(
+      'too_many_login_attempts',
+      `Too many failed logins ${limit === 'pair' ? 'for this name ' : ''}from this address; try again in ${retryAfterSeconds} seconds.`,
+      retryAfterSeconds,
+    );
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const OPERATOR_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
-export function createAuthService({ store, clock, sessionTtlSeconds, throttle }: AuthServiceOptions) {
+export function createAuthService({ store, clock, sessionTtlSeconds, throttle, onLoginSlowed }: AuthServiceOptions) {
   const { db } = store;
   const loginThrottle = throttle ?? new LoginThrottle(() => clock.now());
 
   const invalidCredentials = () => unauthorized('invalid_credentials', 'Invalid username or password.');
 
+  /**
+   * Checks a name and password from `client` (the address the HTTP layer trusts). The attempt is counted
+   * before anything is awaited (see login-throttle.ts); a name under attack from many addresses is answered
+   * after a delay instead of being refused.
+   */
   async function login(username: string, password: string, client: string): Promise<IssuedSession> {
-    const waitMs = loginThrottle.retryAfterMs(client, username);
-    if (waitMs > 0) {
-      const error = tooManyRequests('too_many_login_attempts', `Too many failed logins; try again in ${Math.ceil(waitMs / 1000)} seconds.`);
-      throw Object.assign(error, { retryAfterSeconds: Math.ceil(waitMs / 1000) });
+    const admission = loginThrottle.begin(client, username);
+    if (!admission.allowed) throw new LoginLimitError(admission.limit, Math.max(1, Math.ceil(admission.retryAfterMs / 1000)));
+    const { attempt } = admission;
+    if (attempt.delayMs > 0) {
+      onLoginSlowed?.({ username, client, delayMs: attempt.delayMs });
+      await sleep(attempt.delayMs);
     }
     const operator = await repo.findOperatorByUsername(db, username);
     // Unknown users cost the same scrypt work as a wrong password: the answer and its timing match.
     const isValid = await verifyPassword(password, operator?.password_hash ?? (await getDummyHash()));
-    if (!operator || !isValid) {
-      loginThrottle.recordFailure(client, username);
-      throw invalidCredentials();
-    }
-    loginThrottle.recordSuccess(client, username);
+    if (!operator || !isValid) throw invalidCredentials();
+    loginThrottle.succeeded(attempt);
     const now = clock.now();
     const { secret, hash } = createSecret();
     const expiresAt = now + sessionTtlSeconds * 1000;
@@ -70,6 +92,11 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
     if (!token) return undefined;
     const session = await repo.findActiveSession(db, hashSecret(token), clock.now());
     return session ? { id: session.operator_id, username: session.username } : undefined;
+  }
+
+  /** Deletes sessions past their expiry (the retention job calls it); answers how many went. */
+  async function purgeExpiredSessions(): Promise<number> {
+    return repo.deleteExpiredSessions(db, clock.now());
   }
 
   async function logout(token: string, operator: Operator): Promise<void> {
@@ -207,6 +234,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle }:
   return {
     login,
     logout,
+    purgeExpiredSessions,
     findOperatorByToken,
     addOperator,
     setOperatorPassword,

@@ -9,6 +9,9 @@ import { STATUSES } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import type { MailService } from '../mail/mail.service.js';
 
+export const LOGIN_FAILURE_REASONS = ['invalid_credentials', 'pair_limit', 'client_limit'] as const;
+export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
+
 export function createMetricsService({ mails, clock }: { mails: MailService; clock: Clock }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'outbox_' });
@@ -33,9 +36,25 @@ export function createMetricsService({ mails, clock }: { mails: MailService; clo
     },
   });
 
+  // Failed and refused logins (issue 11, item 4): a rising rate is an attack on the operators' passwords.
+  const loginFailures = new client.Counter({
+    name: 'outbox_login_failures_total',
+    help: 'Failed logins by reason: invalid_credentials (401), pair_limit or client_limit (429, refused before any check).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const loginsSlowed = new client.Counter({
+    name: 'outbox_logins_slowed_total',
+    help: 'Login attempts made to wait because their name failed from many addresses (never refused for it).',
+    registers: [registry],
+  });
+  for (const reason of LOGIN_FAILURE_REASONS) loginFailures.inc({ reason }, 0);
+
   return {
     contentType: registry.contentType,
     render: () => registry.metrics(),
+    recordLoginFailure: (reason: LoginFailureReason) => loginFailures.inc({ reason }),
+    recordLoginSlowed: () => loginsSlowed.inc(),
   };
 }
 

@@ -1,11 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ErrorBody, LoginRequest, LoginResponse, LogoutResponse } from '@outbox/contract';
-import type { AuthService } from '../auth/auth.service.js';
+import { LoginLimitError, type AuthService } from '../auth/auth.service.js';
+import { AppError } from '../errors.js';
+import type { LoginFailureReason } from '../health/metrics.service.js';
 import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
-export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = async (app, { auth }) => {
+export interface LoginObserver {
+  recordLoginFailure(reason: LoginFailureReason): void;
+}
+
+export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; observer: LoginObserver }> = async (app, { auth, observer }) => {
   app.post(
     '/api/v1/login',
     {
@@ -17,7 +23,21 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService }> = asyn
         response: { 200: LoginResponse, ...errors },
       },
     },
-    async (request) => ({ data: [await auth.login(request.body.username, request.body.password, request.ip)] }),
+    async (request) => {
+      const { username, password } = request.body;
+      try {
+        return { data: [await auth.login(username, password, request.ip)] };
+      } catch (error) {
+        // Every failed or refused login leaves a trace (issue 11, item 4): who was tried, from where, why.
+        // Never the password.
+        if (error instanceof AppError && (error.statusCode === 401 || error instanceof LoginLimitError)) {
+          const reason: LoginFailureReason = error instanceof LoginLimitError ? `${error.limit}_limit` : 'invalid_credentials';
+          observer.recordLoginFailure(reason);
+          request.log.warn({ username, address: request.ip, reason }, error instanceof LoginLimitError ? 'login refused' : 'login failed');
+        }
+        throw error;
+      }
+    },
   );
 
   app.post(

@@ -2,8 +2,10 @@
  * Turns every failure into the error body of PRODUCT.md §2: `{ error: { code, message } }`, with a message
  * that names the bad field for input errors, and nothing internal for 5xx (those are logged instead).
  */
+import http from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError, RateLimitError } from '../errors.js';
 import { isStoreFullError, isStoreUnavailableError } from '../store-errors.js';
 
 interface ValidationIssue {
@@ -45,8 +47,7 @@ function send(reply: FastifyReply, status: number, code: string, message: string
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof AppError) {
-      const retryAfter = (error as AppError & { retryAfterSeconds?: number }).retryAfterSeconds;
-      if (retryAfter) reply.header('retry-after', String(retryAfter));
+      if (error instanceof RateLimitError) reply.header('retry-after', String(error.retryAfterSeconds));
       return send(reply, error.statusCode, error.code, error.message);
     }
     const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
@@ -58,6 +59,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (status === 413) return send(reply, 413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
     if (status === 415) return send(reply, 415, 'unsupported_media_type', 'Send the body as application/json.');
     if (status === 429) return send(reply, 429, 'rate_limited', 'Too many requests; slow down and try again shortly.');
+    // @fastify/static (send) refuses paths that climb out of the console's folder (`/..%2f..%2fetc/passwd`).
+    if (status === 403) return send(reply, 403, 'forbidden_path', 'That path is outside what this server serves.');
     if (status >= 400 && status < 500) {
       const code = fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'invalid_json' : 'bad_request';
       return send(reply, status, code, fastifyError.message);
@@ -83,6 +86,45 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) =>
     send(reply, 404, 'route_not_found', `No endpoint answers ${request.method} ${request.url.split('?')[0]}.`),
   );
+}
+
+/**
+ * URLs Fastify cannot decode (`/%`) never reach a route or the error handler: Fastify answers them through
+ * this option of its constructor, with its own body unless told otherwise.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    void send(reply, 400, 'bad_url', 'The request URL is not valid: a percent sign must start an escape such as %20.');
+    return;
+  }
+  request.log.warn({ err: error }, 'framework error');
+  void send(reply, error.statusCode ?? 400, 'bad_request', 'The request could not be routed.');
+}
+
+const clientErrors: Record<string, { status: number; code: string; message: string }> = {
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    code: 'headers_too_large',
+    message: 'The request headers are larger than this server accepts (16 KiB).',
+  },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, code: 'request_timeout', message: 'The request took too long to arrive.' },
+};
+
+/**
+ * Requests Node's HTTP parser refuses (oversized headers, malformed request lines) never become a request:
+ * Node hands the raw socket to this handler, and the answer is written by hand, in the usual error shape.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = clientErrors[error.code ?? ''] ?? { status: 400, code: 'bad_request', message: 'The request is not valid HTTP.' };
+  const body = JSON.stringify({ error: { code: known.code, message: known.message } });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status] ?? 'Error'}\r\n` +
+        `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /**

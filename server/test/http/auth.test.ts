@@ -96,34 +96,26 @@ describe('POST /api/v1/login', () => {
 });
 
 describe('login rate limit', () => {
-  it('answers 429 with Retry-After after repeated failures for one username, even with the right password', async () => {
-    const context = await createTestContext();
+  it('answers 429 with Retry-After after repeated failures of one name from one address; another address still gets in', async () => {
+    const clockHolder: { now: () => number } = { now: () => Date.now() };
+    const throttle = new LoginThrottle(() => clockHolder.now(), { maxFailuresPerPair: 3, maxFailuresPerClient: 100, windowMs: 60_000 });
+    const limited = await createTestContext({ throttle });
+    clockHolder.now = () => limited.clock.now();
     try {
-      const throttle = new LoginThrottle(() => context.clock.now(), {
-        maxFailuresPerUsername: 3,
-        maxFailuresPerClient: 100,
-        windowMs: 60_000,
-      });
-      const limited = await createTestContext({ throttle });
-      try {
-        await limited.services.auth.addOperator('ops', PASSWORD);
-        for (let i = 0; i < 3; i++) {
-          const r = await limited.app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: 'bad' } });
-          expect(r.statusCode).toBe(401);
-        }
-        const blocked = await limited.app.inject({
-          method: 'POST',
-          url: '/api/v1/login',
-          payload: { username: 'ops', password: PASSWORD },
-        });
-        expect(blocked.statusCode).toBe(429);
-        expect(blocked.json().error.code).toBe('too_many_login_attempts');
-        expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-      } finally {
-        await limited.close();
-      }
+      await limited.services.auth.addOperator('ops', PASSWORD);
+      const from = (remoteAddress: string, password: string) =>
+        limited.app.inject({ method: 'POST', url: '/api/v1/login', remoteAddress, payload: { username: 'ops', password } });
+      for (let i = 0; i < 3; i++) expect((await from('203.0.113.7', 'bad')).statusCode).toBe(401);
+      const blocked = await from('203.0.113.7', PASSWORD);
+      expect(blocked.statusCode).toBe(429);
+      expect(blocked.json().error.code).toBe('too_many_login_attempts');
+      expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+      // Issue 11, item 2: the failures of one address do not lock the name for everyone.
+      expect((await from('198.51.100.9', PASSWORD)).statusCode).toBe(200);
+      limited.clock.advance(61_000);
+      expect((await from('203.0.113.7', PASSWORD)).statusCode).toBe(200);
     } finally {
-      await context.close();
+      await limited.close();
     }
   });
 
