@@ -3,23 +3,14 @@
  * `npm start`), or as a separate Node process that a test may kill with SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { start, type RunningOutbox } from '../../src/main.js';
 import { createTestDatabase, makeTempDir, testEngine } from './context.js';
+import { freePort } from './net.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** A free loopback port (bound, read and released; the OS does not hand it out again at once). */
-export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 export interface OutboxEnvironment {
   env: Record<string, string>;
