@@ -7,10 +7,11 @@
  *
  *   npx tsx bench/intake-smtp.ts [--engine sqlite|postgres] [--count 5000] [--connections 8] [--concurrency 32]
  */
-import net from 'node:net';
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+// start() needs a fixed SMTP_PORT (0 there means "off"), so the benchmark picks a free one first.
+import { freePort } from '../server/test/support/net.js';
 import {
   cpuPercent,
   cpuTimeMs,
@@ -41,19 +42,6 @@ const count = Number(values.count);
 const connections = Number(values.connections);
 const concurrency = Number(values.concurrency);
 const MAX_MS = 45_000;
-
-/** A port that was free a moment ago (start() needs a fixed SMTP_PORT; 0 there means "off"). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function main(): Promise<void> {
   const setup = describeSetup({

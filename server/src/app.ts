@@ -12,6 +12,7 @@ import type { LoginThrottle } from './auth/login-throttle.js';
 import { systemClock, type Clock } from './clock.js';
 import { createHealthService } from './health/health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
+import { apiDocsRoutes } from './http/api-docs.routes.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, registerJsonParser } from './http/errors.js';
@@ -154,6 +155,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(mailRoutes, { auth, mails });
   await app.register(submissionRoutes, { auth, submissions });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
   return { app, services: { auth, mails, submissions } };

@@ -13,6 +13,7 @@ import type { CaptureRelay } from '../../src/delivery/capture-relay.js';
 import { classifyDeliveryError, createRelayTransport } from '../../src/delivery/relay-transport.js';
 import type { RelayTransport } from '../../src/delivery/relay-transport.js';
 import { buildMessage } from '../../src/mail/message-builder.js';
+import { closedPort } from '../support/net.js';
 
 let dataDir: string;
 let relay: CaptureRelay | undefined;
@@ -51,16 +52,6 @@ async function startPeer(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const address = server.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');
-  return address.port;
-}
-
-/** A port that nothing listens on: bound by the OS, then released. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('no address');
-  await new Promise<void>((resolve) => server.close(() => resolve()));
   return address.port;
 }
 

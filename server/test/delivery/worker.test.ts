@@ -12,7 +12,8 @@ import * as queue from '../../src/delivery/queue.repository.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { adjustStatusCounts } from '../../src/mail/mail.repository.js';
 import { createTestContext, testEngine, type TestContext } from '../support/context.js';
-import { closedPort, startTestRelay, type TestRelay } from '../support/test-relay.js';
+import { closedPort } from '../support/net.js';
+import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 let context: TestContext;
 let relay: TestRelay;

@@ -1,22 +1,7 @@
-import { MailStatus } from '@outbox/contract';
+import { MailStatus, type MailListResponse } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createTestContext, loginAs, testEngine, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
-
-interface ListBody {
-  data: Array<{
-    id: number;
-    subject: string;
-    status: number;
-    fromName: string;
-    fromMail: string;
-    to: unknown[];
-    providerSentDate: string | null;
-    receivedDate: string | null;
-    lastUpdate: string | null;
-  }>;
-  meta: { total: number; totalIsEstimate: boolean; nextCursor: string | null; prevCursor: string | null; counts: Record<string, number> };
-}
 
 describe('mail API', () => {
   let context: TestContext;
@@ -29,7 +14,7 @@ describe('mail API', () => {
 
   const list = async (query = '') => {
     const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/list${query}`, headers: auth(token) });
-    return { status: response.statusCode, body: response.json() as ListBody };
+    return { status: response.statusCode, body: response.json() as MailListResponse };
   };
 
   describe('GET /api/v1/mail/list', () => {
@@ -84,7 +69,7 @@ describe('mail API', () => {
       );
       const seen: string[] = [];
       let cursor: string | null = null;
-      const pages: ListBody[] = [];
+      const pages: MailListResponse[] = [];
       do {
         const { body } = await list(`?limit=10${cursor ? `&cursor=${cursor}` : ''}`);
         pages.push(body);

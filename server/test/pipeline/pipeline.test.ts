@@ -10,7 +10,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunningOutbox } from '../../src/main.js';
 import { openStore } from '../../src/store/connection.js';
 import {
-  freePort,
   freshEnvironment,
   killAllSpawned,
   spawnOutbox,
@@ -18,6 +17,7 @@ import {
   type OutboxEnvironment,
   type OutboxProcess,
 } from '../support/outbox-process.js';
+import { freePort, waitUntil } from '../support/net.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 let relay: TestRelay;
@@ -46,14 +46,6 @@ async function operatorToken(baseUrl: string): Promise<string> {
     body: JSON.stringify({ username: 'ops', password: 'correct horse battery' }),
   });
   return ((await response.json()) as { data: Array<{ token: string }> }).data[0]!.token;
-}
-
-async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('pipeline: intake to relay', () => {
@@ -249,14 +241,17 @@ describe('pipeline: crash and restart', () => {
 
       const restarted = await spawnOutbox({ ...environment.env });
       processes.push(restarted);
-      await waitUntil(async () => {
-        const sent = await store.db
-          .selectFrom('mails')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('status', '=', MailStatus.ProviderSent)
-          .executeTakeFirstOrThrow();
-        return Number(sent.n) === total;
-      }, 60_000);
+      await waitUntil(
+        async () => {
+          const sent = await store.db
+            .selectFrom('mails')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .where('status', '=', MailStatus.ProviderSent)
+            .executeTakeFirstOrThrow();
+          return Number(sent.n) === total;
+        },
+        { timeoutMs: 60_000, what: 'every mail ProviderSent after the restart' },
+      );
 
       const rows = await store.db.selectFrom('mails').select(['message_id']).execute();
       const timesReceived = new Map<string, number>();

@@ -3,23 +3,14 @@
  * `npm start`), or as a separate Node process that a test may kill with SIGKILL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.js';
 import { start, type RunningOutbox } from '../../src/main.js';
 import { createTestDatabase, makeTempDir, testEngine } from './context.js';
+import { freePort, waitUntil } from './net.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-/** A free loopback port (bound, read and released; the OS does not hand it out again at once). */
-export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 export interface OutboxEnvironment {
   env: Record<string, string>;
@@ -93,20 +84,24 @@ export async function spawnOutbox(env: Record<string, string>): Promise<OutboxPr
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`outbox exited with ${child.exitCode} before it was ready:\n${output}`);
-    try {
-      const response = await fetch(`${baseUrl}/healthz`);
-      if (response.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`outbox did not answer /healthz within 30 s:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  // A cold start compiles the TypeScript through tsx; on a busy two-core machine that alone can take half a
+  // minute, so the bound is generous.
+  const startMs = 90_000;
+  try {
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`outbox exited with ${child.exitCode} before it was ready`);
+        try {
+          return (await fetch(`${baseUrl}/healthz`)).ok;
+        } catch {
+          return false; // not listening yet
+        }
+      },
+      { timeoutMs: startMs, intervalMs: 50, what: 'outbox to answer /healthz' },
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}:\n${output}`);
   }
   return {
     child,

@@ -74,14 +74,3 @@ export async function startTestRelay(): Promise<TestRelay> {
   relay.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   return relay;
 }
-
-/** A loopback port with nothing listening: a relay that is down. */
-export async function closedPort(): Promise<number> {
-  const net = await import('node:net');
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}

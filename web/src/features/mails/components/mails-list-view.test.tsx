@@ -3,7 +3,7 @@ import { QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createTestQueryClient } from '../../../test/app-harness';
 import { buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
@@ -78,6 +78,10 @@ describe('mails table', () => {
   });
 
   it('renders From on two lines, one To line per recipient, the subject and the dates', async () => {
+    // A fixed zone with a half-hour offset, so the expectation is a literal and a UTC slip shows (Node
+    // applies a changed TZ at once; restoreMocks does not undo env stubs, hence the explicit unstub).
+    vi.stubEnv('TZ', 'Asia/Kolkata');
+    onTestFinished(() => void vi.unstubAllEnvs());
     const mail = buildMail({
       id: 11,
       fromName: 'Alice Sender',
@@ -103,11 +107,9 @@ describe('mails table', () => {
     expect(cells[2]).toHaveTextContent('Quarterly report');
     expect(cells[2]).toHaveAttribute('title', 'Quarterly report');
     expect(cells[4]).toHaveTextContent(/^$/);
-    // Local time in the cell, the exact UTC instant in its tooltip.
-    const local = new Date('2026-11-23T13:05:09.000Z');
-    const pad = (n: number) => String(n).padStart(2, '0');
-    const expected = `${local.getFullYear()}-${pad(local.getMonth() + 1)}-${pad(local.getDate())} ${pad(local.getHours())}:${pad(local.getMinutes())}:${pad(local.getSeconds())}`;
-    expect(cells[5]).toHaveTextContent(expected);
+    // Local time in the cell (the operator's zone is India's, UTC+5:30, for this test), the exact UTC instant
+    // in its tooltip.
+    expect(cells[5]).toHaveTextContent('2026-11-23 18:35:09');
     expect(cells[5]).toHaveAttribute('title', '2026-11-23T13:05:09.000Z');
   });
 
