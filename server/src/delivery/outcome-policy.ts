@@ -8,7 +8,7 @@
  *   (a relay that kept deferring refused it in effect) or Error (one we never reached is our failure).
  */
 import { MailStatus, type MailEventType } from '@outbox/contract';
-import type { StatusTransition } from '../mail/transition.repository.js';
+import type { StatusTransition } from '../mail/transition.js';
 import type { DeliveryOutcome } from './relay-transport.js';
 import type { RetryPolicy, TransientOutcome } from './retry-policy.js';
 

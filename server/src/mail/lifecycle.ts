@@ -5,7 +5,7 @@
  * `delivery/outcome-policy.ts` and `delivery/transitions.ts`.
  */
 import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, type MailStatusCode } from '@outbox/contract';
-import type { CreatedTransition, DeleteTransition, StatusTransition } from './transition.repository.js';
+import type { CreatedTransition, DeleteTransition, StatusTransition } from './transition.js';
 
 /** A mail just stored Queued by a submission. */
 export function acceptedTransition(id: number, at: number, actor: string): CreatedTransition {

@@ -2,7 +2,8 @@
  * All SQL that reads mails, and inserts new ones: the list (keyset paging), the per-status counters,
  * recipients, contents and the event log. Status changes, their events and counter moves are
  * `transition.repository.ts`.
- * Functions take `db | trx` first.
+ * Functions take `db | trx` first. A little over ~250 lines: the list query (keyset paging with its index
+ * notes) is one piece, and the insert of new mails belongs beside the reads of what it inserted.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { MailSort } from '@outbox/contract';

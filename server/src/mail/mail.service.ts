@@ -1,31 +1,17 @@
 /**
- * The rules of the mail lifecycle an operator touches (PRODUCT.md §1): listing, dequeue, delete, requeue.
- * Every change is one transition (`applyTransitions`: conditional UPDATE/DELETE, event, counter move)
- * plus its audit entry, in one transaction; a miss becomes 404 (no such mail) or 409 (wrong state), never
- * a silent success.
+ * The mail service (PRODUCT.md §1): listing, detail, raw bytes, metrics, the change feed, and the
+ * operator's actions (dequeue, requeue, delete, purge), which are mail-actions.ts.
  * Rows never leave this module: callers get the contract's `Mail`.
  */
-import {
-  DELETABLE_STATUSES,
-  MailStatus,
-  STATUSES,
-  isStatusCode,
-  type Mail,
-  type MailDetail,
-  type MailListMeta,
-  type MailSort,
-  type MailStatusCode,
-} from '@outbox/contract';
+import { MailStatus, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { conflict, notFound, type AppError } from '../errors.js';
+import { notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
-import { insertAuditEntries, type AuditEntry } from '../audit/audit.repository.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
-import { statusName, toMail, toMailDetail } from './mail-mapping.js';
+import { createMailActions, mailNotFound } from './mail-actions.js';
+import { toMail, toMailDetail } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
-import { applyTransitions, type Transition } from './transition.repository.js';
 
 export { statusName, toMail } from './mail-mapping.js';
 
@@ -133,113 +119,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     return content.raw;
   }
 
-  function mailNotFound(id: number): AppError {
-    return notFound('mail_not_found', `No mail has id ${id}.`);
-  }
-
-  /** Explains why a conditional change matched no row: the mail is gone (404) or in another state (409). */
-  async function explainMiss(id: number, action: string, allowed: readonly number[]): Promise<AppError> {
-    const row = await repo.findMailRow(db, id);
-    if (!row) return mailNotFound(id);
-    const allowedNames = allowed.map(statusName).join(', ');
-    return conflict('invalid_status', `Mail ${id} is ${statusName(row.status)}; only ${allowedNames} mails can be ${action}.`);
-  }
-
-  /**
-   * One operator action on one mail: the transition and its audit entry in one transaction. A miss
-   * becomes 404 (no such mail) or 409 (another status), explained after the transaction.
-   */
-  async function act(id: number, transition: Transition, audit: (row: MailRow) => AuditEntry): Promise<MailRow | undefined> {
-    return db.transaction().execute(async (trx) => {
-      const { moved, rows } = await applyTransitions(trx, [transition], { returnRows: true });
-      const row = rows.get(id);
-      if (moved.length === 0 || !row) return undefined;
-      await insertAuditEntries(trx, [audit(row)]);
-      return row;
-    });
-  }
-
-  async function dequeueMail(id: number, actor: string): Promise<Mail> {
-    const at = clock.now();
-    const transition = dequeueTransition(id, at, actor);
-    const row = await act(id, transition, () => ({
-      at,
-      actor,
-      action: 'mail.dequeue',
-      target: `mail:${id}`,
-      before: { status: 'Queued' },
-      after: { status: 'Dequeued' },
-    }));
-    if (!row) throw await explainMiss(id, 'dequeued', transition.from);
-    notify({ type: 'updated', ids: [id] });
-    const [mail] = await withRecipients([row]);
-    return mail!;
-  }
-
-  async function requeueMail(id: number, actor: string): Promise<Mail> {
-    const at = clock.now();
-    let before: number | undefined;
-    const transition = requeueTransition(id, at, actor);
-    const row = await db.transaction().execute(async (trx) => {
-      const { moved, rows } = await applyTransitions(trx, [transition], { returnRows: true });
-      before = moved[0]?.from ?? undefined;
-      const updated = rows.get(id);
-      if (before === undefined || !updated) return undefined;
-      await insertAuditEntries(trx, [
-        { at, actor, action: 'mail.requeue', target: `mail:${id}`, before: { status: statusName(before) }, after: { status: 'Queued' } },
-      ]);
-      return updated;
-    });
-    if (!row) throw await explainMiss(id, 'requeued', transition.from);
-    notify({ type: 'queued', ids: [id] });
-    const [mail] = await withRecipients([row]);
-    return mail!;
-  }
-
-  async function deleteMail(id: number, actor: string): Promise<{ id: number }> {
-    const at = clock.now();
-    const transition = deleteTransition(id);
-    // The mail's own event log goes with it; the audit log keeps what was deleted.
-    const deleted = await act(id, transition, (row) => ({
-      at,
-      actor,
-      action: 'mail.delete',
-      target: `mail:${id}`,
-      before: { status: statusName(row.status), subject: row.subject, fromMail: row.from_mail, messageId: row.message_id },
-      after: null,
-    }));
-    if (!deleted) throw await explainMiss(id, 'deleted', transition.from);
-    notify({ type: 'deleted', ids: [id] });
-    return { id };
-  }
-
-  /**
-   * Retention (RETENTION_DAYS): finished and failed mails unchanged for longer than that are deleted, in
-   * batches so that no transaction holds the store for long. Queued and Processing mails are never purged.
-   * The audit log records each batch.
-   */
-  async function purgeFinishedMails(olderThanDays: number, actor: string): Promise<number> {
-    const before = clock.now() - olderThanDays * 86_400_000;
-    let purged = 0;
-    for (;;) {
-      const ids = await db.transaction().execute(async (trx) => {
-        const stale = await repo.listStaleMails(trx, DELETABLE_STATUSES, before, 1000);
-        if (stale.length === 0) return [];
-        const { moved } = await applyTransitions(
-          trx,
-          stale.filter((row) => isStatusCode(row.status)).map((row) => deleteTransition(row.id, [row.status as MailStatusCode])),
-        );
-        await insertAuditEntries(trx, [
-          { at: clock.now(), actor, action: 'mail.purge', target: `${moved.length} mails`, before: { olderThanDays }, after: null },
-        ]);
-        return moved.map((m) => m.id);
-      });
-      if (ids.length === 0) break;
-      purged += ids.length;
-      notify({ type: 'deleted', ids });
-    }
-    return purged;
-  }
+  const actions = createMailActions({ store, clock, notify, withRecipients });
 
   /** Mails per status and the acceptance time of the oldest Queued one: for /metrics. */
   async function queueHealth(): Promise<{ counts: Record<number, number>; oldestQueuedReceivedAt: number | undefined }> {
@@ -249,13 +129,10 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
 
   return {
     queueHealth,
-    purgeFinishedMails,
     listMails,
     getMailDetail,
     getRawMessage,
-    dequeueMail,
-    requeueMail,
-    deleteMail,
+    ...actions,
     notify,
     onChange(listener: MailChangeListener): () => void {
       // The feed carries only what notify() published, here or in another instance of this same code.
