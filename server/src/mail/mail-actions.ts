@@ -42,12 +42,13 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
    * One operator action on one mail: the transition and its audit entry in one transaction. A miss
    * becomes 404 (no such mail) or 409 (another status), explained after the transaction.
    */
-  async function act(id: number, transition: Transition, audit: (row: MailRow) => AuditEntry): Promise<MailRow | undefined> {
+  async function act(id: number, transition: Transition, audit: (row: MailRow, from: number) => AuditEntry): Promise<MailRow | undefined> {
     return db.transaction().execute(async (trx) => {
       const { moved, rows } = await applyTransitions(trx, [transition], { returnRows: true });
       const row = rows.get(id);
-      if (moved.length === 0 || !row) return undefined;
-      await insertAuditEntries(trx, [audit(row)]);
+      const from = moved[0]?.from;
+      if (!row || from === undefined || from === null) return undefined;
+      await insertAuditEntries(trx, [audit(row, from)]);
       return row;
     });
   }
@@ -71,18 +72,15 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
 
   async function requeueMail(id: number, actor: string): Promise<Mail> {
     const at = clock.now();
-    let before: number | undefined;
     const transition = requeueTransition(id, at, actor);
-    const row = await db.transaction().execute(async (trx) => {
-      const { moved, rows } = await applyTransitions(trx, [transition], { returnRows: true });
-      before = moved[0]?.from ?? undefined;
-      const updated = rows.get(id);
-      if (before === undefined || !updated) return undefined;
-      await insertAuditEntries(trx, [
-        { at, actor, action: 'mail.requeue', target: `mail:${id}`, before: { status: statusName(before) }, after: { status: 'Queued' } },
-      ]);
-      return updated;
-    });
+    const row = await act(id, transition, (_row, from) => ({
+      at,
+      actor,
+      action: 'mail.requeue',
+      target: `mail:${id}`,
+      before: { status: statusName(from) },
+      after: { status: 'Queued' },
+    }));
     if (!row) throw await explainMiss(id, 'requeued', transition.from);
     notify({ type: 'queued', ids: [id] });
     const [mail] = await withRecipients([row]);
