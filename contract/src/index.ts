@@ -3,3 +3,4 @@ export * from './common.js';
 export * from './auth.js';
 export * from './mail.js';
 export * from './submission.js';
+export * from './events.js';

@@ -1,116 +1,19 @@
 /**
  * Realistic demo mails over all six statuses (PRODUCT.md §3 `demo --count N`): varied senders, 1–4
  * recipients, unicode names, dates spread over four weeks. Inserted in large batches, one transaction each,
- * with the status counters moved in the same transaction; fast enough for a million rows.
+ * through the same transitions as real mail (events and counters included); fast enough for a million rows.
  */
 import crypto from 'node:crypto';
-import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
+import { MailStatus, type MailEventType, type MailStatusCode, type SubmitMailRequest } from '@outbox/contract';
+import { claimTransition } from '../delivery/transitions.js';
 import type { Store } from '../store/connection.js';
+import { acceptedTransition, dequeueTransition } from './lifecycle.js';
+import { DOMAINS, FIRST, LAST, SENDERS, SUBJECTS } from './demo-words.js';
 import * as repo from './mail.repository.js';
-
-const FIRST = [
-  'Anna',
-  'Björn',
-  'Chloé',
-  'Dmitri',
-  'Émile',
-  'Fatima',
-  'Giulia',
-  'Hiroshi',
-  'Inès',
-  'João',
-  'Katarzyna',
-  'Liam',
-  'Mónica',
-  'Nguyễn',
-  'Olga',
-  'Priya',
-  'Quentin',
-  'Renée',
-  'Søren',
-  'Tomás',
-  'Uma',
-  'Václav',
-  'Wei',
-  'Xóchitl',
-  'Yusuf',
-  'Zoë',
-  '李',
-  'Ζωή',
-  'Алексей',
-  'محمد',
-];
-const LAST = [
-  'Andersen',
-  'Bauer',
-  'Castillo',
-  'Dubois',
-  'Eriksson',
-  'Fischer',
-  'García',
-  'Hoffmann',
-  'Ito',
-  'Jensen',
-  'Kowalski',
-  'López',
-  'Müller',
-  'Novák',
-  "O'Brien",
-  'Petrović',
-  'Rossi',
-  'Schmidt',
-  'Tanaka',
-  'Usman',
-  'Virtanen',
-  'Weber',
-  'Yılmaz',
-  'Zhang',
-  '王',
-  'Παπαδόπουλος',
-  'Иванова',
-];
-const DOMAINS = [
-  'example.com',
-  'example.org',
-  'mail.example.net',
-  'shop.example',
-  'corp.example.com',
-  'newsletter.example',
-  'reject.test',
-  'defer.test',
-];
-const SENDERS: Array<[string, string]> = [
-  ['Acme Billing', 'billing@acme.example'],
-  ['Acme Support', 'support@acme.example'],
-  ['Shop Orders', 'orders@shop.example'],
-  ['Newsletter', 'news@newsletter.example'],
-  ['Security Team', 'security@corp.example.com'],
-  ['HR Portal', 'hr@corp.example.com'],
-  ['Calendar', 'calendar@corp.example.com'],
-  ['No Reply', 'no-reply@app.example.org'],
-  ['Ticket Desk', 'tickets@helpdesk.example'],
-  ['Café Lumière', 'bonjour@cafe-lumiere.example'],
-];
-const SUBJECTS = [
-  'Your invoice #{n} is ready',
-  'Password reset requested',
-  'Order #{n} has shipped',
-  'Welcome to Acme, {name}!',
-  'Weekly digest: 12 new updates',
-  'Meeting invitation: Q{q} planning',
-  'Your ticket #{n} was updated',
-  'Verify your e-mail address',
-  'Receipt for your payment of €{amount}',
-  'Security alert: new sign-in from Firefox on Linux',
-  'Réservation confirmée pour le {day}',
-  'Rappel : votre abonnement expire bientôt',
-  'Ihre Bestellung #{n} wurde versandt',
-  '注文確認 #{n}',
-  'Статус заказа #{n} изменён',
-];
+import { applyTransitions, type Transition, type TransitionChanges } from './transition.repository.js';
 
 /** Share of each status among demo mails, in per-mille. */
-const STATUS_WEIGHTS: Array<[number, number]> = [
+const STATUS_WEIGHTS: Array<[MailStatusCode, number]> = [
   [MailStatus.Queued, 80],
   [MailStatus.Dequeued, 40],
   [MailStatus.Processing, 20],
@@ -134,7 +37,7 @@ function createRandom(seed: number) {
   return { next, int, pick };
 }
 
-function pickStatus(roll: number): number {
+function pickStatus(roll: number): MailStatusCode {
   let acc = 0;
   for (const [status, weight] of STATUS_WEIGHTS) {
     acc += weight;
@@ -189,11 +92,16 @@ export function* demoSubmissionBatches(count: number, seed: number, batchSize = 
   }
 }
 
-export function buildDemoMail(
-  random: ReturnType<typeof createRandom>,
-  now: number,
-  spanMs: number,
-): repo.NewMail & { events: Array<Omit<repo.NewEvent, 'mailId'>> } {
+/**
+ * A demo mail as the pipeline would have left it: the row as accepted (Queued), and the transitions that
+ * took it to its status, in steps (accepted; dequeued or claimed; the attempt's outcome). Going through
+ * the real transitions keeps the events and counters exactly what the pipeline writes.
+ */
+export interface DemoMail extends repo.NewMail {
+  steps: Array<(id: number) => Transition>;
+}
+
+export function buildDemoMail(random: ReturnType<typeof createRandom>, now: number, spanMs: number): DemoMail {
   const [fromName, fromMail] = random.pick(SENDERS);
   const recipientCount = 1 + Math.min(3, Math.floor(-Math.log(1 - random.next()) * 0.8));
   const recipients: repo.NewRecipient[] = [];
@@ -216,15 +124,21 @@ export function buildDemoMail(
   const receivedAt = now - Math.floor(random.next() * spanMs);
   const handledAt = Math.min(now, receivedAt + 200 + random.int(5000));
   let lastUpdateAt = receivedAt;
-  let providerSentAt = 0;
   let nextAttemptAt = receivedAt;
   let attempts = 0;
-  let providerReply: string | null = null;
-  let leaseOwner: string | null = null;
-  let leaseExpiresAt: number | null = null;
-  const events: Array<Omit<repo.NewEvent, 'mailId'>> = [
-    { at: receivedAt, actor: 'demo', type: 'accepted', fromStatus: null, toStatus: MailStatus.Queued },
-  ];
+  const steps: DemoMail['steps'] = [(id) => acceptedTransition(id, receivedAt, 'demo')];
+  /** Claimed at `at`, then the attempt ended there with `to`. */
+  const attempted = (to: MailStatusCode, type: MailEventType, reply: string, set: TransitionChanges = {}) => {
+    steps.push((id) => claimTransition(id, handledAt, { owner: 'demo', expiresAt: handledAt + 60_000 }));
+    steps.push((id) => ({
+      id,
+      from: [MailStatus.Processing],
+      to,
+      at: handledAt,
+      event: { type, actor: 'worker:demo', detail: { reply } },
+      set: { providerReply: reply, lease: null, ...set },
+    }));
+  };
   switch (status) {
     case MailStatus.Queued:
       // Waiting for a retry in the future, so the demo keeps showing Queued mails while a worker runs.
@@ -233,33 +147,24 @@ export function buildDemoMail(
       lastUpdateAt = attempts > 0 ? handledAt : receivedAt;
       break;
     case MailStatus.Dequeued:
-      lastUpdateAt = handledAt;
-      events.push({ at: handledAt, actor: 'operator:demo', type: 'dequeued', fromStatus: 0, toStatus: 1 });
+      steps.push((id) => dequeueTransition(id, handledAt, 'operator:demo'));
       break;
-    case MailStatus.Processing:
-      lastUpdateAt = now - random.int(30_000);
-      leaseOwner = 'demo';
-      leaseExpiresAt = now + 7 * 86_400_000;
-      attempts = 1;
+    case MailStatus.Processing: {
+      const claimedAt = now - random.int(30_000);
+      steps.push((id) => claimTransition(id, claimedAt, { owner: 'demo', expiresAt: now + 7 * 86_400_000 }));
       break;
+    }
     case MailStatus.ProviderSent:
-      lastUpdateAt = handledAt;
-      providerSentAt = handledAt;
-      attempts = 1;
-      providerReply = `250 2.0.0 OK queued as ${crypto.randomBytes(5).toString('hex')}`;
-      events.push({ at: handledAt, actor: 'worker:demo', type: 'sent', fromStatus: 2, toStatus: 3, detail: { reply: providerReply } });
+      attempted(MailStatus.ProviderSent, 'sent', `250 2.0.0 OK queued as ${crypto.randomBytes(5).toString('hex')}`, {
+        providerSentAt: handledAt,
+      });
       break;
     case MailStatus.ProviderError:
-      lastUpdateAt = handledAt;
-      attempts = 1;
-      providerReply = '550 5.1.1 Recipient address rejected: User unknown';
-      events.push({ at: handledAt, actor: 'worker:demo', type: 'rejected', fromStatus: 2, toStatus: 4, detail: { reply: providerReply } });
+      attempted(MailStatus.ProviderError, 'rejected', '550 5.1.1 Recipient address rejected: User unknown');
       break;
     default:
-      lastUpdateAt = handledAt;
-      attempts = 8;
-      providerReply = 'connect ECONNREFUSED relay.example:587';
-      events.push({ at: handledAt, actor: 'worker:demo', type: 'failed', fromStatus: 2, toStatus: 5, detail: { reply: providerReply } });
+      // An unreachable relay, retried until the budget was spent.
+      attempted(MailStatus.Error, 'unreachable-gave-up', 'connect ECONNREFUSED relay.example:587', { attempts: 8 });
   }
   const searchText = [fromName, fromMail, ...recipients.flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase();
   return {
@@ -268,21 +173,21 @@ export function buildDemoMail(
       from_name: fromName,
       from_mail: fromMail,
       subject,
-      status,
+      status: MailStatus.Queued,
       search_text: searchText,
       received_at: receivedAt,
       last_update_at: lastUpdateAt,
-      provider_sent_at: providerSentAt,
+      provider_sent_at: 0,
       next_attempt_at: nextAttemptAt,
       attempts,
-      lease_owner: leaseOwner,
-      lease_expires_at: leaseExpiresAt,
-      provider_reply: providerReply,
+      lease_owner: null,
+      lease_expires_at: null,
+      provider_reply: null,
       api_key_id: null,
       idempotency_key: null,
     },
     recipients,
-    events,
+    steps,
   };
 }
 
@@ -306,13 +211,13 @@ export async function insertDemoMails(store: Store, options: DemoOptions): Promi
     const mails = Array.from({ length: size }, () => buildDemoMail(random, options.now, spanMs));
     await store.db.transaction().execute(async (trx) => {
       const ids = await repo.insertMails(trx, mails);
-      await repo.insertEvents(
-        trx,
-        mails.flatMap((mail, i) => mail.events.map((event) => ({ ...event, mailId: ids[i]! }))),
-      );
-      const deltas = new Map<number, number>();
-      for (const mail of mails) deltas.set(mail.row.status, (deltas.get(mail.row.status) ?? 0) + 1);
-      await repo.adjustStatusCounts(trx, deltas);
+      // Step by step, each step one applyTransitions over the whole batch (a few statements per 500 mails).
+      for (let step = 0; mails.some((mail) => mail.steps.length > step); step++) {
+        await applyTransitions(
+          trx,
+          mails.flatMap((mail, i) => (mail.steps.length > step ? [mail.steps[step]!(ids[i]!)] : [])),
+        );
+      }
     });
     inserted += size;
     options.onProgress?.(inserted);

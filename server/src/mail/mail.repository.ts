@@ -1,7 +1,9 @@
 /**
- * All SQL about mails: the list (keyset paging), state transitions as single conditional UPDATEs, the
- * per-status counters kept in the same transaction as every change, recipients and the event log.
- * Functions take `db | trx` first. Where the engines differ (claiming), it says so here.
+ * All SQL that reads mails, and inserts new ones: the list (keyset paging), the per-status counters,
+ * recipients, contents and the event log. Status changes, their events and counter moves are
+ * `transition.repository.ts`.
+ * Functions take `db | trx` first. A little over ~250 lines: the list query (keyset paging with its index
+ * notes) is one piece, and the insert of new mails belongs beside the reads of what it inserted.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
 import type { MailSort } from '@outbox/contract';
@@ -127,13 +129,6 @@ export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>>
   return new Map(rows.map((r) => [r.status, Number(r.count)]));
 }
 
-/** Moves the counters by the given deltas; called in the transaction that made the change. */
-/**
- * Moves the status counters. Every writer on PostgreSQL locks these few rows, so two rules keep them from
- * becoming the bottleneck: rows are always locked in status order (two transactions taking them in
- * opposite orders deadlock, and the loser's outcomes would wait for a lease expiry), and callers make this
- * the last statement of their transaction, so a row stays locked only for the commit.
- */
 /** The earliest acceptance among mails in `status` (an index seek on (status, received_at, id)). */
 export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise<number | undefined> {
   const row = await db
@@ -145,17 +140,6 @@ export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise
     .limit(1)
     .executeTakeFirst();
   return row?.received_at;
-}
-
-export async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>): Promise<void> {
-  for (const [status, delta] of [...deltas].sort(([a], [b]) => a - b)) {
-    if (delta === 0) continue;
-    await db
-      .updateTable('status_counts')
-      .set((eb) => ({ count: eb('count', '+', delta) }))
-      .where('status', '=', status)
-      .execute();
-  }
 }
 
 export async function listRecipients(db: DbOrTrx, mailIds: number[], kinds: string[] = ['to']): Promise<Map<number, MailRecipientRow[]>> {
@@ -186,35 +170,6 @@ export function findMailContent(db: DbOrTrx, mailId: number) {
 
 export function findMailRow(db: DbOrTrx, id: number): Promise<MailRow | undefined> {
   return db.selectFrom('mails').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export interface NewEvent {
-  mailId: number;
-  at: number;
-  actor: string;
-  type: string;
-  fromStatus: number | null;
-  toStatus: number | null;
-  detail?: Record<string, unknown> | undefined;
-}
-
-export async function insertEvents(db: DbOrTrx, events: NewEvent[]): Promise<void> {
-  for (let start = 0; start < events.length; start += 500) {
-    await db
-      .insertInto('mail_events')
-      .values(
-        events.slice(start, start + 500).map((e) => ({
-          mail_id: e.mailId,
-          at: e.at,
-          actor: e.actor,
-          type: e.type,
-          from_status: e.fromStatus,
-          to_status: e.toStatus,
-          detail: e.detail ? JSON.stringify(e.detail) : null,
-        })),
-      )
-      .execute();
-  }
 }
 
 export function listEvents(db: DbOrTrx, mailId: number) {
@@ -283,65 +238,31 @@ export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number
   return ids;
 }
 
-/** Queued → Dequeued, only if still Queued: exactly one of an operator and a worker's claim wins. */
-export function dequeueMailRow(db: DbOrTrx, id: number, now: number): Promise<MailRow | undefined> {
-  return db
-    .updateTable('mails')
-    .set({ status: 1, last_update_at: now })
-    .where('id', '=', id)
-    .where('status', '=', 0)
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/** Dequeued | ProviderError | Error → Queued, due now, with a fresh retry budget. */
-export function requeueMailRow(db: DbOrTrx, id: number, now: number, fromStatuses: readonly number[]): Promise<MailRow | undefined> {
-  return db
-    .updateTable('mails')
-    .set({ status: 0, last_update_at: now, next_attempt_at: now, attempts: 0, lease_owner: null, lease_expires_at: null })
-    .where('id', '=', id)
-    .where('status', 'in', [...fromStatuses])
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/** Deletes only from the given statuses; returns the row as it was, or undefined when nothing matched. */
-export function deleteMailRow(db: DbOrTrx, id: number, fromStatuses: readonly number[]): Promise<MailRow | undefined> {
-  return db
-    .deleteFrom('mails')
-    .where('id', '=', id)
-    .where('status', 'in', [...fromStatuses])
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/** Up to `limit` mails in `statuses` last changed before `before`, deleted with their recipients, contents and events. */
-export async function deleteStaleMails(
+/** Up to `limit` mails in `statuses` last changed before `before`, oldest first: what retention deletes next. */
+export function listStaleMails(
   db: DbOrTrx,
   statuses: readonly number[],
   before: number,
   limit: number,
 ): Promise<Array<{ id: number; status: number }>> {
-  const stale = await db
+  return db
     .selectFrom('mails')
-    .select('id')
+    .select(['id', 'status'])
     .where('last_update_at', '<', before)
     .where('status', 'in', [...statuses])
     .orderBy('last_update_at')
     .orderBy('id')
     .limit(limit)
     .execute();
-  if (stale.length === 0) return [];
-  return db
-    .deleteFrom('mails')
-    .where(
-      'id',
-      'in',
-      stale.map((row) => row.id),
-    )
-    .where('status', 'in', [...statuses])
-    .returning(['id', 'status'])
-    .execute();
 }
 
 export type { Engine };
+
+/** The rows of these mails, in no particular order; missing ids are left out. */
+export function findMailRows(db: DbOrTrx, ids: readonly number[]): Promise<MailRow[]> {
+  return db
+    .selectFrom('mails')
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .execute();
+}

@@ -1,29 +1,20 @@
 /**
- * The rules of the mail lifecycle an operator touches (PRODUCT.md §1): listing, dequeue, delete, requeue.
- * Every change is one conditional UPDATE/DELETE plus its event, audit entry and counter move, in one
- * transaction; a zero-row result becomes 404 (no such mail) or 409 (wrong state), never a silent success.
+ * The mail service (PRODUCT.md §1): listing, detail, raw bytes, metrics, the change feed, and the
+ * operator's actions (dequeue, requeue, delete, purge), which are mail-actions.ts.
  * Rows never leave this module: callers get the contract's `Mail`.
  */
-import {
-  DELETABLE_STATUSES,
-  MailStatus,
-  REQUEUEABLE_STATUSES,
-  STATUSES,
-  type Mail,
-  type MailDetail,
-  type MailListMeta,
-  type MailSort,
-} from '@outbox/contract';
-import { simpleParser } from 'mailparser';
+import { MailStatus, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { conflict, notFound, type AppError } from '../errors.js';
+import { notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
-import type { MailRecipientRow, MailRow } from '../store/schema.js';
-import { insertAuditEntries } from '../audit/audit.repository.js';
+import type { MailRow } from '../store/schema.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { createMailActions, mailNotFound } from './mail-actions.js';
+import { toMail, toMailDetail } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
 
-/** A text search is counted up to this many rows; beyond, `meta.totalIsEstimate` says so. */
+export { statusName, toMail } from './mail-mapping.js';
+
 /**
  * A text search is counted up to this many matches (then `totalIsEstimate`): counting means reading rows,
  * and at 1M mails a cap of 10,000 cost ~55 ms for a common word, more than the page itself.
@@ -49,46 +40,6 @@ export interface MailChange {
 }
 
 export type MailChangeListener = (change: MailChange) => void;
-
-const iso = (ms: number | null): string | null => (ms === null || ms === 0 ? null : new Date(ms).toISOString());
-
-export function toMail(row: MailRow, recipients: MailRecipientRow[] = []): Mail {
-  return {
-    id: row.id,
-    fromName: row.from_name,
-    fromMail: row.from_mail,
-    to: recipients.map((r) => ({ recipientName: r.name, recipientMail: r.address })),
-    subject: row.subject,
-    status: row.status,
-    providerSentDate: iso(row.provider_sent_at),
-    receivedDate: iso(row.received_at),
-    lastUpdate: iso(row.last_update_at),
-  };
-}
-
-/** The header block as name/value pairs, in order, unfolded. */
-async function readHeaderLines(raw: Buffer): Promise<Array<{ name: string; value: string }>> {
-  const end = raw.indexOf('\r\n\r\n');
-  const parsed = await simpleParser(end >= 0 ? raw.subarray(0, end + 4) : raw, {
-    skipHtmlToText: true,
-    skipTextToHtml: true,
-    skipImageLinks: true,
-  });
-  return parsed.headerLines.map((line) => {
-    const colon = line.line.indexOf(':');
-    return {
-      name: line.line.slice(0, colon),
-      value: line.line
-        .slice(colon + 1)
-        .replace(/\r?\n[ \t]+/g, ' ')
-        .trim(),
-    };
-  });
-}
-
-export function statusName(code: number): string {
-  return STATUSES[code]?.name ?? `status ${code}`;
-}
 
 export function createMailService({ store, clock }: { store: Store; clock: Clock }) {
   const { db } = store;
@@ -156,34 +107,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       repo.findMailContent(db, id),
       repo.listEvents(db, id),
     ]);
-    const all = recipients.get(id) ?? [];
-    const ofKind = (kind: string) => all.filter((r) => r.kind === kind);
-    const headers = content?.raw ? await readHeaderLines(content.raw) : [];
-    return {
-      ...toMail(row, ofKind('to')),
-      messageId: row.message_id,
-      cc: ofKind('cc').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
-      bcc: ofKind('bcc').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
-      envelopeFrom: content?.envelope_from ?? null,
-      envelopeTo: ofKind('envelope').map((r) => r.address),
-      attempts: row.attempts,
-      nextAttemptAt: row.status === MailStatus.Queued ? iso(row.next_attempt_at) : null,
-      providerReply: row.provider_reply,
-      leaseOwner: row.lease_owner,
-      leaseExpiresAt: iso(row.lease_expires_at),
-      sizeBytes: content?.size_bytes ?? null,
-      headers,
-      text: content?.text_body ?? null,
-      html: content?.html_body ?? null,
-      events: events.map((e) => ({
-        at: new Date(e.at).toISOString(),
-        actor: e.actor,
-        type: e.type,
-        fromStatus: e.from_status,
-        toStatus: e.to_status,
-        detail: e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : null,
-      })),
-    };
+    return toMailDetail(row, recipients.get(id) ?? [], content, events);
   }
 
   /** The stored RFC 5322 bytes, as they go to the provider. */
@@ -195,129 +119,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     return content.raw;
   }
 
-  function mailNotFound(id: number): AppError {
-    return notFound('mail_not_found', `No mail has id ${id}.`);
-  }
-
-  /** Explains why a conditional change matched no row: the mail is gone (404) or in another state (409). */
-  async function explainMiss(id: number, action: string, allowed: readonly number[]): Promise<AppError> {
-    const row = await repo.findMailRow(db, id);
-    if (!row) return mailNotFound(id);
-    const allowedNames = allowed.map(statusName).join(', ');
-    return conflict('invalid_status', `Mail ${id} is ${statusName(row.status)}; only ${allowedNames} mails can be ${action}.`);
-  }
-
-  async function dequeueMail(id: number, actor: string): Promise<Mail> {
-    const now = clock.now();
-    const row = await db.transaction().execute(async (trx) => {
-      const updated = await repo.dequeueMailRow(trx, id, now);
-      if (!updated) return undefined;
-      await repo.insertEvents(trx, [
-        { mailId: id, at: now, actor, type: 'dequeued', fromStatus: MailStatus.Queued, toStatus: MailStatus.Dequeued },
-      ]);
-      await insertAuditEntries(trx, [
-        { at: now, actor, action: 'mail.dequeue', target: `mail:${id}`, before: { status: 'Queued' }, after: { status: 'Dequeued' } },
-      ]);
-      await repo.adjustStatusCounts(
-        trx,
-        new Map([
-          [MailStatus.Queued, -1],
-          [MailStatus.Dequeued, 1],
-        ]),
-      );
-      return updated;
-    });
-    if (!row) throw await explainMiss(id, 'dequeued', [MailStatus.Queued]);
-    notify({ type: 'updated', ids: [id] });
-    const [mail] = await withRecipients([row]);
-    return mail!;
-  }
-
-  async function requeueMail(id: number, actor: string): Promise<Mail> {
-    const now = clock.now();
-    const row = await db.transaction().execute(async (trx) => {
-      const before = await repo.findMailRow(trx, id);
-      if (!before || !REQUEUEABLE_STATUSES.includes(before.status as never)) return undefined;
-      const updated = await repo.requeueMailRow(trx, id, now, [before.status]);
-      if (!updated) return undefined;
-      await repo.insertEvents(trx, [
-        { mailId: id, at: now, actor, type: 'requeued', fromStatus: before.status, toStatus: MailStatus.Queued },
-      ]);
-      await insertAuditEntries(trx, [
-        {
-          at: now,
-          actor,
-          action: 'mail.requeue',
-          target: `mail:${id}`,
-          before: { status: statusName(before.status) },
-          after: { status: 'Queued' },
-        },
-      ]);
-      await repo.adjustStatusCounts(
-        trx,
-        new Map([
-          [before.status, -1],
-          [MailStatus.Queued, 1],
-        ]),
-      );
-      return updated;
-    });
-    if (!row) throw await explainMiss(id, 'requeued', REQUEUEABLE_STATUSES);
-    notify({ type: 'queued', ids: [id] });
-    const [mail] = await withRecipients([row]);
-    return mail!;
-  }
-
-  async function deleteMail(id: number, actor: string): Promise<{ id: number }> {
-    const now = clock.now();
-    const deleted = await db.transaction().execute(async (trx) => {
-      const row = await repo.deleteMailRow(trx, id, DELETABLE_STATUSES);
-      if (!row) return undefined;
-      // The mail's own event log goes with it; the audit log keeps what was deleted.
-      await insertAuditEntries(trx, [
-        {
-          at: now,
-          actor,
-          action: 'mail.delete',
-          target: `mail:${id}`,
-          before: { status: statusName(row.status), subject: row.subject, fromMail: row.from_mail, messageId: row.message_id },
-          after: null,
-        },
-      ]);
-      await repo.adjustStatusCounts(trx, new Map([[row.status, -1]]));
-      return row;
-    });
-    if (!deleted) throw await explainMiss(id, 'deleted', DELETABLE_STATUSES);
-    notify({ type: 'deleted', ids: [id] });
-    return { id };
-  }
-
-  /**
-   * Retention (PRODUCT.md §4, RETENTION_DAYS): finished and failed mails unchanged for longer than that are
-   * deleted, in batches so that no transaction holds the store for long. Queued and Processing mails are
-   * never purged. The audit log records each batch.
-   */
-  async function purgeFinishedMails(olderThanDays: number, actor: string): Promise<number> {
-    const before = clock.now() - olderThanDays * 86_400_000;
-    let purged = 0;
-    for (;;) {
-      const rows = await db.transaction().execute(async (trx) => {
-        const deleted = await repo.deleteStaleMails(trx, DELETABLE_STATUSES, before, 1000);
-        if (deleted.length === 0) return deleted;
-        await insertAuditEntries(trx, [
-          { at: clock.now(), actor, action: 'mail.purge', target: `${deleted.length} mails`, before: { olderThanDays }, after: null },
-        ]);
-        const deltas = new Map<number, number>();
-        for (const row of deleted) deltas.set(row.status, (deltas.get(row.status) ?? 0) - 1);
-        await repo.adjustStatusCounts(trx, deltas);
-        return deleted;
-      });
-      if (rows.length === 0) break;
-      purged += rows.length;
-      notify({ type: 'deleted', ids: rows.map((r) => r.id) });
-    }
-    return purged;
-  }
+  const actions = createMailActions({ store, clock, notify, withRecipients });
 
   /** Mails per status and the acceptance time of the oldest Queued one: for /metrics. */
   async function queueHealth(): Promise<{ counts: Record<number, number>; oldestQueuedReceivedAt: number | undefined }> {
@@ -327,13 +129,10 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
 
   return {
     queueHealth,
-    purgeFinishedMails,
     listMails,
     getMailDetail,
     getRawMessage,
-    dequeueMail,
-    requeueMail,
-    deleteMail,
+    ...actions,
     notify,
     onChange(listener: MailChangeListener): () => void {
       // The feed carries only what notify() published, here or in another instance of this same code.

@@ -10,7 +10,9 @@ import { createRelayTransport, type RelayTransport } from '../../src/delivery/re
 import { createRetryPolicy, type RetryPolicyOptions } from '../../src/delivery/retry-policy.js';
 import * as queue from '../../src/delivery/queue.repository.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
-import { adjustStatusCounts } from '../../src/mail/mail.repository.js';
+import { releaseExpiredLeases } from '../../src/delivery/lease-sweeper.js';
+import { decideOutcome, type AttemptedMail } from '../../src/delivery/outcome-policy.js';
+import { applyTransitions } from '../../src/mail/transition.repository.js';
 import { createTestContext, testEngine, type TestContext } from '../support/context.js';
 import { closedPort } from '../support/net.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
@@ -79,6 +81,17 @@ async function submit(count = 1, overrides: Partial<SubmitMailRequest> = {}): Pr
 }
 
 const detail = (id: number): Promise<MailDetail> => context.services.mails.getMailDetail(id);
+
+/** A worker reports a sent attempt of its claim `mail`, as its outcome commit would; true when it was recorded. */
+async function recordOutcome(workerId: string, mail: AttemptedMail, reply: string): Promise<boolean> {
+  const transition = decideOutcome(
+    { mail, outcome: { kind: 'sent', reply, accepted: [], rejected: [], durationMs: 1 }, at: context.clock.now() },
+    createRetryPolicy(),
+    workerId,
+  );
+  const { moved } = await context.store.db.transaction().execute((trx) => applyTransitions(trx, [transition]));
+  return moved.length === 1;
+}
 
 async function waitForStatus(id: number, status: number): Promise<MailDetail> {
   await expect.poll(async () => (await detail(id)).status, { timeout: 10_000, interval: 10 }).toBe(status);
@@ -227,13 +240,6 @@ describe('delivery worker', () => {
         leaseExpiresAt: now + MINUTE,
       });
       expect(claimed.map((r) => r.id)).toEqual([id]);
-      await adjustStatusCounts(
-        trx,
-        new Map([
-          [MailStatus.Queued, -1],
-          [MailStatus.Processing, 1],
-        ]),
-      );
     });
     let mail = await detail(id!);
     expect(mail.status).toBe(MailStatus.Processing);
@@ -249,17 +255,8 @@ describe('delivery worker', () => {
     expect(mail.attempts).toBe(2); // the dead worker's attempt counts
 
     // The dead worker wakes up and reports its old attempt: the lease is no longer its own.
-    const late = await queue.recordAttemptResults(context.store.db, [
-      {
-        id: id!,
-        owner: 'dead-worker',
-        leaseExpiresAt: now + MINUTE,
-        now: context.clock.now(),
-        toStatus: MailStatus.ProviderError,
-        reply: 'late',
-      },
-    ]);
-    expect(late.has(id!)).toBe(false);
+    const late = await recordOutcome('dead-worker', { id: id!, attempts: 1, received_at: now, lease_expires_at: now + MINUTE }, 'late');
+    expect(late).toBe(false);
     expect((await detail(id!)).status).toBe(MailStatus.ProviderSent);
     const counts = (await context.services.mails.listMails({ limit: 1 })).meta.counts;
     expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.ProviderSent]: 1 });
@@ -287,13 +284,6 @@ describe('delivery worker', () => {
             leaseExpiresAt: now + MINUTE,
           }),
         ).toHaveLength(1);
-        await adjustStatusCounts(
-          trx,
-          new Map([
-            [MailStatus.Queued, -1],
-            [MailStatus.Processing, 1],
-          ]),
-        );
       });
       context.clock.advance(MINUTE);
       expect(await worker.sweepExpiredLeases()).toBe(1);
@@ -323,15 +313,12 @@ describe('delivery worker', () => {
     const first = context.clock.now() + MINUTE;
     expect(await claim(first)).toHaveLength(1);
     context.clock.advance(MINUTE);
-    expect((await queue.releaseExpiredLeases(context.store.db, context.clock.now())).map((r) => r.id)).toEqual([id]);
+    const released = await releaseExpiredLeases(context.store.db, context.clock.now(), createRetryPolicy(), 'test-sweeper');
+    expect(released.map((r) => r.id)).toEqual([id]);
     const second = context.clock.now() + MINUTE;
     expect(await claim(second)).toHaveLength(1);
     const record = (leaseExpiresAt: number, reply: string) =>
-      queue
-        .recordAttemptResults(context.store.db, [
-          { id: id!, owner: 'w1', leaseExpiresAt, now: context.clock.now(), toStatus: MailStatus.ProviderSent, reply },
-        ])
-        .then((recorded) => recorded.has(id!));
+      recordOutcome('w1', { id: id!, attempts: 1, received_at: context.clock.now(), lease_expires_at: leaseExpiresAt }, reply);
     expect(await record(first, 'stale')).toBe(false);
     expect(await record(second, 'current')).toBe(true);
     expect((await detail(id!)).providerReply).toBe('current');

@@ -1,6 +1,8 @@
 /** Puts mails in a given status straight into the store, as the pipeline would have left them. */
 import crypto from 'node:crypto';
+import { MailStatus, type MailStatusCode } from '@outbox/contract';
 import * as repo from '../../src/mail/mail.repository.js';
+import { applyTransitions } from '../../src/mail/transition.repository.js';
 import type { Store } from '../../src/store/connection.js';
 
 export interface SeedMail {
@@ -45,9 +47,11 @@ export async function seedMails(store: Store, mails: SeedMail[], now = Date.pars
       };
     });
     const ids = await repo.insertMails(trx, rows);
-    const deltas = new Map<number, number>();
-    for (const m of mails) deltas.set(m.status ?? 0, (deltas.get(m.status ?? 0) ?? 0) + 1);
-    await repo.adjustStatusCounts(trx, deltas);
+    // Counters as a submission would have moved them; seeded mails have no history.
+    await applyTransitions(
+      trx,
+      ids.map((id, i) => ({ id, from: null, to: (mails[i]!.status ?? MailStatus.Queued) as MailStatusCode, at: now, event: null })),
+    );
     return ids;
   });
 }

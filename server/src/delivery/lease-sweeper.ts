@@ -1,0 +1,24 @@
+/**
+ * The lease sweeper's store work: every mail whose lease ran out (its worker died or hung) goes back to
+ * Queued, or to Error once its retry budget is spent (transitions.ts), in one transaction.
+ */
+import { applyTransitions } from '../mail/transition.repository.js';
+import type { DbOrTrx } from '../store/connection.js';
+import { listExpiredLeases } from './queue.repository.js';
+import type { RetryPolicy } from './retry-policy.js';
+import { leaseExpiredTransition, type ExpiredLease } from './transitions.js';
+
+/** Call inside a transaction. Returns the leases released, with the status each mail went to. */
+export async function releaseExpiredLeases(
+  trx: DbOrTrx,
+  now: number,
+  retryPolicy: RetryPolicy,
+  sweeperId: string,
+): Promise<Array<ExpiredLease & { toStatus: number }>> {
+  const expired = await listExpiredLeases(trx, now);
+  if (expired.length === 0) return [];
+  const transitions = expired.map((lease) => leaseExpiredTransition(lease, now, retryPolicy, sweeperId));
+  const { moved } = await applyTransitions(trx, transitions);
+  const byId = new Map(expired.map((lease) => [lease.id, lease]));
+  return moved.map((m) => ({ ...byId.get(m.id)!, toStatus: m.to as number }));
+}

@@ -1,0 +1,35 @@
+/**
+ * The moves of the mail lifecycle that start outside delivery: from which statuses each is allowed, where
+ * it goes, what it changes and which event it writes. Pure (no SQL): `applyTransitions` applies them, and
+ * a bulk action maps many ids through the same builders. The worker's moves are in
+ * `delivery/outcome-policy.ts` and `delivery/transitions.ts`.
+ */
+import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, type MailStatusCode } from '@outbox/contract';
+import type { CreatedTransition, DeleteTransition, StatusTransition } from './transition.js';
+
+/** A mail just stored Queued by a submission. */
+export function acceptedTransition(id: number, at: number, actor: string): CreatedTransition {
+  return { id, from: null, to: MailStatus.Queued, at, event: { type: 'accepted', actor } };
+}
+
+/** Queued → Dequeued, only if still Queued: exactly one of an operator and a worker's claim wins. */
+export function dequeueTransition(id: number, at: number, actor: string): StatusTransition {
+  return { id, from: [MailStatus.Queued], to: MailStatus.Dequeued, at, event: { type: 'dequeued', actor } };
+}
+
+/** Dequeued | ProviderError | Error → Queued, due now, with a fresh retry budget. */
+export function requeueTransition(id: number, at: number, actor: string): StatusTransition {
+  return {
+    id,
+    from: REQUEUEABLE_STATUSES,
+    to: MailStatus.Queued,
+    at,
+    event: { type: 'requeued', actor },
+    set: { nextAttemptAt: at, attempts: 0, lease: null },
+  };
+}
+
+/** Deleted, only from a status that allows it (never Queued or Processing). */
+export function deleteTransition(id: number, from: readonly MailStatusCode[] = DELETABLE_STATUSES): DeleteTransition {
+  return { id, from, to: 'deleted' };
+}

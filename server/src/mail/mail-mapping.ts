@@ -1,0 +1,91 @@
+/**
+ * Rows to the contract's types: the one `toMail`, used for stored rows and for mails just written (which
+ * are answered from what was inserted, without reading them back), and the mail detail.
+ */
+import { MailStatus, STATUSES, type Mail, type MailDetail } from '@outbox/contract';
+import type { Selectable } from 'kysely';
+import { simpleParser } from 'mailparser';
+import type { MailContentTable, MailEventRow, MailRecipientRow, MailRow } from '../store/schema.js';
+
+/** 0 is how the store says "not yet" for provider_sent_at (see store/schema.ts). */
+export const iso = (ms: number | null | undefined): string | null =>
+  ms === null || ms === undefined || ms === 0 ? null : new Date(ms).toISOString();
+
+export function statusName(code: number): string {
+  return STATUSES[code]?.name ?? `status ${code}`;
+}
+
+/** The columns a `Mail` is made of: a stored row, or a row being inserted plus its new id. */
+export type MailFields = Pick<MailRow, 'id' | 'from_name' | 'from_mail' | 'subject' | 'status' | 'received_at' | 'last_update_at'> & {
+  provider_sent_at?: number | null | undefined;
+};
+
+export function toMail(row: MailFields, recipients: ReadonlyArray<{ name: string; address: string }> = []): Mail {
+  return {
+    id: row.id,
+    fromName: row.from_name,
+    fromMail: row.from_mail,
+    to: recipients.map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+    subject: row.subject,
+    status: row.status,
+    providerSentDate: iso(row.provider_sent_at),
+    receivedDate: iso(row.received_at),
+    lastUpdate: iso(row.last_update_at),
+  };
+}
+
+/** The header block as name/value pairs, in order, unfolded. */
+async function readHeaderLines(raw: Buffer): Promise<Array<{ name: string; value: string }>> {
+  const end = raw.indexOf('\r\n\r\n');
+  const parsed = await simpleParser(end >= 0 ? raw.subarray(0, end + 4) : raw, {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+  });
+  return parsed.headerLines.map((line) => {
+    const colon = line.line.indexOf(':');
+    return {
+      name: line.line.slice(0, colon),
+      value: line.line
+        .slice(colon + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    };
+  });
+}
+
+/** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
+export async function toMailDetail(
+  row: MailRow,
+  recipients: MailRecipientRow[],
+  content: Selectable<MailContentTable> | undefined,
+  events: MailEventRow[],
+): Promise<MailDetail> {
+  const ofKind = (kind: string) => recipients.filter((r) => r.kind === kind);
+  const headers = content?.raw ? await readHeaderLines(content.raw) : [];
+  return {
+    ...toMail(row, ofKind('to')),
+    messageId: row.message_id,
+    cc: ofKind('cc').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+    bcc: ofKind('bcc').map((r) => ({ recipientName: r.name, recipientMail: r.address })),
+    envelopeFrom: content?.envelope_from ?? null,
+    envelopeTo: ofKind('envelope').map((r) => r.address),
+    attempts: row.attempts,
+    nextAttemptAt: row.status === MailStatus.Queued ? iso(row.next_attempt_at) : null,
+    providerReply: row.provider_reply,
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: iso(row.lease_expires_at),
+    sizeBytes: content?.size_bytes ?? null,
+    headers,
+    text: content?.text_body ?? null,
+    html: content?.html_body ?? null,
+    events: events.map((e) => ({
+      at: new Date(e.at).toISOString(),
+      actor: e.actor,
+      type: e.type,
+      fromStatus: e.from_status,
+      toStatus: e.to_status,
+      detail: e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : null,
+    })),
+  };
+}

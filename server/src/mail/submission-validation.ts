@@ -1,0 +1,30 @@
+/**
+ * What a schema cannot say about a JSON submission (PRODUCT.md §2): header-safe names and subject, valid
+ * addresses, usable custom headers. Pure; the HTTP layer calls it per mail to name the first bad field of
+ * a batch, and the submission service calls it again before building anything.
+ */
+import type { SubmitMailRequest } from '@outbox/contract';
+import { checkMessageInput } from './message-builder.js';
+
+/** Values that become header text: a CR or LF would end the header line (injection); NUL no MTA takes. */
+function singleLineProblems(field: string, value: string | undefined): string[] {
+  if (value === undefined) return [];
+  if (/[\r\n]/.test(value)) return [`${field} must not contain CR or LF`];
+  if (value.includes('\0')) return [`${field} must not contain NUL`];
+  return [];
+}
+
+/**
+ * One sentence per problem, naming the field relative to the mail (`to[0].recipientMail`), so the HTTP
+ * layer can say where in the body it is. Empty when the mail can be built.
+ */
+export function submissionProblems(input: SubmitMailRequest): string[] {
+  return [
+    ...singleLineProblems('fromName', input.fromName),
+    ...singleLineProblems('subject', input.subject),
+    ...(['to', 'cc', 'bcc'] as const).flatMap((kind) =>
+      (input[kind] ?? []).flatMap((r, i) => singleLineProblems(`${kind}[${i}].recipientName`, r.recipientName)),
+    ),
+    ...checkMessageInput(input),
+  ];
+}

@@ -1,0 +1,85 @@
+/**
+ * What a status transition is (the types `applyTransitions` in transition.repository.ts takes and returns).
+ * Pure types, so the lifecycle's builders (lifecycle.ts, delivery/outcome-policy.ts, delivery/transitions.ts)
+ * depend on no SQL.
+ */
+import type { MailEventType, MailStatusCode } from '@outbox/contract';
+import type { MailRow } from '../store/schema.js';
+
+export interface TransitionEvent {
+  type: MailEventType;
+  /** Who made it happen: `operator:NAME`, `worker:ID`, `sweeper:ID`, `api-key:NAME`, `smtp:NAME`, `demo`. */
+  actor: string;
+  detail?: Record<string, unknown> | undefined;
+}
+
+/** Columns that change with the status. Left out: unchanged. */
+export interface TransitionChanges {
+  providerReply?: string | undefined;
+  nextAttemptAt?: number | undefined;
+  providerSentAt?: number | undefined;
+  /** A number sets it (a requeue's fresh budget); `increment` counts an attempt (a claim). */
+  attempts?: number | 'increment' | undefined;
+  /** A new lease (a claim), or null to end the current one. */
+  lease?: { owner: string; expiresAt: number } | null | undefined;
+}
+
+/** Extra conditions on the mail's lease, checked in the same UPDATE. */
+export interface LeaseCondition {
+  /** Only while this worker holds it. */
+  owner?: string;
+  /** Only while it is this claim's lease: with the owner it names the claim, so a stale claim cannot write. */
+  expiresAt?: number | null;
+  /** Only while the lease has run out by this instant (the sweeper; a late outcome then wins cleanly). */
+  expiredBy?: number;
+}
+
+/** A mail in one of `from` moves to `to`. */
+export interface StatusTransition {
+  id: number;
+  /** The statuses it may leave; the UPDATE is conditional on them. */
+  from: readonly MailStatusCode[];
+  to: MailStatusCode;
+  at: number;
+  /** null: no event row (a claim: the attempt is recorded by its outcome's event). */
+  event: TransitionEvent | null;
+  set?: TransitionChanges | undefined;
+  lease?: LeaseCondition | undefined;
+}
+
+/** A mail in one of `from` is deleted with its recipients, content and events (so it gets no event). */
+export interface DeleteTransition {
+  id: number;
+  from: readonly MailStatusCode[];
+  to: 'deleted';
+}
+
+/** A mail the caller has just inserted in status `to`: its event and counter move, no UPDATE. */
+export interface CreatedTransition {
+  id: number;
+  from: null;
+  to: MailStatusCode;
+  at: number;
+  event: TransitionEvent | null;
+}
+
+export type Transition = StatusTransition | DeleteTransition | CreatedTransition;
+
+export interface MovedMail {
+  id: number;
+  from: MailStatusCode | null;
+  to: MailStatusCode | 'deleted';
+}
+
+export interface AppliedTransitions {
+  /** In the order the transitions were given. */
+  moved: MovedMail[];
+  /** Ids whose mail was not in an allowed status (or lease) or does not exist: the caller explains them. */
+  missed: number[];
+  /** With `returnRows`: each moved mail's row after the move (as it was, for a delete). */
+  rows: Map<number, MailRow>;
+}
+
+export interface ApplyOptions {
+  returnRows?: boolean;
+}
