@@ -244,6 +244,7 @@ describe('SMTP fuzz', () => {
             if (generated.data !== null) {
               const go = check(await client.send('DATA'), 'DATA');
               if (go?.startsWith('354')) {
+                client.transcript.push(`C: <message> ${JSON.stringify(generated.data.slice(0, 300))}`);
                 client.write(`${dotStuff(generated.data)}${generated.data.endsWith('\r\n') ? '' : '\r\n'}.\r\n`);
                 const answer = check(await client.reply(), 'the message');
                 const queued = answer && /^250 .*queued as (\d+)/.exec(answer);
