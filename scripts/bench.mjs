@@ -15,7 +15,10 @@ const BENCHMARKS = {
   'idle-latency': 'bench/idle-latency.ts',
   list: 'bench/list.ts',
   'delivery-processes': 'bench/delivery-processes.ts',
+  // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
+  soak: 'bench/soak.ts',
 };
+const ON_REQUEST_ONLY = new Set(['soak']);
 
 const argv = process.argv.slice(2);
 const split = argv.indexOf('--');
@@ -29,7 +32,7 @@ if (unknown.length > 0 || names.includes('help')) {
   );
   process.exit(2);
 }
-const selected = names.length > 0 ? names : Object.keys(BENCHMARKS);
+const selected = names.length > 0 ? names : Object.keys(BENCHMARKS).filter((name) => !ON_REQUEST_ONLY.has(name));
 
 const [load1] = os.loadavg();
 if (load1 > os.cpus().length * 0.5) {

@@ -16,6 +16,7 @@ import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js'
 import { AppError } from './errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
 import { openStore } from './store/connection.js';
+import { isStoreFullError } from './store-errors.js';
 
 /** server/src/main.ts (tsx) and server/dist/main.js (built) are both two folders below the repo root. */
 const defaultConsoleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
@@ -134,6 +135,11 @@ export async function start(config: Config, options: StartOptions = {}) {
           // A message we refuse as it is (400) is a permanent SMTP failure; anything else stays a 451.
           if (error instanceof AppError && error.statusCode === 400)
             throw Object.assign(new Error(`5.6.0 ${error.message}`), { smtpCode: 554 });
+          // A full store is temporary and says so (RFC 5321 452): the client keeps the mail and retries.
+          if (isStoreFullError(error) || (error instanceof AppError && error.statusCode === 507))
+            throw Object.assign(new Error('4.3.1 Insufficient system storage: the mail store is full; try again later'), {
+              smtpCode: 452,
+            });
           throw error;
         }
       },

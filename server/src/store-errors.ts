@@ -31,7 +31,12 @@ export function isStoreUnavailableError(error: unknown): boolean {
   );
 }
 
-/** SQLite's disk or its max_page_count is full: nothing more can be written until space returns. */
+/**
+ * The store's disk is full: SQLite's disk or its max_page_count (SQLITE_FULL), or PostgreSQL's (53100
+ * disk_full). Nothing more can be written until space returns.
+ */
 export function isStoreFullError(error: unknown): boolean {
-  return error instanceof Error && (error as Error & { code?: unknown }).code === 'SQLITE_FULL';
+  if (!(error instanceof Error)) return false;
+  const code = (error as Error & { code?: unknown }).code;
+  return code === 'SQLITE_FULL' || code === '53100';
 }

@@ -4,6 +4,7 @@
  */
 import { once } from 'node:events';
 import fs from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createAuthService } from '../auth/auth.service.js';
@@ -13,7 +14,8 @@ import { AppError } from '../errors.js';
 import { demoSubmissionBatches, insertDemoMails } from '../mail/demo-data.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../mail/submission.service.js';
-import { openStore, type Store } from '../store/connection.js';
+import { BackupError, backupSqliteStore } from '../store/backup.js';
+import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 
@@ -25,6 +27,8 @@ const USAGE = `Usage: npm run outbox -- <command>
   apikey create NAME                    create an API key; the key alone is the last line printed
   apikey revoke NAME                    revoke an API key
   export [--out FILE]                   write the whole store (not sessions) as JSON lines, to FILE or stdout
+  backup --out FILE                     copy the embedded SQLite store to FILE while the server runs
+                                        (online backup); on PostgreSQL, use pg_dump instead
   import --in FILE                      read an export into this (new, empty) store, e.g. SQLite → PostgreSQL
   purge --older-than DAYS               delete finished and failed mails unchanged for DAYS days
   demo --count N [--seed S]             add N realistic demo mails over all six statuses
@@ -42,6 +46,22 @@ async function readPassword(usesStdin: boolean): Promise<string> {
   const second = await promptPassword('Repeat password: ');
   if (first !== second) throw new UsageError('The two passwords differ; nothing was changed.');
   return first;
+}
+
+/**
+ * Runs before the store is opened: opening would create and migrate an empty store when DATA_DIR is wrong,
+ * and the backup would then be of that empty store.
+ */
+async function backup(databaseUrl: string | undefined, file: string, target: string | undefined, out: (line: string) => void) {
+  if (databaseUrl)
+    throw new UsageError(
+      'backup copies the embedded SQLite store only. This installation uses PostgreSQL (DATABASE_URL): back it up with pg_dump, e.g. pg_dump --format=custom --file=outbox.dump "$DATABASE_URL", and restore with pg_restore.',
+    );
+  if (!target) throw new UsageError('backup needs --out FILE, the file to write the copy to.');
+  const result = await backupSqliteStore(file, target);
+  out(
+    `Backed up ${file} to ${result.file}: ${result.mails.toLocaleString('en')} mails, ${(result.bytes / 1_048_576).toFixed(1)} MiB, in ${(result.milliseconds / 1000).toFixed(1)} s. Restore: stop the server, copy the file to DATA_DIR/${SQLITE_FILE_NAME}, delete ${SQLITE_FILE_NAME}-wal and -shm there, start the server.`,
+  );
 }
 
 export async function runCli(argv: string[], out: (line: string) => void = console.log): Promise<void> {
@@ -65,6 +85,10 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
     return;
   }
   const config = loadConfig();
+  if (group === 'backup') {
+    await backup(config.databaseUrl, path.join(config.dataDir, SQLITE_FILE_NAME), values.out, out);
+    return;
+  }
   const store: Store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, maxConnections: 2 });
   try {
     const auth = createAuthService({ store, clock: systemClock, sessionTtlSeconds: config.sessionTtlSeconds });
@@ -184,7 +208,13 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.match(/cli[\\/]main\.ts$|dist[\\/]cli\.js$/)) {
   runCli(process.argv.slice(2)).catch((error: unknown) => {
-    if (error instanceof ConfigError || error instanceof UsageError || error instanceof AppError || error instanceof ImportError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof UsageError ||
+      error instanceof AppError ||
+      error instanceof ImportError ||
+      error instanceof BackupError
+    ) {
       console.error(error.message);
     } else {
       console.error(error instanceof Error ? error.stack : error);

@@ -7,8 +7,9 @@
 import type { Mail, SubmitMailRequest } from '@outbox/contract';
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import type { Clock } from '../clock.js';
-import { badRequest } from '../errors.js';
+import { AppError, badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
+import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { createGroupCommit } from './group-commit.js';
 import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from './idempotency.repository.js';
 import { keyOf, planIdempotency } from './idempotency.js';
@@ -118,6 +119,17 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     });
   }
 
+  // The last of the disk is kept for delivery outcomes and operators (store/space-reserve.ts).
+  const reserve = createSpaceReserve(store);
+  async function ensureRoom(): Promise<void> {
+    if (!(await reserve.hasRoomForIntake()))
+      throw new AppError(
+        507,
+        'store_full',
+        `The mail store is full: less than ${INTAKE_RESERVE_BYTES / 1_048_576} MiB is left, which is kept for recording deliveries. Nothing was changed; free disk space, then try again.`,
+      );
+  }
+
   return {
     /** A JSON submission or a batch of them; all or nothing. */
     async submitJson(principal: ApiKeyPrincipal, inputs: SubmitMailRequest[], isBatch: boolean): Promise<Mail[]> {
@@ -126,6 +138,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
         const problems = submissionProblems(input);
         if (problems.length > 0) throw badRequest('invalid_request', problems.map((p) => (isBatch ? `[${i}].${p}` : p)).join('; '));
       });
+      await ensureRoom();
       const now = clock.now();
       const prepared = await Promise.all(inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now)));
       try {
@@ -141,6 +154,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
 
     /** A message received over SMTP, kept byte for byte. */
     async submitRaw(principal: ApiKeyPrincipal, submission: RawSubmission): Promise<Mail> {
+      await ensureRoom();
       const now = clock.now();
       const [mail] = await persistMails(principal, [await prepareRaw(principal, submission, now)], now, `smtp:${principal.name}`);
       return mail!;

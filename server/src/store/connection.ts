@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, type SqliteStatement, type Transaction } from 'kysely';
 import pg from 'pg';
 import { createChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Database } from './schema.js';
@@ -71,10 +71,21 @@ function openSqlite(dataDir: string): Store {
  * (bounded; statements with a varying number of placeholders make many texts). The driver runs each
  * statement to completion before the next (all() or run(), never an open iterator), so reuse is safe.
  */
+const alreadyRolledBack: SqliteStatement = {
+  reader: false,
+  all: () => [],
+  run: () => ({ changes: 0, lastInsertRowid: 0 }),
+  iterate: () => [][Symbol.iterator](),
+};
+
 function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500) {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
     prepare(sql: string) {
+      // SQLite ends the transaction by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM). Kysely
+      // then issues ROLLBACK anyway, which fails with "no transaction is active" and replaces the real error:
+      // a full disk answered 500 instead of 507. There is nothing left to roll back, so that ROLLBACK is a no-op.
+      if (sql === 'rollback' && !sqlite.inTransaction) return alreadyRolledBack;
       let statement = cache.get(sql);
       if (statement) {
         // Least recently used goes first: move this one to the end.
