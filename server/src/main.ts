@@ -160,7 +160,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       if (retentionTimer) clearInterval(retentionTimer);
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
-      transport?.close();
+      await transport?.close();
       await captureRelay?.close();
       await store.close();
     })();
