@@ -4,9 +4,9 @@
  * to a status: sent → ProviderSent, rejected → ProviderError, deferred/unreachable → retry or, with the
  * budget spent, ProviderError/Error, invalid → Error.
  */
-import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
+import { findEhloName } from '../mail/mail-hostname.js';
 import { createSmtpPool } from './smtp-pool.js';
 
 export type DeliveryOutcome =
@@ -137,12 +137,6 @@ export function classifyDeliveryError(error: unknown, durationMs: number): Deliv
   return { kind: 'unreachable', reply, durationMs };
 }
 
-/** The host name when it is fully qualified; nodemailer would fall back to `[127.0.0.1]` otherwise. */
-export function findHostFqdn(): string | undefined {
-  const name = os.hostname().toLowerCase();
-  return name.includes('.') && !name.endsWith('.localdomain') && !name.endsWith('.local') ? name : undefined;
-}
-
 const CERTIFICATE_FAILURE = /certificate|self[- ]signed|unable to verify|CERT_|altnames|hostname\/IP/i;
 
 /** Explains a TLS failure in terms of the settings that decide it, so the mail's reply names the cause. */
@@ -169,7 +163,7 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
   const parsed = new URL(url);
   const secure = parsed.protocol === 'smtps:';
   const auth = parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined;
-  const name = options.name ?? findHostFqdn();
+  const name = options.name ?? findEhloName();
   const smtpPool = createSmtpPool({
     // WHATWG URL keeps the brackets of an IPv6 host; a socket wants the bare address.
     host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || 'localhost',

@@ -13,7 +13,8 @@ import type { SMTPServerOptions } from 'smtp-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCapturedMessages, startCaptureRelay } from '../../src/delivery/capture-relay.js';
 import type { CaptureRelay } from '../../src/delivery/capture-relay.js';
-import { createRelayTransport, findHostFqdn } from '../../src/delivery/relay-transport.js';
+import { createRelayTransport } from '../../src/delivery/relay-transport.js';
+import { findEhloName } from '../../src/mail/mail-hostname.js';
 import type { RelayTransport, RelayTransportOptions } from '../../src/delivery/relay-transport.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'intake', 'fixtures');
@@ -231,7 +232,7 @@ describe('connection manners', () => {
     });
     await transportTo(peer.url).send({ envelope: { from: 'app@example.com', to: ['a@example.com'] }, raw: ascii });
     // Over loopback the connection's own address is 127.0.0.1: the literal is true, not a fallback.
-    expect(peer.ehloNames).toEqual(['mail.example.com', findHostFqdn() ?? '[127.0.0.1]']);
+    expect(peer.ehloNames).toEqual(['mail.example.com', findEhloName() ?? '[127.0.0.1]']);
   });
 
   it('relays the null sender as MAIL FROM:<>', async () => {
