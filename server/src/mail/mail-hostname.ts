@@ -6,8 +6,8 @@
  */
 import os from 'node:os';
 
-/** Names that are not domains of the public DNS (RFC 6761, RFC 6762, RFC 8375): fine in tests, not in mail. */
-const SPECIAL_USE = /(^|\.)(local|localhost|localdomain|test|example|invalid|internal|lan|home\.arpa)$/i;
+/** Names that are not domains of the public DNS (RFC 2606, RFC 6761, RFC 6762, RFC 8375): fine in tests, not in mail. */
+const SPECIAL_USE = /(^|\.)(local|localhost|localdomain|test|example|example\.(com|net|org)|invalid|internal|lan|home\.arpa)$/i;
 
 /** The host name when it is fully qualified, else undefined (nodemailer would fall back to `[127.0.0.1]`). */
 export function findHostFqdn(): string | undefined {
