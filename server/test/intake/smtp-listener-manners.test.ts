@@ -268,11 +268,16 @@ describe('SMTP smuggling: bare CR and bare LF in DATA', () => {
   });
 
   it('normalises a message written with LF line ends throughout', async () => {
+    // Over a raw socket: nodemailer as the client would already turn every LF into CRLF itself.
     const port = await start();
-    await submit(port, Buffer.from('Date: x\nMessage-ID: <lf@example.com>\nSubject: Grüße\n\nbody ✓\n'), {
-      from: 'app@example.com',
-      to: ['ann@example.com'],
-    });
-    expect(submissions[0]!.raw.toString()).toBe('Date: x\r\nMessage-ID: <lf@example.com>\r\nSubject: Grüße\r\n\r\nbody ✓\r\n');
+    const replies = await rawSession(
+      port,
+      ['EHLO client.example', plainAuth, 'MAIL FROM:<app@example.com>', 'RCPT TO:<ann@example.com>', 'DATA'],
+      'Date: x\nMessage-ID: <lf@example.com>\nSubject: Gr\u00fc\u00dfe\n\nbody\n\r\n.\r\n',
+    );
+    expect(replies[6]).toBe('250 OK: queued as 42');
+    expect(submissions[0]!.raw.toString('latin1')).toBe(
+      'Date: x\r\nMessage-ID: <lf@example.com>\r\nSubject: Gr\u00fc\u00dfe\r\n\r\nbody\r\n\r\n',
+    );
   });
 });
