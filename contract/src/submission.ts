@@ -8,7 +8,11 @@ export const SubmitRecipient = Type.Object(
   { additionalProperties: false },
 );
 
-export const MAX_RECIPIENTS = 100;
+/**
+ * One limit for a mail's recipients, however they are given: to, cc and bcc together over HTTP, RCPT TO
+ * over SMTP (452 past it). It was 100 per list over HTTP and unlimited over SMTP.
+ */
+export const MAX_RECIPIENTS_PER_MAIL = 300;
 export const MAX_BATCH = 500;
 
 /** `POST /api/v1/mail` (PRODUCT.md §2), authorised with an API key. */
@@ -16,14 +20,19 @@ export const SubmitMailRequest = Type.Object(
   {
     fromName: Type.Optional(Type.String({ maxLength: 200 })),
     fromMail: Type.String({ maxLength: 254 }),
-    to: Type.Array(SubmitRecipient, { minItems: 1, maxItems: MAX_RECIPIENTS }),
-    cc: Type.Optional(Type.Array(SubmitRecipient, { maxItems: MAX_RECIPIENTS })),
-    bcc: Type.Optional(Type.Array(SubmitRecipient, { maxItems: MAX_RECIPIENTS })),
+    to: Type.Array(SubmitRecipient, { minItems: 1, maxItems: MAX_RECIPIENTS_PER_MAIL }),
+    cc: Type.Optional(Type.Array(SubmitRecipient, { maxItems: MAX_RECIPIENTS_PER_MAIL })),
+    bcc: Type.Optional(Type.Array(SubmitRecipient, { maxItems: MAX_RECIPIENTS_PER_MAIL })),
     subject: Type.String({ maxLength: 998 }),
     text: Type.Optional(Type.String()),
     html: Type.Optional(Type.String()),
     headers: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 998 }))),
     idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /**
+     * Relay with the null sender `MAIL FROM:<>` (RFC 5321 §4.5.5) instead of fromMail, for auto-replies
+     * and bounces (RFC 3834) that must never be answered; the From header still shows fromMail.
+     */
+    nullSender: Type.Optional(Type.Boolean()),
   },
   { additionalProperties: false },
 );

@@ -4,7 +4,9 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
+import { findHostFqdn, isHostnameSyntax, isPublicDomain } from './mail/mail-hostname.js';
 
 export interface Config {
   /** null (PORT=off): no HTTP listener, for worker-only instances. 0 lets the OS choose. */
@@ -43,6 +45,38 @@ export interface Config {
    * or CIDR ranges. Login limits count per client address, so behind a proxy this must be set.
    */
   trustProxy: false | number | string[];
+  /** STARTTLS policy towards RELAY_URL (RELAY_TLS): require, opportunistic (default) or off. */
+  relayTls: 'require' | 'opportunistic' | 'off';
+  /** A PEM file of certificates trusted for the relay, besides the system's (RELAY_TLS_CA). */
+  relayTlsCaFile: string | undefined;
+  /** RELAY_TLS_INSECURE: encrypt without checking the relay's certificate; start-up warns. */
+  relayTlsInsecure: boolean;
+  /** MAIL_HOSTNAME: EHLO name and Message-ID domain; undefined means the host's FQDN (see mail-hostname.ts). */
+  mailHostname: string | undefined;
+  /** SMTP sessions open at once on the listener (SMTP_MAX_CONNECTIONS); more are answered 421. */
+  smtpMaxConnections: number;
+}
+
+/**
+ * Settings that are valid but risky, logged at warn on every start (main.ts) rather than refused, because
+ * a laptop or a test run has good reasons for them.
+ */
+export function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  if (config.relayTlsInsecure) {
+    warnings.push(
+      "RELAY_TLS_INSECURE=on: the relay's certificate is not checked, so anyone on the path to it can read and change mail; trust its CA with RELAY_TLS_CA instead",
+    );
+  }
+  const name = config.mailHostname ?? findHostFqdn();
+  if (name === undefined) {
+    warnings.push(
+      `MAIL_HOSTNAME is not set and the host name "${os.hostname()}" is not fully qualified: Outbox greets the relay with its address literal and Message-IDs end in @${os.hostname()}; set MAIL_HOSTNAME to a domain of yours`,
+    );
+  } else if (!isPublicDomain(name)) {
+    warnings.push(`MAIL_HOSTNAME "${name}" is not a domain of the public DNS: providers may distrust the EHLO name and Message-IDs`);
+  }
+  return warnings;
 }
 
 export class ConfigError extends Error {
@@ -186,7 +220,34 @@ export function loadConfig(env: Env = process.env): Config {
     retentionDays: integer('RETENTION_DAYS', 30, 1, 36500),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(),
+    relayTls: 'opportunistic',
+    relayTlsCaFile: file('RELAY_TLS_CA'),
+    relayTlsInsecure: onOff('RELAY_TLS_INSECURE', false),
+    mailHostname: env.MAIL_HOSTNAME?.trim().toLowerCase().replace(/\.$/, '') || undefined,
+    smtpMaxConnections: integer('SMTP_MAX_CONNECTIONS', 100, 1, 100_000),
   };
+  const relayTls = env.RELAY_TLS?.trim().toLowerCase();
+  if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
+  else if (relayTls !== undefined && relayTls !== '') {
+    problems.push(`RELAY_TLS must be require, opportunistic or off, got "${env.RELAY_TLS}"`);
+  }
+  if (config.relayTls === 'off' && config.relayUrl?.startsWith('smtps:')) {
+    problems.push(
+      'RELAY_TLS=off cannot apply to an smtps:// RELAY_URL, which is TLS from the first byte: use smtp:// or another RELAY_TLS',
+    );
+  }
+  if (config.relayTls === 'off' && (config.relayTlsInsecure || config.relayTlsCaFile !== undefined)) {
+    problems.push('RELAY_TLS_CA and RELAY_TLS_INSECURE have no effect with RELAY_TLS=off: remove them or choose require or opportunistic');
+  }
+  if (config.relayTlsCaFile !== undefined && fs.existsSync(config.relayTlsCaFile)) {
+    const pem = fs.readFileSync(config.relayTlsCaFile, 'utf8');
+    if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+      problems.push(`RELAY_TLS_CA must be a PEM file of certificates ("-----BEGIN CERTIFICATE-----"): ${config.relayTlsCaFile}`);
+    }
+  }
+  if (config.mailHostname !== undefined && !isHostnameSyntax(config.mailHostname)) {
+    problems.push(`MAIL_HOSTNAME must be a host name (letters, digits, hyphens and dots), got "${env.MAIL_HOSTNAME}"`);
+  }
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got "${config.logLevel}"`);
   }

@@ -8,15 +8,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from './app.js';
 import { systemClock, type Clock } from './clock.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, configWarnings, loadConfig, type Config } from './config.js';
 import { startCaptureRelay, type CaptureRelay } from './delivery/capture-relay.js';
 import { createRelayTransport, type RelayTransport } from './delivery/relay-transport.js';
 import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
-import { AppError } from './errors.js';
+import { smtpRefusalFor } from './intake/accept-errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
+import { setMailHostname } from './mail/mail-hostname.js';
 import { openStore } from './store/connection.js';
-import { isStoreFullError } from './store-errors.js';
 
 /** server/src/main.ts (tsx) and server/dist/main.js (built) are both two folders below the repo root. */
 const defaultConsoleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
@@ -39,6 +39,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     trustProxy: config.trustProxy,
   });
   const log = app.log;
+  setMailHostname(config.mailHostname);
+  for (const warning of configWarnings(config)) log.warn(warning);
 
   const { createdAdminPassword } = await services.auth.ensureOperators({ username: config.adminUser, password: config.adminPassword });
   if (createdAdminPassword) {
@@ -68,6 +70,16 @@ export async function start(config: Config, options: StartOptions = {}) {
       // hands the mail to another worker while this one may still deliver it.
       connectionTimeoutMs: Math.min(30_000, (config.leaseSeconds * 1000) / 3),
       socketTimeoutMs: Math.min(60_000, (config.leaseSeconds * 1000) / 2),
+      // The capture relay is loopback without TLS; the RELAY_TLS settings are for RELAY_URL.
+      ...(config.relayUrl !== undefined
+        ? {
+            tls: {
+              mode: config.relayTls,
+              insecure: config.relayTlsInsecure,
+              ...(config.relayTlsCaFile ? { ca: fs.readFileSync(config.relayTlsCaFile) } : {}),
+            },
+          }
+        : {}),
     });
     const deliveryWorker = createDeliveryWorker({
       store,
@@ -124,6 +136,8 @@ export async function start(config: Config, options: StartOptions = {}) {
       host: config.smtpHost,
       port: config.smtpPort,
       maxMessageBytes: config.smtpMaxMessageBytes,
+      maxConnections: config.smtpMaxConnections,
+      now: () => clock.now(),
       ...(tls ? { tls } : {}),
       logger: log,
       authenticate: (apiKey) => services.auth.findApiKeyPrincipal(apiKey),
@@ -132,14 +146,10 @@ export async function start(config: Config, options: StartOptions = {}) {
           const mail = await services.submissions.submitRaw(submission.principal, submission);
           return { id: mail.id };
         } catch (error) {
-          // A message we refuse as it is (400) is a permanent SMTP failure; anything else stays a 451.
-          if (error instanceof AppError && error.statusCode === 400)
-            throw Object.assign(new Error(`5.6.0 ${error.message}`), { smtpCode: 554 });
-          // A full store is temporary and says so (RFC 5321 452): the client keeps the mail and retries.
-          if (isStoreFullError(error) || (error instanceof AppError && error.statusCode === 507))
-            throw Object.assign(new Error('4.3.1 Insufficient system storage: the mail store is full; try again later'), {
-              smtpCode: 452,
-            });
+          // A message refused or unstorable as it is fails permanently (554), a full store answers 452;
+          // anything else stays a 451.
+          const refusal = smtpRefusalFor(error);
+          if (refusal) throw Object.assign(new Error(refusal.message), { smtpCode: refusal.smtpCode });
           throw error;
         }
       },
@@ -174,7 +184,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       if (retentionTimer) clearInterval(retentionTimer);
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
-      transport?.close();
+      await transport?.close();
       await captureRelay?.close();
       await store.close();
     })();

@@ -27,6 +27,11 @@ export interface CaptureRelayOptions {
   clock?: Clock;
   /** How long close() lets open sessions finish before cutting them. */
   closeTimeoutMs?: number;
+  /**
+   * Advertised as `SIZE` in the EHLO reply and enforced (552 at MAIL FROM for a larger declared `SIZE=`,
+   * 552 after DATA for larger content), like a provider's limit. Unlimited by default.
+   */
+  maxMessageBytes?: number;
 }
 
 export interface CaptureRelay {
@@ -42,6 +47,13 @@ export interface CapturedEnvelope {
   /** ISO 8601 UTC. */
   receivedAt: string;
   size: number;
+  /** The MAIL FROM parameters the client declared (RFC 6152 `BODY`, RFC 1870 `SIZE`), as sent. */
+  mailFromParams: Record<string, string>;
+  /**
+   * The session as this relay saw it, from the greeting (or the previous mail's end) to the reply to this
+   * mail's DATA: `C:` lines from the client, `S:` replies; credentials redacted, message content left out.
+   */
+  dialogue: string[];
 }
 
 export interface CapturedMessage {
@@ -66,6 +78,12 @@ function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
 
+function mailFromParams(session: SMTPServerSession): Record<string, string> {
+  const args = session.envelope.mailFrom ? session.envelope.mailFrom.args : false;
+  if (!args) return {};
+  return Object.fromEntries(Object.entries(args).map(([key, value]) => [key.toUpperCase(), String(value)]));
+}
+
 function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -76,11 +94,35 @@ function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
 }
 
 export async function startCaptureRelay(options: CaptureRelayOptions): Promise<CaptureRelay> {
-  const { dataDir, host = '127.0.0.1', port = 0, logger, store = true, clock = systemClock, closeTimeoutMs = 5_000 } = options;
+  const {
+    dataDir,
+    host = '127.0.0.1',
+    port = 0,
+    logger,
+    store = true,
+    clock = systemClock,
+    closeTimeoutMs = 5_000,
+    maxMessageBytes,
+  } = options;
+  // Each session's dialogue since its last stored mail, kept only when mail is stored.
+  const dialogues = new Map<string, string[]>();
+  const record = (sessionId: unknown, line: string) => {
+    if (!store || typeof sessionId !== 'string') return;
+    let lines = dialogues.get(sessionId);
+    if (!lines) dialogues.set(sessionId, (lines = []));
+    // Bounded: a client looping on RSET must not grow this without end.
+    if (lines.length < 500) lines.push(line);
+  };
+  const transcript =
+    (level: 'debug' | 'info') =>
+    (data: { tnx?: unknown; cid?: unknown }, message: string, ...args: unknown[]) => {
+      if (level === 'debug' && (data.tnx === 'command' || data.tnx === 'send'))
+        record(data.cid, `${message} ${args.map(String).join(' ')}`);
+    };
   const directory = capturedDir(dataDir);
   if (store) await mkdir(directory, { recursive: true });
 
-  async function save(raw: Buffer, session: SMTPServerSession): Promise<string> {
+  async function save(raw: Buffer, session: SMTPServerSession, dialogue: string[]): Promise<string> {
     const receivedMs = clock.now();
     const id = `${receivedMs}-${randomBytes(6).toString('hex')}`;
     const envelope: CapturedEnvelope = {
@@ -88,6 +130,9 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
       rcptTo: session.envelope.rcptTo.map((recipient) => recipient.address),
       receivedAt: new Date(receivedMs).toISOString(),
       size: raw.length,
+      mailFromParams: mailFromParams(session),
+      // The 250 is written after this returns, with the text the onData callback gives below.
+      dialogue: [...dialogue, `S: 250 OK: queued as ${id}`],
     };
     await writeFile(path.join(directory, `${id}.eml`), raw);
     // The .json is written last and renamed into place, so a listed message always has its bytes.
@@ -106,7 +151,16 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
     allowInsecureAuth: true,
     disableReverseLookup: true,
     closeTimeout: closeTimeoutMs,
-    logger: false,
+    ...(maxMessageBytes !== undefined ? { size: maxMessageBytes } : {}),
+    // smtp-server's logger is the only place that sees each command and reply; it feeds the dialogue.
+    logger: {
+      trace: () => undefined,
+      debug: transcript('debug'),
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+      fatal: () => undefined,
+    },
     onAuth(_auth, _session, callback) {
       // Any RELAY_URL credentials the operator pointed at us are fine: this relay stands in for a provider.
       callback(null, { user: 'capture' });
@@ -121,6 +175,9 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
       }
       return callback();
     },
+    onClose(session) {
+      dialogues.delete(session.id);
+    },
     onData(stream, session, callback) {
       if (!store) {
         stream.resume();
@@ -128,13 +185,19 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
         return;
       }
       readStream(stream)
-        .then((raw) => save(raw, session))
+        .then((raw) => {
+          if (stream.sizeExceeded) throw smtpError(552, `5.3.4 Message too big: the limit is ${maxMessageBytes} bytes`);
+          const dialogue = [...(dialogues.get(session.id) ?? []), 'C: <message content>'];
+          dialogues.delete(session.id);
+          return save(raw, session, dialogue);
+        })
         .then(
           (id) => {
             logger?.info({ queueId: id, rcptTo: session.envelope.rcptTo.length }, 'capture relay stored a message');
             callback(null, `OK: queued as ${id}`);
           },
           (error: unknown) => {
+            if ((error as { responseCode?: unknown }).responseCode === 552) return callback(error as Error);
             logger?.error({ err: error }, 'capture relay could not store a message');
             callback(smtpError(451, '4.3.0 The capture relay could not store the message, try again'));
           },

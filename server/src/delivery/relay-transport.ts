@@ -4,12 +4,10 @@
  * to a status: sent → ProviderSent, rejected → ProviderError, deferred/unreachable → retry or, with the
  * budget spent, ProviderError/Error, invalid → Error.
  */
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
-import nodemailer from 'nodemailer';
-import type Mail from 'nodemailer/lib/mailer/index.js';
-import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
-import SMTPTransport from 'nodemailer/lib/smtp-transport/index.js';
+import tls from 'node:tls';
+import { findEhloName } from '../mail/mail-hostname.js';
+import { createSmtpPool } from './smtp-pool.js';
 
 export type DeliveryOutcome =
   /** 2xx after DATA. Recipients the relay refused at RCPT while others were accepted are listed in `rejected`. */
@@ -28,11 +26,33 @@ export interface RelayMessage {
   raw: Buffer | string;
 }
 
+/** `RELAY_TLS`, `RELAY_TLS_CA`, `RELAY_TLS_INSECURE` (PRODUCT.md §7). */
+export interface RelayTlsOptions {
+  /**
+   * require: STARTTLS must succeed (an smtp:// relay without it is not used); opportunistic: STARTTLS
+   * whenever the relay offers it; off: never STARTTLS. smtps:// is TLS from the first byte in every mode
+   * but off, which config refuses for it.
+   */
+  mode: 'require' | 'opportunistic' | 'off';
+  /** PEM certificates trusted for the relay, in addition to the system's. */
+  ca?: Buffer;
+  /** Skip certificate checks: encrypts, but anyone on the path can pretend to be the relay. */
+  insecure?: boolean;
+}
+
 export interface RelayTransportOptions {
-  /** Connections kept open to the relay when pooling (nodemailer's default is 5). */
+  /** Connections kept open to the relay when pooling (5 by default). */
   maxConnections?: number;
   /** Reuse connections across messages; on by default because the worker sends in batches. */
   pool?: boolean;
+  /** A pooled connection unused this long is closed with QUIT (30 s by default). */
+  idleTimeoutMs?: number;
+  /**
+   * The EHLO name (`MAIL_HOSTNAME`). Without one, the host name when it is fully qualified, else the
+   * address literal of the connection's own address (RFC 5321 §4.1.4), never a made-up loopback literal.
+   */
+  name?: string;
+  tls?: RelayTlsOptions;
   /** Idle time on an open connection before it counts as unreachable. */
   socketTimeoutMs?: number;
   /** Time allowed to open the TCP connection and to receive the greeting. */
@@ -44,7 +64,8 @@ export interface RelayTransport {
   send(message: RelayMessage): Promise<DeliveryOutcome>;
   /** True when the relay answers and accepts our login; for health checks and start-up logs. */
   verify(): Promise<boolean>;
-  close(): void;
+  /** Ends every connection with QUIT, after the sends in flight. */
+  close(): Promise<void>;
 }
 
 /** Failures before or around the SMTP dialogue: nothing says the mail itself is at fault. */
@@ -116,46 +137,51 @@ export function classifyDeliveryError(error: unknown, durationMs: number): Deliv
   return { kind: 'unreachable', reply, durationMs };
 }
 
-function addressText(address: string | Mail.Address): string {
-  return typeof address === 'string' ? address : address.address;
+const CERTIFICATE_FAILURE = /certificate|self[- ]signed|unable to verify|CERT_|altnames|hostname\/IP/i;
+
+/** Explains a TLS failure in terms of the settings that decide it, so the mail's reply names the cause. */
+function describeTlsFailure(error: unknown, tlsOptions: RelayTlsOptions): string {
+  const failure = error instanceof Error ? error : new Error(String(error));
+  const response = (failure as { response?: unknown }).response;
+  if (typeof response === 'string' && /STARTTLS/i.test(failure.message)) {
+    return `The relay refused STARTTLS (it answered "${response}"); RELAY_TLS=${tlsOptions.mode} needs it: fix the relay or set RELAY_TLS=off`;
+  }
+  if (CERTIFICATE_FAILURE.test(failure.message)) {
+    return `TLS with the relay failed: ${failure.message}. The relay's certificate is checked (RELAY_TLS=${tlsOptions.mode}); trust its CA with RELAY_TLS_CA, or skip the check with RELAY_TLS_INSECURE=on`;
+  }
+  return `TLS with the relay failed: ${failure.message} (RELAY_TLS=${tlsOptions.mode})`;
 }
 
-/**
- * nodemailer writes the message and the final "." in two writes; with Nagle's algorithm on, the second
- * waits for the peer's delayed ACK, about 45 ms per message (measured on loopback over one pooled
- * connection: 59 → 8 ms per message).
- * nodemailer has no option for TCP_NODELAY, so the socket is opened here and handed over as an
- * already-open `connection`, which nodemailer still upgrades to TLS for smtps:// URLs and STARTTLS.
- */
-function openNoDelaySocket(
-  options: SMTPTransport.Options,
-  callback: (error: Error | null, socketOptions: { connection: net.Socket }) => void,
-): void {
-  const port = Number(options.port) || (options.secure ? 465 : 587);
-  const socket = net.connect({ host: options.host ?? 'localhost', port, noDelay: true });
-  callback(null, { connection: socket });
-}
+/** nodemailer refuses a message larger than the relay's advertised SIZE before sending MAIL FROM. */
+const SIZE_LIMIT = /larger than allowed (\d+)/;
 
 export function createRelayTransport(url: string, options: RelayTransportOptions = {}): RelayTransport {
-  const { pool = true, maxConnections, socketTimeoutMs, connectionTimeoutMs } = options;
-  // nodemailer ignores every other option when handed a URL, so the URL goes in as `url` of an
-  // options object, which the transports merge themselves.
-  const connection: SMTPTransport.Options = { url };
-  if (socketTimeoutMs !== undefined) connection.socketTimeout = socketTimeoutMs;
-  if (connectionTimeoutMs !== undefined) {
-    connection.connectionTimeout = connectionTimeoutMs;
-    connection.greetingTimeout = connectionTimeoutMs;
-  }
-  connection.getSocket = openNoDelaySocket;
-  const transporter = pool
-    ? nodemailer.createTransport(
-        // maxMessages: nodemailer retires a pooled connection after 100 messages by default, and a new
-        // connection waits for the relay's greeting (100 ms on smtp-server and many real servers).
-        new SMTPPool({ ...connection, pool: true, maxMessages: Infinity, ...(maxConnections !== undefined ? { maxConnections } : {}) }),
-      )
-    : nodemailer.createTransport(new SMTPTransport(connection));
-  // An unhandled 'error' event would crash the process; failures of a send arrive through its promise.
-  transporter.on('error', () => undefined);
+  const { pool = true, maxConnections = 5, socketTimeoutMs, connectionTimeoutMs, idleTimeoutMs = 30_000 } = options;
+  const tlsOptions: RelayTlsOptions = options.tls ?? { mode: 'opportunistic' };
+  // Only scheme, credentials, host and port are read: TLS settings come from RELAY_TLS*, and the EHLO
+  // name from MAIL_HOSTNAME, so there is one place for each.
+  const parsed = new URL(url);
+  const secure = parsed.protocol === 'smtps:';
+  const auth = parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined;
+  const name = options.name ?? findEhloName();
+  const smtpPool = createSmtpPool({
+    // WHATWG URL keeps the brackets of an IPv6 host; a socket wants the bare address.
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || 'localhost',
+    port: parsed.port ? Number(parsed.port) : secure ? 465 : 587,
+    secure,
+    ...(auth ? { auth } : {}),
+    ...(name !== undefined ? { name } : {}),
+    startTls: tlsOptions.mode,
+    tls: {
+      // Node's `ca` replaces the system's trust store; the operator's CA is meant to add to it.
+      ...(tlsOptions.ca ? { ca: [...tls.rootCertificates, tlsOptions.ca.toString('utf8')] } : {}),
+      rejectUnauthorized: tlsOptions.insecure !== true,
+    },
+    maxConnections: pool ? maxConnections : 1,
+    idleTimeoutMs: pool ? idleTimeoutMs : 0,
+    ...(connectionTimeoutMs !== undefined ? { connectionTimeoutMs } : {}),
+    ...(socketTimeoutMs !== undefined ? { socketTimeoutMs } : {}),
+  });
 
   return {
     async send(message: RelayMessage): Promise<DeliveryOutcome> {
@@ -164,29 +190,35 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
       if (message.envelope.to.length === 0) {
         return { kind: 'invalid', reply: 'The message has no recipients', durationMs: 0 };
       }
+      const raw = typeof message.raw === 'string' ? Buffer.from(message.raw) : message.raw;
       try {
-        // `raw` makes nodemailer send the bytes as they are, with the envelope given separately.
-        const info = await transporter.sendMail({ envelope: message.envelope, raw: message.raw });
-        return {
-          kind: 'sent',
-          reply: String(info.response),
-          accepted: info.accepted.map(addressText),
-          rejected: info.rejected.map(addressText),
-          durationMs: elapsed(),
-        };
+        const info = await smtpPool.send(message.envelope, raw);
+        return { kind: 'sent', reply: info.response, accepted: info.accepted, rejected: info.rejected, durationMs: elapsed() };
       } catch (error) {
+        const failure = asNodemailerError(error);
+        const sizeLimit = failure.code === 'EMESSAGE' && failure.responseCode === undefined ? SIZE_LIMIT.exec(failure.message) : null;
+        if (sizeLimit) {
+          // The relay said in its EHLO reply that it takes nothing this large: sending it would only
+          // waste the transfer before the same refusal, so it is the relay's permanent answer.
+          const reply = `552 5.3.4 Not sent: the message is ${raw.length} bytes and the relay accepts at most ${sizeLimit[1]} (SIZE in its EHLO reply)`;
+          return { kind: 'rejected', code: 552, reply, durationMs: elapsed() };
+        }
+        if (failure.code === 'ETLS' || CERTIFICATE_FAILURE.test(failure.message)) {
+          return { kind: 'unreachable', reply: describeTlsFailure(error, tlsOptions), durationMs: elapsed() };
+        }
         return classifyDeliveryError(error, elapsed());
       }
     },
     async verify(): Promise<boolean> {
       try {
-        return await transporter.verify();
+        await smtpPool.verify();
+        return true;
       } catch {
         return false;
       }
     },
-    close(): void {
-      transporter.close();
+    close(): Promise<void> {
+      return smtpPool.close();
     },
   };
 }

@@ -1,13 +1,17 @@
 /**
  * The SMTP submission listener (PRODUCT.md §2, `SMTP_PORT`): applications that speak SMTP hand mail to
  * Outbox here. AUTH is required and the password is an API key; the envelope decides the recipients; the
- * message is kept exactly as sent, except that a Message-ID is added when missing, because the
- * Message-ID is fixed at acceptance (PRODUCT.md §1). What to do with an accepted mail is the caller's
- * `accept`, so this module knows nothing of the store.
+ * message is kept as sent except for what message-headers.ts changes (bare LF → CRLF, Message-ID and Date
+ * added when missing, Bcc removed). What to do with an accepted mail is the caller's `accept`, so this
+ * module knows nothing of the store.
  */
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import { createMessageId, isValidAddress } from '../mail/message-builder.js';
+import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
+import { isValidAddress } from '../mail/message-builder.js';
+import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc } from './message-headers.js';
+
+export { ensureMessageId, type MessageIdResult } from './message-headers.js';
 
 export interface Logger {
   info(obj: object, msg?: string): void;
@@ -40,6 +44,17 @@ export interface SmtpListenerOptions<Principal> {
   accept(submission: SmtpSubmission<Principal>): Promise<{ id: number }>;
   /** How long close() lets open sessions finish before cutting them. */
   closeTimeoutMs?: number;
+  /** RCPT TO past this many in one mail answers 452 (RFC 5321 §4.5.3.1.10); the JSON API's limit by default. */
+  maxRecipients?: number;
+  /** Sessions open at once; one more is answered 421 and closed. */
+  maxConnections?: number;
+  /**
+   * The wait before answering a failed AUTH, doubled for each further failure from the same address
+   * within 15 minutes, up to 16 times this: guessing keys costs time, a typo costs a second.
+   */
+  authFailureDelayMs?: number;
+  /** The acceptance time written into an added Date header; Date.now by default. */
+  now?: () => number;
 }
 
 export interface SmtpListener {
@@ -59,55 +74,6 @@ function requestedCode(error: unknown): number | undefined {
   const fields = error as { smtpCode?: unknown; responseCode?: unknown };
   const code = typeof fields.smtpCode === 'number' ? fields.smtpCode : fields.responseCode;
   return typeof code === 'number' && Number.isInteger(code) && code >= 400 && code < 600 ? code : undefined;
-}
-
-export interface MessageIdResult {
-  raw: Buffer;
-  messageId: string;
-  added: boolean;
-}
-
-/**
- * Finds the Message-ID in the header block (up to the first empty line), unfolding continuation lines,
- * or prepends a new one. The bytes of a message that has one are returned unchanged.
- */
-export function ensureMessageId(raw: Buffer, createId: () => string = createMessageId): MessageIdResult {
-  // latin1 maps every byte to one character, so offsets stay byte offsets and nothing is re-encoded.
-  const text = raw.toString('latin1');
-  const lineBreak = /^[^\n]*\r\n/.test(text) || !text.includes('\n') ? '\r\n' : '\n';
-  let current: { name: string; value: string } | undefined;
-  let found: string | undefined;
-  const finish = () => {
-    if (found === undefined && current && current.name.toLowerCase() === 'message-id') {
-      const value = current.value.trim();
-      if (value.length > 0) found = value;
-    }
-  };
-  let position = 0;
-  while (position < text.length) {
-    const end = text.indexOf('\n', position);
-    const lineEnd = end === -1 ? text.length : end;
-    const line = text.slice(position, lineEnd).replace(/\r$/, '');
-    position = lineEnd + 1;
-    if (line.length === 0) break; // the empty line that ends the header block
-    if (/^[ \t]/.test(line)) {
-      // A folded continuation of the previous field (RFC 5322 §2.2.3).
-      if (current) current.value += line;
-      continue;
-    }
-    finish();
-    const colon = line.indexOf(':');
-    // `Name :` with space before the colon is obsolete syntax (RFC 5322 §4.5) that mail still carries.
-    current = colon > 0 ? { name: line.slice(0, colon).trimEnd(), value: line.slice(colon + 1) } : undefined;
-  }
-  finish();
-  if (found !== undefined) return { raw, messageId: found, added: false };
-  const messageId = createId();
-  return {
-    raw: Buffer.concat([Buffer.from(`Message-ID: ${messageId}${lineBreak}`, 'latin1'), raw]),
-    messageId,
-    added: true,
-  };
 }
 
 function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
@@ -134,7 +100,12 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     authenticate,
     accept,
     closeTimeoutMs = 10_000,
+    maxRecipients = MAX_RECIPIENTS_PER_MAIL,
+    maxConnections = 100,
+    authFailureDelayMs = 1_000,
+    now = Date.now,
   } = options;
+  const authFailures = createAuthFailureTracker(authFailureDelayMs, now);
   // smtp-server keeps `user` untyped; the principal is kept here, typed, per session.
   const principals = new Map<string, Principal>();
 
@@ -148,6 +119,7 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     allowInsecureAuth: tls === undefined,
     ...(tls ? { key: tls.key, cert: tls.cert } : { disabledCommands: ['STARTTLS'] }),
     size: maxMessageBytes,
+    maxClients: maxConnections,
     disableReverseLookup: true,
     closeTimeout: closeTimeoutMs,
     logger: false,
@@ -156,9 +128,13 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
       authenticate(apiKey).then(
         (principal) => {
           if (principal === undefined) {
-            logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'smtp auth failed');
-            return callback(smtpError(535, '5.7.8 Authentication failed'));
+            const delayMs = authFailures.fail(session.remoteAddress);
+            logger?.warn({ session: session.id, remoteAddress: session.remoteAddress, delayMs }, 'smtp auth failed');
+            const timer = setTimeout(() => callback(smtpError(535, '5.7.8 Authentication failed')), delayMs);
+            timer.unref();
+            return;
           }
+          authFailures.succeed(session.remoteAddress);
           principals.set(session.id, principal);
           // smtp-server only needs a truthy user; the key itself must not end up in its logs.
           callback(null, { user: session.id });
@@ -170,14 +146,19 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
       );
     },
     onMailFrom(address: SMTPServerAddress, _session, callback) {
-      if (!isValidAddress(address.address)) {
+      // The null sender `<>` (RFC 5321 §4.5.5): auto-replies and bounces (RFC 3834) must not be answered.
+      if (address.address !== '' && !isValidAddress(address.address)) {
         return callback(smtpError(553, `5.1.7 Sender address <${address.address}> is not valid`));
       }
       return callback();
     },
-    onRcptTo(address: SMTPServerAddress, _session, callback) {
+    onRcptTo(address: SMTPServerAddress, session, callback) {
       if (!isValidAddress(address.address)) {
         return callback(smtpError(553, `5.1.3 Recipient address <${address.address}> is not valid`));
+      }
+      if (session.envelope.rcptTo.length >= maxRecipients) {
+        // 452 lets the client send the rest in another transaction (RFC 5321 §4.5.3.1.10).
+        return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per mail`));
       }
       return callback();
     },
@@ -203,7 +184,16 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
       // smtp-server refuses DATA without AUTH, so this only happens if that guarantee breaks.
       throw smtpError(530, '5.7.0 Authentication required');
     }
-    const { raw, messageId } = ensureMessageId(received);
+    const lines = checkLineBreaks(received);
+    if (!lines.ok) {
+      logger?.warn({ session: session.id, offset: lines.offset }, 'smtp submission refused: bare CR');
+      throw smtpError(
+        554,
+        `5.6.0 Bare CR (a CR not followed by LF) at byte ${lines.offset}: lines must end with CRLF; the message was not accepted`,
+      );
+    }
+    const withDate = ensureDate(lines.raw, now()).raw;
+    const { raw, messageId } = ensureMessageId(removeBcc(withDate).raw);
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
     try {
@@ -236,5 +226,28 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
   return {
     port: boundPort,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const AUTH_FAILURE_MEMORY_MS = 15 * 60_000;
+const AUTH_FAILURE_ADDRESSES = 10_000;
+
+/** Failed AUTH per client address, for the growing delay; bounded so a scan cannot grow it without end. */
+function createAuthFailureTracker(baseDelayMs: number, now: () => number) {
+  const failures = new Map<string, { count: number; lastAt: number }>();
+  return {
+    /** Counts a failure and returns how long to wait before answering it. */
+    fail(address: string): number {
+      const at = now();
+      const previous = failures.get(address);
+      const count = previous && at - previous.lastAt < AUTH_FAILURE_MEMORY_MS ? previous.count + 1 : 1;
+      failures.delete(address); // re-inserted last: the Map's order is then least recently failed first
+      failures.set(address, { count, lastAt: at });
+      if (failures.size > AUTH_FAILURE_ADDRESSES) failures.delete(failures.keys().next().value!);
+      return baseDelayMs * 2 ** Math.min(count - 1, 4);
+    },
+    succeed(address: string): void {
+      failures.delete(address);
+    },
   };
 }

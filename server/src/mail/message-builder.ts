@@ -6,8 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
 import { systemClock } from '../clock.js';
 import { badRequest } from '../errors.js';
+import { getMessageIdDomain } from './mail-hostname.js';
 
 export interface Recipient {
   recipientName?: string | null;
@@ -27,6 +29,8 @@ export interface MessageInput {
   /** With angle brackets, e.g. `<abc@example.com>`. Generated when absent. */
   messageId?: string;
   date?: Date;
+  /** Relay with `MAIL FROM:<>` (auto-replies, bounces); the From header still names fromMail. */
+  nullSender?: boolean;
 }
 
 export interface BuiltMessage {
@@ -48,6 +52,27 @@ const RESERVED_HEADERS = new Set([
   'content-type',
   'content-transfer-encoding',
 ]);
+
+/**
+ * Fields a submitter must not set, because they would make the message lie about its path or its
+ * signature, or break its MIME structure (issue 11 point 6). Each is documented in docs with the reason.
+ */
+const REFUSED_HEADERS = new Map<string, string>([
+  ['return-path', 'is written by the final delivery server from the envelope sender'],
+  ['received', 'is a trace header written by each server the mail passes through'],
+  ['dkim-signature', 'is a signature that only the signing server may add'],
+  ['arc-seal', 'is a signature that only the signing server may add'],
+  ['arc-message-signature', 'is a signature that only the signing server may add'],
+  ['arc-authentication-results', 'is a signature that only the signing server may add'],
+  ['authentication-results', 'is written by the receiving server after its checks'],
+  ['sender', 'names the submitter, which is Outbox, and would let a mail claim another'],
+  ['content-disposition', 'belongs to the MIME parts Outbox composes, not to the whole message'],
+  ['content-id', 'belongs to the MIME parts Outbox composes, not to the whole message'],
+  ['__proto__', 'is not a header name'],
+]);
+
+/** `Resent-From`, `Resent-Date`, ...: the headers of a re-sent message (RFC 5322 §3.6.6), written by whoever re-sends it. */
+const RESENT_PREFIX = 'resent-';
 
 /** RFC 5322 §3.6.8 field-name: printable US-ASCII except the colon. */
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
@@ -73,8 +98,15 @@ export function validateHeaders(headers: Record<string, unknown> | undefined): s
       problems.push(`${field} is not a valid header name (printable ASCII without spaces or ":")`);
       continue;
     }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+    const lowerName = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lowerName)) {
       problems.push(`${field} is set by Outbox and cannot be given as a custom header`);
+      continue;
+    }
+    const refusal =
+      REFUSED_HEADERS.get(lowerName) ?? (lowerName.startsWith(RESENT_PREFIX) ? 'is written by whoever re-sends a mail' : undefined);
+    if (refusal !== undefined) {
+      problems.push(`${field} cannot be given as a custom header: it ${refusal}`);
       continue;
     }
     if (typeof value !== 'string') {
@@ -143,9 +175,12 @@ function toAddress(recipient: Recipient): Mail.Address | string {
   return recipient.recipientName ? { name: recipient.recipientName, address: recipient.recipientMail } : recipient.recipientMail;
 }
 
-/** `<uuid@outbox.local>`: unique without coordination, and recognisable as ours in a provider's logs. */
-export function createMessageId(): string {
-  return `<${randomUUID()}@outbox.local>`;
+/**
+ * `<uuid@MAIL_HOSTNAME>`: unique without coordination, and under a domain of ours (RFC 5322 §3.6.4), so a
+ * provider's logs show where it came from. `@outbox.local` was used before: a special-use mDNS name.
+ */
+export function createMessageId(domain: string = getMessageIdDomain()): string {
+  return `<${randomUUID()}@${domain}>`;
 }
 
 function checkAddresses(input: MessageInput): string[] {
@@ -158,8 +193,11 @@ function checkAddresses(input: MessageInput): string[] {
       }
     });
   }
-  if (input.to.length + (input.cc?.length ?? 0) + (input.bcc?.length ?? 0) === 0) {
+  const count = input.to.length + (input.cc?.length ?? 0) + (input.bcc?.length ?? 0);
+  if (count === 0) {
     problems.push('to, cc or bcc must name at least one recipient');
+  } else if (count > MAX_RECIPIENTS_PER_MAIL) {
+    problems.push(`to, cc and bcc together name ${count} recipients; a mail has at most ${MAX_RECIPIENTS_PER_MAIL}`);
   }
   return problems;
 }
@@ -212,7 +250,7 @@ export async function buildMessage(input: MessageInput): Promise<BuiltMessage> {
     raw,
     messageId,
     envelope: {
-      from: input.fromMail,
+      from: input.nullSender === true ? '' : input.fromMail,
       to: [...input.to, ...cc, ...bcc].map((recipient) => recipient.recipientMail),
     },
   };

@@ -56,7 +56,32 @@ describe('startCaptureRelay', () => {
       rcptTo: ['someone@example.com', 'other@example.org'],
       receivedAt: '2026-01-02T03:04:05.000Z',
       size: Buffer.byteLength(rawMessage),
+      mailFromParams: {},
+      dialogue: [
+        expect.stringMatching(/^S: 220 /),
+        expect.stringMatching(/^C: EHLO /),
+        expect.stringMatching(/^S: 250-/),
+        'C: MAIL FROM:<app@example.com>',
+        'S: 250 Accepted',
+        'C: RCPT TO:<someone@example.com>',
+        'S: 250 Accepted',
+        'C: RCPT TO:<other@example.org>',
+        'S: 250 Accepted',
+        'C: DATA',
+        'S: 354 End data with <CR><LF>.<CR><LF>',
+        'C: <message content>',
+        `S: 250 OK: queued as ${message?.id}`,
+      ],
     });
+  });
+
+  it('advertises and enforces maxMessageBytes like a provider: SIZE in EHLO, 552 for content past it', async () => {
+    relay = await startCaptureRelay({ dataDir, maxMessageBytes: 100 });
+    const big = `${rawMessage}${'x'.repeat(200)}\r\n`;
+    // sendMail({raw}) declares no SIZE=, so the relay reads the content and refuses it after DATA.
+    const refusal = send(relay.url, ['someone@example.com'], big);
+    await expect(refusal).rejects.toMatchObject({ responseCode: 552, response: '552 5.3.4 Message too big: the limit is 100 bytes' });
+    expect(await listCapturedMessages(dataDir)).toEqual([]);
   });
 
   it('answers 550 for reject.test and 451 for defer.test at RCPT TO', async () => {

@@ -2,6 +2,7 @@ import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
 import { buildMessage, isValidAddress, validateHeaders } from '../../src/mail/message-builder.js';
+import { getMessageIdDomain, setMailHostname } from '../../src/mail/mail-hostname.js';
 
 function headerBlock(raw: Buffer): string {
   const text = raw.toString('utf8');
@@ -37,9 +38,10 @@ describe('buildMessage', () => {
     expect(parsed.text?.trim()).toBe('Thanks!');
   });
 
-  it('generates a <uuid@outbox.local> Message-ID, or keeps the one given', async () => {
-    const generated = await buildMessage(base);
-    expect(generated.messageId).toMatch(/^<[0-9a-f-]{36}@outbox\.local>$/);
+  it('generates a <uuid@MAIL_HOSTNAME> Message-ID, or keeps the one given', async () => {
+    setMailHostname('mail.example.com');
+    const generated = await buildMessage(base).finally(() => setMailHostname(undefined));
+    expect(generated.messageId).toMatch(/^<[0-9a-f-]{36}@mail\.example\.com>$/);
     expect(headerBlock(generated.raw)).toContain(`Message-ID: ${generated.messageId}`);
 
     const given = await buildMessage({ ...base, messageId: '<fixed-1@example.com>', date: new Date(Date.UTC(2026, 0, 1)) });
@@ -173,5 +175,66 @@ describe('isValidAddress', () => {
     `${'x'.repeat(250)}@example.com`,
   ])('refuses %j', (address) => {
     expect(isValidAddress(address)).toBe(false);
+  });
+});
+
+describe('issue 10 and 11: refused headers, recipient limit, null sender, MAIL_HOSTNAME', () => {
+  const base = { fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.com' }], subject: 'Hi', text: 'x' };
+
+  it.each([
+    ['Return-Path', 'is written by the final delivery server from the envelope sender'],
+    ['Received', 'is a trace header written by each server the mail passes through'],
+    ['DKIM-Signature', 'is a signature that only the signing server may add'],
+    ['ARC-Seal', 'is a signature that only the signing server may add'],
+    ['ARC-Message-Signature', 'is a signature that only the signing server may add'],
+    ['ARC-Authentication-Results', 'is a signature that only the signing server may add'],
+    ['Authentication-Results', 'is written by the receiving server after its checks'],
+    ['Sender', 'names the submitter, which is Outbox, and would let a mail claim another'],
+    ['Content-Disposition', 'belongs to the MIME parts Outbox composes, not to the whole message'],
+    ['Content-ID', 'belongs to the MIME parts Outbox composes, not to the whole message'],
+    ['Resent-From', 'is written by whoever re-sends a mail'],
+    ['resent-date', 'is written by whoever re-sends a mail'],
+    ['RESENT-MESSAGE-ID', 'is written by whoever re-sends a mail'],
+    ['__proto__', 'is not a header name'],
+  ])('refuses %s as a custom header', (name, reason) => {
+    // JSON.parse makes `__proto__` an own property, which is how it reaches the builder from a request.
+    const headers = JSON.parse(`{${JSON.stringify(name)}:"x"}`) as Record<string, unknown>;
+    expect(Object.keys(headers)).toEqual([name]);
+    expect(validateHeaders(headers)).toEqual([`headers.${name} cannot be given as a custom header: it ${reason}`]);
+  });
+
+  it('still takes ordinary custom headers', () => {
+    expect(validateHeaders({ 'X-Campaign': 'winter', 'List-Unsubscribe': '<mailto:u@example.com>', 'Reply-To': 'a@example.com' })).toEqual(
+      [],
+    );
+  });
+
+  it('caps to, cc and bcc together at MAX_RECIPIENTS_PER_MAIL', async () => {
+    const many = (n: number, domain: string) => Array.from({ length: n }, (_, i) => ({ recipientMail: `r${i}@${domain}` }));
+    await expect(
+      buildMessage({ ...base, to: many(100, 'a.example'), cc: many(100, 'b.example'), bcc: many(100, 'c.example') }),
+    ).resolves.toBeDefined();
+    await expect(
+      buildMessage({ ...base, to: many(150, 'a.example'), cc: many(100, 'b.example'), bcc: many(51, 'c.example') }),
+    ).rejects.toThrow('to, cc and bcc together name 301 recipients; a mail has at most 300');
+  });
+
+  it('uses the null sender in the envelope only when asked, the From header unchanged', async () => {
+    const normal = await buildMessage(base);
+    const nullSender = await buildMessage({ ...base, nullSender: true });
+    expect(normal.envelope.from).toBe('shop@example.com');
+    expect(nullSender.envelope.from).toBe('');
+    expect(nullSender.raw.toString()).toMatch(/^From: shop@example\.com\r$/m);
+  });
+
+  it('takes the Message-ID domain from MAIL_HOSTNAME, else the host', () => {
+    setMailHostname('mail.example.com');
+    try {
+      expect(getMessageIdDomain()).toBe('mail.example.com');
+    } finally {
+      setMailHostname(undefined);
+    }
+    expect(getMessageIdDomain()).not.toBe('mail.example.com');
+    expect(getMessageIdDomain()).not.toBe('outbox.local');
   });
 });
