@@ -15,7 +15,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 
 import pg from 'pg';
 import { MAIL_SORTS } from '@outbox/contract';
 import { claimDueMails } from '../server/src/delivery/queue.repository.js';
-import { getStatusCounts, listMailRows, sortValueOf } from '../server/src/mail/mail.repository.js';
+import { getStatusCounts, listMailRows, SORT_COLUMNS, sortValueOf } from '../server/src/mail/mail.repository.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';
 
@@ -85,20 +85,20 @@ const total = Number(
 console.log(`## ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${total.toLocaleString('en')} mails\n`);
 
 for (const sort of MAIL_SORTS) {
-  await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, { sort, order: 'desc', limit: 50 }));
+  await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, engine, { sort, order: 'desc', limit: 50 }));
   // A deep page: the keyset cursor of the row at 80 % of the table in this order.
   const offset = Math.floor(total * 0.8);
   const deepRow = await db
     .selectFrom('mails')
     .selectAll()
-    .orderBy(sql.ref(sortColumn(sort)), 'desc')
+    .orderBy(sql.ref(SORT_COLUMNS[sort]), 'desc')
     .orderBy('id', 'desc')
     .offset(offset)
     .limit(1)
     .executeTakeFirst();
   if (deepRow) {
     await planOf(`list, sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
-      listMailRows(db, {
+      listMailRows(db, engine, {
         sort,
         order: 'desc',
         limit: 50,
@@ -108,10 +108,10 @@ for (const sort of MAIL_SORTS) {
   }
 }
 await planOf('list, status=4 (ProviderError), sort=receivedDate', () =>
-  listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }),
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }),
 );
 await planOf('list, q=invoice (text search)', () =>
-  listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'invoice' }),
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'invoice' }),
 );
 await planOf('status counters (meta.total and counts)', () => getStatusCounts(db));
 await planOf('worker claim (inside a transaction, rolled back)', async () => {
@@ -124,14 +124,3 @@ await planOf('worker claim (inside a transaction, rolled back)', async () => {
     .catch(() => undefined);
 });
 await raw.close();
-
-function sortColumn(sort: (typeof MAIL_SORTS)[number]): string {
-  return {
-    receivedDate: 'received_at',
-    lastUpdate: 'last_update_at',
-    providerSentDate: 'provider_sent_at',
-    subject: 'subject',
-    status: 'status',
-    from: 'from_mail',
-  }[sort];
-}
