@@ -214,11 +214,21 @@ export async function findSearchCandidates(db: DbOrTrx, engine: Engine, search: 
   return rows.map((r) => Number(r.id));
 }
 
-/** The lowest and highest mail id (two index ends), or undefined for an empty store. */
+/** The lowest and highest mail id, or undefined for an empty store. */
 export async function getIdBounds(db: DbOrTrx): Promise<{ min: number; max: number } | undefined> {
+  // Two subqueries: SQLite answers `min(id)` or `max(id)` alone from one end of the index, but a query
+  // asking for both scans the whole table (1M rows: ~0.5 s).
   const row = await db
-    .selectFrom('mails')
-    .select((eb) => [eb.fn.min('id').as('min'), eb.fn.max('id').as('max')])
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.min('id').as('v'))
+        .as('min'),
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.max('id').as('v'))
+        .as('max'),
+    ])
     .executeTakeFirst();
   return row && row.min !== null && row.max !== null ? { min: Number(row.min), max: Number(row.max) } : undefined;
 }
