@@ -86,6 +86,7 @@ const CASES: Case[] = [
   { name: 'status=4 sort=to', sort: 'to', statuses: [4] },
   { name: 'q=shipped (common)', sort: 'receivedDate', q: 'shipped' },
   { name: 'q=kowalski7 (rare)', sort: 'receivedDate', q: 'kowalski7' },
+  { name: 'q=kowalski77 (rarer)', sort: 'receivedDate', q: 'kowalski77' },
   { name: 'q=nowhere-at-all (no match)', sort: 'receivedDate', q: 'nowhere-at-all' },
   { name: 'q=ski7 (medium)', sort: 'receivedDate', q: 'ski7' },
   { name: 'q=shipped status=4', sort: 'receivedDate', statuses: [4], q: 'shipped' },
