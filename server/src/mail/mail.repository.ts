@@ -3,7 +3,7 @@
  * per-status counters kept in the same transaction as every change, recipients and the event log.
  * Functions take `db | trx` first. Where the engines differ (claiming), it says so here.
  */
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type SelectQueryBuilder } from 'kysely';
 import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
@@ -197,21 +197,56 @@ function trigramMatchQuery(search: string): string {
     .join(' AND ');
 }
 
+export type SearchCandidates =
+  /** At most `cap` mails can match: these (newest first). */
+  | { kind: 'few'; ids: number[] }
+  /** More: the newest `cap + 1` candidates, a sample to estimate from (SQLite). */
+  | { kind: 'many'; newest: number[] }
+  /** More: the planner's estimate of the mails matching the whole filter (PostgreSQL). */
+  | { kind: 'estimated'; rows: number };
+
 /**
- * The newest `limit` mails that may contain `search` (at least 3 characters), newest first, from the
- * trigram index alone: FTS5 walks its doclists from the highest rowid and stops at `limit`; on PostgreSQL
- * the planner uses the pg_trgm GIN index for a rare pattern, or walks the primary key for a common one.
- * SQLite's candidates are a superset (trigrams, not the substring); PostgreSQL's are exact.
+ * Which mails may contain `filter.search` (at least 3 characters), from the trigram index alone.
+ * - SQLite: FTS5 walks its doclists from the highest rowid and stops after `cap + 1`, cheap for any word;
+ *   the candidates are a superset (trigrams, not the substring), which the LIKE of the page removes.
+ * - PostgreSQL: walking the primary key for `cap + 1` matches of a common word reads tens of thousands of
+ *   rows, so the planner's estimate (from the statistics of `search_text`, target 1000) decides first;
+ *   only a pattern it expects to be rare is looked up in the GIN index.
  */
-export async function findSearchCandidates(db: DbOrTrx, engine: Engine, search: string, limit: number): Promise<number[]> {
+export async function findSearchCandidates(
+  db: DbOrTrx,
+  engine: Engine,
+  filter: MailFilter & { search: string },
+  cap: number,
+): Promise<SearchCandidates> {
   if (engine === 'sqlite') {
     const result = await sql<{ id: number }>`
-      select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(search)}
-      order by rowid desc limit ${limit}`.execute(db);
-    return result.rows.map((r) => Number(r.id));
+      select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(filter.search)}
+      order by rowid desc limit ${cap + 1}`.execute(db);
+    const ids = result.rows.map((r) => Number(r.id));
+    return ids.length <= cap ? { kind: 'few', ids } : { kind: 'many', newest: ids };
   }
-  const rows = await db.selectFrom('mails').select('id').where(likeSearch(search)).orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((r) => Number(r.id));
+  const estimate = await estimateRows(db, applyFilter(db.selectFrom('mails').select('id'), filter).compile());
+  if (estimate > cap) return { kind: 'estimated', rows: estimate };
+  const rows = await db
+    .selectFrom('mails')
+    .select('id')
+    .where(likeSearch(filter.search))
+    .orderBy('id', 'desc')
+    .limit(cap + 1)
+    .execute();
+  // The planner thought the pattern rare and was wrong: at least cap + 1 match.
+  return rows.length <= cap
+    ? { kind: 'few', ids: rows.map((r) => Number(r.id)) }
+    : { kind: 'estimated', rows: Math.max(estimate, rows.length) };
+}
+
+/** PostgreSQL's estimate of the rows a query returns (planning only, nothing is read). */
+async function estimateRows(db: DbOrTrx, query: CompiledQuery): Promise<number> {
+  const result = await db.executeQuery<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+    CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
+  );
+  return Math.round(result.rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
 }
 
 /** The lowest and highest mail id, or undefined for an empty store. */

@@ -140,15 +140,15 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     // A search of 3+ characters asks the trigram index for its newest candidates first. Few: the page and
     // the count read just those, by id. Many: the word is common, so walking the sort's index meets a
     // page of matches soon, and the candidates are a sample to estimate the total from.
-    const indexed = search !== undefined && Array.from(search).length >= MIN_INDEXED_SEARCH;
     const [counts, found] = await Promise.all([
       repo.getStatusCounts(db),
-      indexed ? repo.findSearchCandidates(db, store.engine, search, listTuning.searchCandidateCap + 1) : undefined,
+      search !== undefined && Array.from(search).length >= MIN_INDEXED_SEARCH
+        ? repo.findSearchCandidates(db, store.engine, { ...filter, search }, listTuning.searchCandidateCap)
+        : undefined,
     ]);
     let statusTotal = 0;
     for (const [status, count] of counts) if (!statuses || statuses.includes(status)) statusTotal += count;
-    const candidateIds = found && found.length <= listTuning.searchCandidateCap ? found : undefined;
-    const sample = found && found.length > listTuning.searchCandidateCap ? found : undefined;
+    const candidateIds = found?.kind === 'few' ? found.ids : undefined;
     // A date range is counted up to a cap (its index is covering); a small one is also read through it.
     const rangeCount =
       hasRange && candidateIds === undefined
@@ -156,16 +156,19 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
         : undefined;
     const fewRows = rangeCount !== undefined && rangeCount <= listTuning.fewRows && sort !== 'receivedDate';
 
+    // What an estimate may not exceed: the status total, or a date range's exact count when it has one.
+    const upperBound = () =>
+      rangeCount !== undefined && rangeCount <= listTuning.rangeCountCap ? Math.min(rangeCount, statusTotal) : statusTotal;
     const countTotal = async (): Promise<{ total: number; totalIsEstimate: boolean }> => {
       let total: number;
       let totalIsEstimate = false;
       if (candidateIds) {
         total = await repo.countMailRowsUpTo(db, { ...filter, candidateIds }, candidateIds.length + 1);
-      } else if (sample) {
+      } else if (found?.kind === 'many') {
         // The share of the newest 500 candidates that match (LIKE and every filter), over the ids they
         // span, extrapolated to the whole id range (each candidate checked is a row read, so not all
         // 2,001). Bounded by what is known for sure.
-        const newest = sample.slice(0, ESTIMATE_SAMPLE);
+        const newest = found.newest.slice(0, ESTIMATE_SAMPLE);
         const [matchedInSample, bounds] = await Promise.all([
           repo.countMailRowsUpTo(db, { ...filter, candidateIds: newest }, newest.length + 1),
           repo.getIdBounds(db),
@@ -173,8 +176,10 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
         const extrapolated = bounds
           ? Math.round((matchedInSample * (bounds.max - bounds.min + 1)) / (bounds.max - Math.min(...newest) + 1))
           : 0;
-        const upper = rangeCount !== undefined && rangeCount <= listTuning.rangeCountCap ? Math.min(rangeCount, statusTotal) : statusTotal;
-        total = Math.min(Math.max(extrapolated, matchedInSample), upper);
+        total = Math.min(Math.max(extrapolated, matchedInSample), upperBound());
+        totalIsEstimate = true;
+      } else if (found?.kind === 'estimated') {
+        total = Math.min(found.rows, upperBound());
         totalIsEstimate = true;
       } else if (search) {
         // 1–2 characters: no trigram to look up; the page walks the sort's index and the count reads rows.
