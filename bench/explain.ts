@@ -1,7 +1,8 @@
 /**
  * Query plans of the hot path (issue 4: "check the plans with EXPLAIN at 1M mails on both engines"): the
- * list page per sort (page 1 and a deep keyset page), with a status filter and with a text search, the
- * worker's claim, and the status counters. It captures the exact SQL the repositories issue (through
+ * list page per sort (page 1 and a deep keyset page), with a status filter, a text search through the
+ * trigram index (rare and common), a received-date range and the last page (issue 8), the worker's claim,
+ * and the status counters. It captures the exact SQL the repositories issue (through
  * Kysely's query log) and asks the engine for its plan. Prints Markdown.
  *
  *   DATA_DIR=/path/with/1M npx tsx bench/explain.ts                      # SQLite
@@ -15,7 +16,16 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 
 import pg from 'pg';
 import { MAIL_SORTS } from '@outbox/contract';
 import { claimDueMails } from '../server/src/delivery/queue.repository.js';
-import { getStatusCounts, listMailRows, sortValueOf } from '../server/src/mail/mail.repository.js';
+import {
+  countMailRowsUpTo,
+  type SearchCandidates,
+  findSearchCandidates,
+  getIdBounds,
+  getStatusCounts,
+  listMailRows,
+  SORT_COLUMNS,
+  sortValueOf,
+} from '../server/src/mail/mail.repository.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';
 
@@ -69,8 +79,10 @@ async function planOf(title: string, run: () => Promise<unknown>): Promise<void>
   const query = captured as CompiledQuery | undefined;
   if (!query) throw new Error(`${title}: no query captured`);
   const plan = await raw.explain(query);
+  // A list of candidate ids is thousands of placeholders: shown as one.
+  const shown = query.sql.replace(/\((?:(?:\?|\$\d+), ){4,}(?:\?|\$\d+)\)/g, (list) => `(… ${list.split(',').length} ids …)`);
   console.log(
-    `### ${title}\n\n(${ms.toFixed(1)} ms as the service runs it)\n\n\`\`\`sql\n${query.sql}\n\`\`\`\n\n\`\`\`\n${plan}\n\`\`\`\n`,
+    `### ${title}\n\n(${ms.toFixed(1)} ms as the service runs it)\n\n\`\`\`sql\n${shown.trim()}\n\`\`\`\n\n\`\`\`\n${plan}\n\`\`\`\n`,
   );
 }
 
@@ -85,20 +97,20 @@ const total = Number(
 console.log(`## ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${total.toLocaleString('en')} mails\n`);
 
 for (const sort of MAIL_SORTS) {
-  await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, { sort, order: 'desc', limit: 50 }));
+  await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, engine, { sort, order: 'desc', limit: 50 }));
   // A deep page: the keyset cursor of the row at 80 % of the table in this order.
   const offset = Math.floor(total * 0.8);
   const deepRow = await db
     .selectFrom('mails')
     .selectAll()
-    .orderBy(sql.ref(sortColumn(sort)), 'desc')
+    .orderBy(sql.ref(SORT_COLUMNS[sort]), 'desc')
     .orderBy('id', 'desc')
     .offset(offset)
     .limit(1)
     .executeTakeFirst();
   if (deepRow) {
     await planOf(`list, sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
-      listMailRows(db, {
+      listMailRows(db, engine, {
         sort,
         order: 'desc',
         limit: 50,
@@ -108,10 +120,79 @@ for (const sort of MAIL_SORTS) {
   }
 }
 await planOf('list, status=4 (ProviderError), sort=receivedDate', () =>
-  listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }),
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }),
 );
-await planOf('list, q=invoice (text search)', () =>
-  listMailRows(db, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'invoice' }),
+// Text search (issue 8): the service first asks the trigram index for the newest 2,001 candidates; up to
+// 2,000 are read by id, more means a common word whose page walks the sort index (mail.service.ts).
+const CAP = 2_000;
+const idsOf = (found: SearchCandidates) => (found.kind === 'few' ? found.ids : found.kind === 'many' ? found.newest : []);
+for (const [word, kind] of [
+  ['kowalski77', 'rare'],
+  ['kowalski7', 'medium'],
+  ['shipped', 'common'],
+] as const) {
+  await planOf(`search candidates, q=${word} (${kind}): trigram index, newest ${CAP + 1} (PostgreSQL: the planner's estimate first)`, () =>
+    findSearchCandidates(db, engine, { search: word }, CAP),
+  );
+}
+const rareIds = idsOf(await findSearchCandidates(db, engine, { search: 'kowalski77' }, CAP));
+await planOf(`list, q=kowalski77 (rare: its ${rareIds.length} candidates read by id and sorted)`, () =>
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'kowalski77', candidateIds: rareIds }),
+);
+await planOf('list, q=kowalski77 status=4 sort=to (rare, with a status filter)', () =>
+  listMailRows(db, engine, { sort: 'to', order: 'desc', limit: 50, search: 'kowalski77', statuses: [4], candidateIds: rareIds }),
+);
+await planOf('count, q=kowalski77 (rare: exact, candidates by id)', () =>
+  countMailRowsUpTo(db, { search: 'kowalski77', candidateIds: rareIds }, rareIds.length + 1),
+);
+await planOf('list, q=kowalski7 (medium, 5,747 matches: more than 2,000 candidates, so the sort index is walked)', () =>
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'kowalski7' }),
+);
+await planOf('list, q=shipped (common: the sort index walked, LIKE on each row)', () =>
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'shipped' }),
+);
+await planOf('list, q=shipped status=4 (common, one status: (status, received_at) walked)', () =>
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'shipped', statuses: [4] }),
+);
+const commonSample = idsOf(await findSearchCandidates(db, engine, { search: 'shipped' }, CAP)).slice(0, 500);
+await planOf('count, q=shipped status=4 (common: matches among the newest 500 candidates, for the estimate)', () =>
+  countMailRowsUpTo(db, { search: 'shipped', statuses: [4], candidateIds: commonSample }, commonSample.length + 1),
+);
+await planOf('id bounds (for the estimate)', () => getIdBounds(db));
+
+// Received-date range (issue 8): relative to the newest mail.
+const newest = Number(
+  (
+    await db
+      .selectFrom('mails')
+      .select((eb) => eb.fn.max('received_at').as('t'))
+      .executeTakeFirstOrThrow()
+  ).t ?? Date.now(),
+);
+const hoursAgo = (hours: number) => newest - hours * 3_600_000;
+await planOf('count, last 24 h (capped at 10,001, index only)', () => countMailRowsUpTo(db, { receivedFrom: hoursAgo(24) }, 10_001));
+await planOf('count, last 24 h status=0,4 (capped at 10,001, index only)', () =>
+  countMailRowsUpTo(db, { receivedFrom: hoursAgo(24), statuses: [0, 4] }, 10_001),
+);
+await planOf('list, last 24 h, sort=receivedDate', () =>
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, receivedFrom: hoursAgo(24) }),
+);
+await planOf('list, last 24 h status=4, sort=receivedDate', () =>
+  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), statuses: [4] }),
+);
+await planOf('list, last 1 h, sort=subject (few rows: read by date and sorted)', () =>
+  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, receivedFrom: hoursAgo(1), fewRows: true }),
+);
+await planOf('list, last 7 d, sort=subject (many rows: the sort index walked, date filtered)', () =>
+  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, receivedFrom: hoursAgo(168) }),
+);
+await planOf('list, last page (sort=to, read from the far end)', () =>
+  listMailRows(db, engine, {
+    sort: 'to',
+    order: 'desc',
+    limit: 50,
+    cursor: { sort: 'to', order: 'desc', value: null, id: null, direction: 'prev' },
+  }),
 );
 await planOf('status counters (meta.total and counts)', () => getStatusCounts(db));
 await planOf('worker claim (inside a transaction, rolled back)', async () => {
@@ -124,14 +205,3 @@ await planOf('worker claim (inside a transaction, rolled back)', async () => {
     .catch(() => undefined);
 });
 await raw.close();
-
-function sortColumn(sort: (typeof MAIL_SORTS)[number]): string {
-  return {
-    receivedDate: 'received_at',
-    lastUpdate: 'last_update_at',
-    providerSentDate: 'provider_sent_at',
-    subject: 'subject',
-    status: 'status',
-    from: 'from_mail',
-  }[sort];
-}

@@ -21,7 +21,8 @@ export const Mail = Type.Object({
 });
 export type Mail = Static<typeof Mail>;
 
-export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from'] as const;
+/** `to` sorts by the first To recipient's address. */
+export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from', 'to'] as const;
 export type MailSort = (typeof MAIL_SORTS)[number];
 export const MAX_LIST_LIMIT = 500;
 
@@ -29,6 +30,10 @@ export const MailListQuery = Type.Object(
   {
     status: Type.Optional(Type.String({ pattern: '^[0-5](,[0-5])*$', description: 'Status codes, comma separated, e.g. 0,4' })),
     q: Type.Optional(Type.String({ maxLength: 200, description: 'Search in sender, recipients and subject' })),
+    receivedFrom: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Received at or after this instant (ISO 8601, inclusive)' }),
+    ),
+    receivedTo: Type.Optional(Type.String({ format: 'date-time', description: 'Received before this instant (ISO 8601, exclusive)' })),
     // Enums rather than unions of literals: a bad value gets one error that lists the allowed ones.
     sort: Type.Optional(Type.Unsafe<MailSort>({ type: 'string', enum: [...MAIL_SORTS] })),
     order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'] })),
@@ -44,6 +49,11 @@ export const MailListMeta = Type.Object({
   totalIsEstimate: Type.Boolean(),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
   prevCursor: Type.Union([Type.String(), Type.Null()]),
+  lastCursor: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description: 'The last page (keyset from the far end, no OFFSET); null when this page is the last',
+    }),
+  ),
   counts: Type.Record(Type.String(), Type.Integer(), {
     description: 'Mails per status code over the whole store, exact',
   }),

@@ -29,8 +29,8 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
       },
     },
     async (request) => {
-      const { status, q, sort, order, limit, cursor } = request.query;
-      return mails.listMails({ statuses: status?.split(',').map(Number), q, sort, order, limit, cursor });
+      const { status, q, receivedFrom, receivedTo, sort, order, limit, cursor } = request.query;
+      return mails.listMails({ statuses: status?.split(',').map(Number), q, receivedFrom, receivedTo, sort, order, limit, cursor });
     },
   );
 

@@ -7,6 +7,7 @@
  * type of its sort's column here, so what reaches the store is a value that column can hold. Cursors are not
  * signed: a key per process would break paging behind a load balancer, and a forged but well-typed cursor
  * only starts a page where its sender chose, in a list that sender may read anyway.
+ * A `prev` cursor without a row (value and id null) means "from the far end": the last page (`meta.lastCursor`).
  */
 import type { MailSort } from '@outbox/contract';
 import { badRequest } from '../errors.js';
@@ -16,8 +17,9 @@ export type SortValue = number | string;
 export interface Cursor {
   sort: MailSort;
   order: 'asc' | 'desc';
-  value: SortValue;
-  id: number;
+  /** null (with id null, direction prev): start from the far end, i.e. the last page. */
+  value: SortValue | null;
+  id: number | null;
   /** `next` pages on past the row, `prev` pages back before it. */
   direction: 'next' | 'prev';
 }
@@ -39,9 +41,10 @@ export function decodeCursor(token: string, sort: MailSort, order: 'asc' | 'desc
   if (!Array.isArray(payload) || payload.length !== 5) throw invalid();
   const [cursorSort, cursorOrder, value, id, direction] = payload as unknown[];
   if (cursorSort !== sort || cursorOrder !== order) throw invalid();
+  if (direction !== 'next' && direction !== 'prev') throw invalid();
+  if (value === null && id === null && direction === 'prev') return { sort, order, value, id, direction };
   if (!isSortValue(sort, value)) throw invalid();
   if (!isSafeInteger(id, 1)) throw invalid();
-  if (direction !== 'next' && direction !== 'prev') throw invalid();
   return { sort, order, value, id, direction };
 }
 
@@ -61,6 +64,7 @@ function isSortValue(sort: MailSort, value: unknown): value is SortValue {
       return isSafeInteger(value, 0, 5);
     case 'subject':
     case 'from':
+    case 'to':
       return typeof value === 'string' && !value.includes('\u0000');
   }
 }

@@ -5,7 +5,7 @@
  * Functions take `db | trx` first. A little over ~250 lines: the list query (keyset paging with its index
  * notes) is one piece, and the insert of new mails belongs beside the reads of what it inserted.
  */
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type SelectQueryBuilder } from 'kysely';
 import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
@@ -18,14 +18,24 @@ export const SORT_COLUMNS = {
   subject: 'subject',
   status: 'status',
   from: 'from_mail',
+  to: 'first_to_mail',
 } as const satisfies Record<MailSort, keyof MailRow>;
 
 export type SortColumn = (typeof SORT_COLUMNS)[MailSort];
 
 export interface MailFilter {
   statuses?: number[] | undefined;
-  /** Lower-cased search text. */
+  /** Lower-cased search text, matched as a substring of `search_text`. */
   search?: string | undefined;
+  /** Received at or after this instant (ms, inclusive). */
+  receivedFrom?: number | undefined;
+  /** Received before this instant (ms, exclusive). */
+  receivedTo?: number | undefined;
+  /**
+   * Only these mails can match: the search's candidates from the trigram index. They are read by id and
+   * still checked against every other term, the search's LIKE included (the index finds a superset).
+   */
+  candidateIds?: number[] | undefined;
 }
 
 export interface ListPageQuery extends MailFilter {
@@ -34,43 +44,83 @@ export interface ListPageQuery extends MailFilter {
   /** undefined: every matching row. */
   limit?: number | undefined;
   cursor?: Cursor | undefined;
+  /**
+   * The date range holds few rows: read them through the received-date index and sort them, instead of
+   * walking the sort's own index past every row outside the range. Implied by `candidateIds`.
+   */
+  fewRows?: boolean | undefined;
 }
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+const likeSearch = (search: string) => sql<boolean>`search_text like ${`%${escapeLike(search)}%`} escape '\\'`;
+
 /**
- * The status filter either drives the index or stays a plain filter. One status with the default sort
- * seeks `(status, received_at, id)`. With several statuses or another sort, an index on status alone would
- * make the engine fetch every matching row and sort them (200 ms for two statuses at 1M mails, 90 ms for
- * one status sorted by subject); reading the sort's own index and filtering stops after one page instead.
- * `+status` (a no-op arithmetic) is how SQLite is told not to use an index for a term.
+ * Each filter either drives an index or stays a plain filter on rows read through another index.
+ * `+column` (a no-op arithmetic) is how SQLite is told not to use an index for a term; PostgreSQL's planner
+ * has statistics and mostly chooses well by itself, and the no-op does it no harm.
+ * - Status: one status with the received-date order seeks `(status, received_at, id)`. With several statuses
+ *   or another sort, an index on status alone would make the engine fetch every matching row and sort them
+ *   (200 ms for two statuses at 1M mails, 90 ms for one status sorted by subject); reading the sort's own
+ *   index and filtering stops after one page instead.
+ * - Date range: drives `received_at` when the page is in received order (a range seek in the sort's own
+ *   index), when only counting, or when the range holds few rows (`fewRows`); otherwise it is a filter on
+ *   the sort index's walk.
+ * - Candidates: the page reads them by primary key.
+ * `sort` undefined means counting: no order to keep, so every term may seek.
  */
-function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter: MailFilter, sort?: MailSort) {
+function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter: MailFilter, sort?: MailSort, fewRows = false) {
   let q = query;
+  const byId = filter.candidateIds !== undefined;
+  if (filter.candidateIds !== undefined) {
+    // `in ()` is not SQL: no candidate means no row.
+    q = filter.candidateIds.length > 0 ? q.where('id', 'in', filter.candidateIds) : q.where(sql<boolean>`1 = 0`);
+  }
   if (filter.statuses && filter.statuses.length > 0) {
-    const seekByStatus = sort === undefined || (sort === 'receivedDate' && filter.statuses.length === 1);
+    const seekByStatus = !byId && (sort === undefined || ((sort === 'receivedDate' || fewRows) && filter.statuses.length === 1));
     q = seekByStatus ? q.where('status', 'in', filter.statuses) : q.where(sql<number>`+status`, 'in', filter.statuses);
   }
-  if (filter.search) q = q.where(sql<boolean>`search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
+  if (filter.receivedFrom !== undefined || filter.receivedTo !== undefined) {
+    const seekByDate = !byId && (sort === undefined || sort === 'receivedDate' || fewRows);
+    const receivedAt = seekByDate ? sql<number>`received_at` : sql<number>`+received_at`;
+    if (filter.receivedFrom !== undefined) q = q.where(receivedAt, '>=', filter.receivedFrom);
+    if (filter.receivedTo !== undefined) q = q.where(receivedAt, '<', filter.receivedTo);
+  }
+  if (filter.search) q = q.where(likeSearch(filter.search));
   return q;
 }
 
 /**
  * One page in the requested order. Fetches one row more than asked to learn whether another page follows
- * in the direction of travel; `prev` pages are read in reverse order and turned around.
+ * in the direction of travel; `prev` pages are read in reverse order and turned around. A `prev` cursor
+ * without a row (`id` null) reads from the far end: the last page, without OFFSET.
  */
-export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{ rows: MailRow[]; hasMore: boolean }> {
+export async function listMailRows(db: DbOrTrx, engine: Engine, query: ListPageQuery): Promise<{ rows: MailRow[]; hasMore: boolean }> {
   const column = SORT_COLUMNS[query.sort];
   const isBackwards = query.cursor?.direction === 'prev';
   const readDescending = (query.order === 'desc') !== isBackwards;
   const direction = readDescending ? 'desc' : 'asc';
+  const anchor =
+    query.cursor && query.cursor.id !== null && query.cursor.value !== null
+      ? { value: query.cursor.value, id: query.cursor.id }
+      : undefined;
 
   const fetch = query.limit !== undefined ? query.limit + 1 : undefined;
   const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (fetch !== undefined ? (q.limit(fetch) as Q) : q);
   let rows: MailRow[];
-  if (!query.cursor) {
+  if (query.candidateIds !== undefined || query.fewRows) {
+    // Few rows, read through their own index (ids, date range) and sorted: the sort column must not drive,
+    // or SQLite walks its index and probes each entry against the few rows. `+column` keeps it out.
+    const sortBy = engine === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
+    let q = applyFilter(db.selectFrom('mails').selectAll(), query, query.sort, true);
+    if (anchor) {
+      const past = sql.raw(readDescending ? '<' : '>');
+      q = q.where(sql<boolean>`(${sortBy} ${past} ${anchor.value} or (${sortBy} = ${anchor.value} and id ${past} ${anchor.id}))`);
+    }
+    rows = await page(q.orderBy(sortBy, direction).orderBy('id', direction)).execute();
+  } else if (!anchor) {
     rows = await page(
       applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).orderBy(column, direction).orderBy('id', direction),
     ).execute();
@@ -79,7 +129,7 @@ export async function listMailRows(db: DbOrTrx, query: ListPageQuery): Promise<{
     // rows beyond it. A row comparison `(column, id) < (value, id)` is one seek on PostgreSQL, but SQLite
     // only seeks on `column` and then walks every row that shares the value (all of one status, all of one
     // sender), which made deep pages of such sorts 100 times slower than page 1.
-    const { value, id } = query.cursor;
+    const { value, id } = anchor;
     const past = readDescending ? '<' : '>';
     const sameValue = page(
       applyFilter(db.selectFrom('mails').selectAll(), query, query.sort)
@@ -113,7 +163,11 @@ export function sortValueOf(row: MailRow, sort: MailSort): SortValue {
   return row[SORT_COLUMNS[sort]];
 }
 
-/** Counts a filtered list up to `cap` rows (a text search cannot use counters); more means "at least cap". */
+/**
+ * Counts a filtered list up to `cap` rows; more means "at least cap". Status and date terms seek their
+ * indexes (covering, so no row is read), candidates are read by id; only a search without candidates (a
+ * query too short for trigrams) reads rows.
+ */
 export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: number): Promise<number> {
   const inner = applyFilter(db.selectFrom('mails').select('id'), filter).limit(cap);
   const row = await db
@@ -121,6 +175,99 @@ export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: nu
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * The FTS5 query for a substring: some of its trigrams ANDed (every third and the last; any subset finds a
+ * superset of the matches, and the LIKE that follows removes the rest). Each is a quoted string, so `"`,
+ * `*`, `NEAR`, `OR` and the like are text, never query syntax. `search` has at least 3 characters.
+ */
+function trigramMatchQuery(search: string): string {
+  const chars = Array.from(search);
+  const starts = new Set<number>();
+  for (let i = 0; i + 3 <= chars.length; i += 3) starts.add(i);
+  starts.add(chars.length - 3);
+  return [...starts]
+    .slice(0, 12)
+    .map(
+      (i) =>
+        `"${chars
+          .slice(i, i + 3)
+          .join('')
+          .replaceAll('"', '""')}"`,
+    )
+    .join(' AND ');
+}
+
+export type SearchCandidates =
+  /** At most `cap` mails can match: these (newest first). */
+  | { kind: 'few'; ids: number[] }
+  /** More: the newest `cap + 1` candidates, a sample to estimate from (SQLite). */
+  | { kind: 'many'; newest: number[] }
+  /** More: the planner's estimate of the mails matching the whole filter (PostgreSQL). */
+  | { kind: 'estimated'; rows: number };
+
+/**
+ * Which mails may contain `filter.search` (at least 3 characters), from the trigram index alone.
+ * - SQLite: FTS5 walks its doclists from the highest rowid and stops after `cap + 1`, cheap for any word;
+ *   the candidates are a superset (trigrams, not the substring), which the LIKE of the page removes.
+ * - PostgreSQL: walking the primary key for `cap + 1` matches of a common word reads tens of thousands of
+ *   rows, so the planner's estimate (from the statistics of `search_text`, target 1000) decides first;
+ *   only a pattern it expects to be rare is looked up in the GIN index.
+ */
+export async function findSearchCandidates(
+  db: DbOrTrx,
+  engine: Engine,
+  filter: MailFilter & { search: string },
+  cap: number,
+): Promise<SearchCandidates> {
+  if (engine === 'sqlite') {
+    const result = await sql<{ id: number }>`
+      select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(filter.search)}
+      order by rowid desc limit ${cap + 1}`.execute(db);
+    const ids = result.rows.map((r) => Number(r.id));
+    return ids.length <= cap ? { kind: 'few', ids } : { kind: 'many', newest: ids };
+  }
+  const estimate = await estimateRows(db, applyFilter(db.selectFrom('mails').select('id'), filter).compile());
+  if (estimate > cap) return { kind: 'estimated', rows: estimate };
+  const rows = await db
+    .selectFrom('mails')
+    .select('id')
+    .where(likeSearch(filter.search))
+    .orderBy('id', 'desc')
+    .limit(cap + 1)
+    .execute();
+  // The planner thought the pattern rare and was wrong: at least cap + 1 match.
+  return rows.length <= cap
+    ? { kind: 'few', ids: rows.map((r) => Number(r.id)) }
+    : { kind: 'estimated', rows: Math.max(estimate, rows.length) };
+}
+
+/** PostgreSQL's estimate of the rows a query returns (planning only, nothing is read). */
+async function estimateRows(db: DbOrTrx, query: CompiledQuery): Promise<number> {
+  const result = await db.executeQuery<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(
+    CompiledQuery.raw(`explain (format json) ${query.sql}`, [...query.parameters]),
+  );
+  return Math.round(result.rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+}
+
+/** The lowest and highest mail id, or undefined for an empty store. */
+export async function getIdBounds(db: DbOrTrx): Promise<{ min: number; max: number } | undefined> {
+  // Two subqueries: SQLite answers `min(id)` or `max(id)` alone from one end of the index, but a query
+  // asking for both scans the whole table (1M rows: ~0.5 s).
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.min('id').as('v'))
+        .as('min'),
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.max('id').as('v'))
+        .as('max'),
+    ])
+    .executeTakeFirst();
+  return row && row.min !== null && row.max !== null ? { min: Number(row.min), max: Number(row.max) } : undefined;
 }
 
 /** Exact mails per status, from the counters kept with every change. */
@@ -204,7 +351,8 @@ export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number
     const chunk = mails.slice(start, start + 200);
     const inserted = await db
       .insertInto('mails')
-      .values(chunk.map((m) => m.row))
+      // The To sort's column is derived here, so no caller can forget it or get it wrong.
+      .values(chunk.map((m) => ({ ...m.row, first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '' })))
       .returning('id')
       .execute();
     // RETURNING follows VALUES order on both engines for a single multi-row INSERT.

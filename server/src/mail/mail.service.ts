@@ -5,7 +5,7 @@
  */
 import { MailStatus, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -16,14 +16,32 @@ import * as repo from './mail.repository.js';
 export { statusName, toMail } from './mail-mapping.js';
 
 /**
- * A text search is counted up to this many matches (then `totalIsEstimate`): counting means reading rows,
- * and at 1M mails a cap of 10,000 cost ~55 ms for a common word, more than the page itself.
+ * A search too short for the trigram index (1–2 characters) is counted up to this many matches (then
+ * `totalIsEstimate`): counting it means reading rows, and at 1M mails a cap of 10,000 cost ~55 ms.
  */
 export const SEARCH_COUNT_CAP = 1_000;
+/** Trigram indexes index 3-character pieces: a shorter search cannot use them. */
+export const MIN_INDEXED_SEARCH = 3;
+/**
+ * Where the list changes plan. Tests lower them to walk every plan on a few dozen mails; nothing else
+ * should change them.
+ * - searchCandidateCap: a search whose trigram candidates number at most this many reads them by id and
+ *   counts them exactly; beyond, the word is common enough that walking the sort's index fills a page
+ *   soon, and the total is an estimate. Reading N candidates by id costs about what walking the sort
+ *   index past 50/density rows does, which is where the two plans meet.
+ * - rangeCountCap: a date range is counted exactly up to this many mails (index only); beyond, an estimate.
+ * - fewRows: a date range holding at most this many mails is read through the date index and sorted.
+ */
+/** How many of a common search's newest candidates are checked to estimate its total. */
+const ESTIMATE_SAMPLE = 500;
+export const listTuning = { searchCandidateCap: 2_000, rangeCountCap: 10_000, fewRows: 5_000 };
 
 export interface ListMailsInput {
   statuses?: number[] | undefined;
   q?: string | undefined;
+  /** ISO 8601 instants: received at or after `receivedFrom`, before `receivedTo`. */
+  receivedFrom?: string | undefined;
+  receivedTo?: string | undefined;
   sort?: MailSort | undefined;
   order?: 'asc' | 'desc' | undefined;
   limit?: number | undefined;
@@ -63,28 +81,88 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     const cursor = input.cursor ? decodeCursor(input.cursor, sort, order) : undefined;
     const statuses = input.statuses && input.statuses.length > 0 ? [...new Set(input.statuses)] : undefined;
     const search = input.q?.trim().toLowerCase() || undefined;
-
-    const [{ rows, hasMore }, counts] = await Promise.all([
-      repo.listMailRows(db, { statuses, search, sort, order, limit: input.limit, cursor }),
-      repo.getStatusCounts(db),
-    ]);
-
-    let total = 0;
-    let totalIsEstimate = false;
-    if (search) {
-      total = await repo.countMailRowsUpTo(db, { statuses, search }, SEARCH_COUNT_CAP + 1);
-      totalIsEstimate = total > SEARCH_COUNT_CAP;
-      if (totalIsEstimate) total = SEARCH_COUNT_CAP;
-    } else {
-      for (const [status, count] of counts) if (!statuses || statuses.includes(status)) total += count;
+    const receivedFrom = input.receivedFrom !== undefined ? Date.parse(input.receivedFrom) : undefined;
+    const receivedTo = input.receivedTo !== undefined ? Date.parse(input.receivedTo) : undefined;
+    if (receivedFrom !== undefined && receivedTo !== undefined && receivedFrom >= receivedTo) {
+      throw badRequest('invalid_date_range', 'query.receivedTo must be later than query.receivedFrom');
     }
+    const hasRange = receivedFrom !== undefined || receivedTo !== undefined;
+    const filter: repo.MailFilter = { statuses, search, receivedFrom, receivedTo };
+
+    // A search of 3+ characters asks the trigram index for its newest candidates first. Few: the page and
+    // the count read just those, by id. Many: the word is common, so walking the sort's index meets a
+    // page of matches soon, and the candidates are a sample to estimate the total from.
+    const [counts, found] = await Promise.all([
+      repo.getStatusCounts(db),
+      search !== undefined && Array.from(search).length >= MIN_INDEXED_SEARCH
+        ? repo.findSearchCandidates(db, store.engine, { ...filter, search }, listTuning.searchCandidateCap)
+        : undefined,
+    ]);
+    let statusTotal = 0;
+    for (const [status, count] of counts) if (!statuses || statuses.includes(status)) statusTotal += count;
+    const candidateIds = found?.kind === 'few' ? found.ids : undefined;
+    // A date range is counted up to a cap (its index is covering); a small one is also read through it.
+    const rangeCount =
+      hasRange && candidateIds === undefined
+        ? await repo.countMailRowsUpTo(db, { statuses, receivedFrom, receivedTo }, listTuning.rangeCountCap + 1)
+        : undefined;
+    const fewRows = rangeCount !== undefined && rangeCount <= listTuning.fewRows && sort !== 'receivedDate';
+
+    // What an estimate may not exceed: the status total, or a date range's exact count when it has one.
+    const upperBound = () =>
+      rangeCount !== undefined && rangeCount <= listTuning.rangeCountCap ? Math.min(rangeCount, statusTotal) : statusTotal;
+    const countTotal = async (): Promise<{ total: number; totalIsEstimate: boolean }> => {
+      let total: number;
+      let totalIsEstimate = false;
+      if (candidateIds) {
+        total = await repo.countMailRowsUpTo(db, { ...filter, candidateIds }, candidateIds.length + 1);
+      } else if (found?.kind === 'many') {
+        // The share of the newest 500 candidates that match (LIKE and every filter), over the ids they
+        // span, extrapolated to the whole id range (each candidate checked is a row read, so not all
+        // 2,001). Bounded by what is known for sure.
+        const newest = found.newest.slice(0, ESTIMATE_SAMPLE);
+        const [matchedInSample, bounds] = await Promise.all([
+          repo.countMailRowsUpTo(db, { ...filter, candidateIds: newest }, newest.length + 1),
+          repo.getIdBounds(db),
+        ]);
+        const extrapolated = bounds
+          ? Math.round((matchedInSample * (bounds.max - bounds.min + 1)) / (bounds.max - Math.min(...newest) + 1))
+          : 0;
+        total = Math.min(Math.max(extrapolated, matchedInSample), upperBound());
+        totalIsEstimate = true;
+      } else if (found?.kind === 'estimated') {
+        total = Math.min(found.rows, upperBound());
+        totalIsEstimate = true;
+      } else if (search) {
+        // 1–2 characters: no trigram to look up; the page walks the sort's index and the count reads rows.
+        total = await repo.countMailRowsUpTo(db, filter, SEARCH_COUNT_CAP + 1);
+        totalIsEstimate = total > SEARCH_COUNT_CAP;
+        if (totalIsEstimate) total = SEARCH_COUNT_CAP;
+      } else if (rangeCount !== undefined) {
+        totalIsEstimate = rangeCount > listTuning.rangeCountCap;
+        total = Math.min(rangeCount, listTuning.rangeCountCap);
+      } else {
+        total = statusTotal;
+      }
+      return { total, totalIsEstimate };
+    };
+
+    const [{ rows, hasMore }, { total, totalIsEstimate }] = await Promise.all([
+      repo.listMailRows(db, store.engine, { ...filter, candidateIds, fewRows, sort, order, limit: input.limit, cursor }),
+      countTotal(),
+    ]);
 
     const cursorAt = (row: MailRow | undefined, direction: 'next' | 'prev') =>
       row ? encodeCursor({ sort, order, value: repo.sortValueOf(row, sort), id: row.id, direction }) : null;
     const isBackwards = cursor?.direction === 'prev';
-    // Forwards, a page after a cursor always has one before it; backwards, the page we came from follows.
-    const nextCursor = isBackwards || hasMore ? cursorAt(rows.at(-1), 'next') : null;
+    const fromFarEnd = isBackwards && cursor.id === null;
+    // Forwards, a page after a cursor always has one before it; backwards, the page we came from follows
+    // (except on the last page, read from the far end: nothing follows it).
+    const nextCursor = fromFarEnd ? null : isBackwards || hasMore ? cursorAt(rows.at(-1), 'next') : null;
     const prevCursor = (isBackwards ? hasMore : cursor !== undefined) ? cursorAt(rows[0], 'prev') : null;
+    // The last page is the far end read backwards; offered whenever a page follows this one.
+    const lastCursor =
+      input.limit !== undefined && nextCursor !== null ? encodeCursor({ sort, order, value: null, id: null, direction: 'prev' }) : null;
 
     return {
       data: await withRecipients(rows),
@@ -93,6 +171,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
         totalIsEstimate,
         nextCursor,
         prevCursor,
+        lastCursor,
         counts: Object.fromEntries(STATUSES.map((s) => [String(s.code), counts.get(s.code) ?? 0])),
       },
     };

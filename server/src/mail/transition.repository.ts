@@ -39,6 +39,7 @@ const MAIL_COLUMNS = [
   'provider_reply',
   'api_key_id',
   'idempotency_key',
+  'first_to_mail',
 ] as const satisfies ReadonlyArray<keyof MailRow>;
 const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;
 void hasEveryColumn;

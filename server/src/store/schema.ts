@@ -24,6 +24,11 @@ export interface MailTable {
   provider_reply: string | null;
   api_key_id: number | null;
   idempotency_key: string | null;
+  /**
+   * The first To recipient's address ('' when none), for the list's To sort (migration 003). `insertMails`
+   * fills it from the recipients, so callers building a row leave it out.
+   */
+  first_to_mail: ColumnType<string, string | undefined, string>;
 }
 
 export interface MailRecipientTable {
