@@ -1,3 +1,4 @@
+/* One file (over 250 lines) for the list view's component tests: they share the MSW list handler and row helpers below. */
 import type { Mail, MailListResponse } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, waitFor, within } from '@testing-library/react';
