@@ -32,7 +32,11 @@ test.describe('The product (§1, §2)', () => {
     await expect(app.loginHeading).toBeVisible();
   });
 
-  test('§2 One screen and no routes of its own: the address stays the same through login, list and logout', async ({ app, page, env }) => {
+  test('§2 One screen and no routes of its own: the path stays /, no history entries, logout leaves the bare address', async ({
+    app,
+    page,
+    env,
+  }) => {
     await app.open();
     const start = page.url();
     expect(new URL(start).pathname).toBe('/');
@@ -40,7 +44,9 @@ test.describe('The product (§1, §2)', () => {
     await app.login();
     expect(page.url()).toBe(start);
     await app.sortBy('Subject');
-    expect(page.url()).toBe(start);
+    // The view lives in the query string (PRODUCT.md §7), never in a route of its own or a new history entry.
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('subject');
     await app.logoutButton.click();
     await expect(app.loginHeading).toBeVisible();
     expect(page.url()).toBe(start);

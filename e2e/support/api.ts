@@ -24,6 +24,7 @@ export interface ListQuery {
   limit?: number;
   sort?: MailSort;
   order?: 'asc' | 'desc';
+  q?: string;
 }
 
 export class Api {
@@ -51,6 +52,7 @@ export class Api {
     if (query.limit !== undefined) params.limit = query.limit;
     if (query.sort !== undefined) params.sort = query.sort;
     if (query.order !== undefined) params.order = query.order;
+    if (query.q !== undefined) params.q = query.q;
     const response = await this.request.get('/api/v1/mail/list', { headers: this.headers, params });
     expect(response.status(), 'GET /api/v1/mail/list').toBe(200);
     return (await response.json()) as MailListResponse;

@@ -161,6 +161,15 @@ export class ConsolePage {
     return { list: current, index, mail };
   }
 
+  /** The status filter chip of `name` ("All" or a status name), whose text ends with its count. */
+  statusChip(name: string): Locator {
+    return this.page.getByRole('group', { name: 'Status' }).getByRole('button', { name: new RegExp(`^${name}[\\s\\d,]*$`) });
+  }
+
+  get search(): Locator {
+    return this.page.getByRole('searchbox', { name: 'Search sender, recipients and subject' });
+  }
+
   /** Counts list calls made after `mark`. */
   listCalls(mark = 0): number {
     return this.traffic.count(isList, mark);

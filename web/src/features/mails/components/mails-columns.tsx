@@ -1,4 +1,5 @@
-import type { Mail, MailSort } from '@outbox/contract';
+import type { Mail } from '@outbox/contract';
+import type { ListSort } from '../api/list-mails';
 import { STATUSES } from '@outbox/contract/status';
 import { createColumnHelper, type ColumnDef } from '@tanstack/react-table';
 import { Button } from '../../../components/ui/button';
@@ -9,7 +10,7 @@ import { StatusCell } from './status-cell';
 import { ACTION_COLUMN_ID, ACTION_COLUMN_WIDTH, DEFAULT_COLUMN_SIZES, MAX_COLUMN_SIZE, MIN_COLUMN_SIZE } from './table-layout';
 
 /** Which server sort key a column header sorts by (columns without one are not sortable). */
-export const SORT_KEY_OF_COLUMN: Partial<Record<string, MailSort>> = {
+export const SORT_KEY_OF_COLUMN: Partial<Record<string, ListSort>> = {
   from: 'from',
   subject: 'subject',
   status: 'status',

@@ -1,6 +1,6 @@
-import type { Mail, MailSort } from '@outbox/contract';
+import type { Mail } from '@outbox/contract';
 import { flexRender, type Header } from '@tanstack/react-table';
-import type { SortOrder } from '../api/list-mails';
+import type { ListSort, SortOrder } from '../api/list-mails';
 import { SORT_KEY_OF_COLUMN } from './mails-columns';
 import { ACTION_COLUMN_ID } from './table-layout';
 import type { useTableLayout } from './use-table-layout';
@@ -24,9 +24,9 @@ function SortIcon({ direction }: { direction: false | 'asc' | 'desc' }) {
 
 interface HeaderCellProps {
   header: Header<Mail, unknown>;
-  sort: MailSort;
+  sort: ListSort;
   order: SortOrder;
-  onSort: (sort: MailSort) => void;
+  onSort: (sort: ListSort) => void;
   layout: ReturnType<typeof useTableLayout>;
   isResizing: boolean;
 }

@@ -1,7 +1,7 @@
 import { useMemo, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
-import type { Mail, MailSort } from '@outbox/contract';
+import type { Mail } from '@outbox/contract';
 import { flexRender, getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
-import type { SortOrder } from '../api/list-mails';
+import type { ListSort, SortOrder } from '../api/list-mails';
 import { cellTitle, createMailColumns, type RowActions } from './mails-columns';
 import { HeaderCell } from './mails-table-header';
 import { HEADER_HEIGHT, ROW_HEIGHT } from './table-layout';
@@ -9,9 +9,9 @@ import { gridTemplateOf, useTableLayout } from './use-table-layout';
 
 interface MailsTableProps {
   mails: Mail[];
-  sort: MailSort;
+  sort: ListSort;
   order: SortOrder;
-  onSort: (sort: MailSort) => void;
+  onSort: (sort: ListSort) => void;
   actions: RowActions;
   rowSelection: RowSelectionState;
   onRowSelectionChange: (updater: Updater<RowSelectionState>) => void;

@@ -79,7 +79,8 @@ export function useTableLayout() {
   }
 
   function dragHandlers(columnId: string, isResizing: boolean) {
-    if (columnId === ACTION_COLUMN_ID) return {};
+    // draggable="false" explicitly: a <th> is not draggable anyway, but the attribute says so to tools and tests.
+    if (columnId === ACTION_COLUMN_ID) return { draggable: false };
     return {
       draggable: !isResizing,
       onDragStart(event: DragEvent<HTMLElement>) {
