@@ -58,6 +58,13 @@ export class Api {
     return (await response.json()) as MailListResponse;
   }
 
+  /** Submits one mail with an API key (POST /api/v1/mail); with WORKER=off it stays Queued. */
+  async submit(apiKey: string, mail: Record<string, unknown>): Promise<Mail> {
+    const response = await this.request.post('/api/v1/mail', { headers: { Authorization: `Token ${apiKey}` }, data: mail });
+    expect(response.status(), `POST /api/v1/mail: ${await response.text()}`).toBe(202);
+    return ((await response.json()) as { data: Mail[] }).data[0]!;
+  }
+
   async total(): Promise<number> {
     return (await this.list({ limit: 1 })).meta.total;
   }

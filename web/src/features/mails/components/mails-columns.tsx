@@ -12,6 +12,8 @@ import { ACTION_COLUMN_ID, ACTION_COLUMN_WIDTH, DEFAULT_COLUMN_SIZES, MAX_COLUMN
 /** Which server sort key a column header sorts by (columns without one are not sortable). */
 export const SORT_KEY_OF_COLUMN: Partial<Record<string, ListSort>> = {
   from: 'from',
+  // The server sorts To by its first recipient's address.
+  to: 'to',
   subject: 'subject',
   status: 'status',
   providerSentDate: 'providerSentDate',
@@ -48,6 +50,22 @@ function recipientLine(recipient: Mail['to'][number]): string {
   return `${recipient.recipientName} | ${recipient.recipientMail}`;
 }
 
+/** Three lines fit in a 60 px row; beyond that two are shown and a visible "+N more" says how many are not. */
+const VISIBLE_RECIPIENT_LINES = 3;
+
+function RecipientLines({ recipients }: { recipients: Mail['to'] }) {
+  const overflow = recipients.length > VISIBLE_RECIPIENT_LINES;
+  const shown = overflow ? recipients.slice(0, VISIBLE_RECIPIENT_LINES - 1) : recipients;
+  return (
+    <div className="stack">
+      {shown.map((recipient, index) => (
+        <TruncatedText key={index} text={recipientLine(recipient)} title={null} />
+      ))}
+      {overflow ? <span className="more">{`+${recipients.length - shown.length} more`}</span> : null}
+    </div>
+  );
+}
+
 const column = createColumnHelper<Mail>();
 
 const sized = { size: 0, minSize: MIN_COLUMN_SIZE, maxSize: MAX_COLUMN_SIZE };
@@ -71,14 +89,7 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
       header: 'To',
       ...sized,
       size: DEFAULT_COLUMN_SIZES.to,
-      enableSorting: false,
-      cell: ({ row }) => (
-        <div className="stack">
-          {row.original.to.map((recipient, index) => (
-            <TruncatedText key={index} text={recipientLine(recipient)} title={null} />
-          ))}
-        </div>
-      ),
+      cell: ({ row }) => <RecipientLines recipients={row.original.to} />,
     }),
     column.display({
       id: 'subject',

@@ -55,12 +55,13 @@ export function HeaderCell({ header, sort, order, onSort, layout, isResizing }: 
       aria-sort={ariaSort}
       aria-label={isAction ? 'Actions' : undefined}
       {...layout.dragHandlers(columnId, isResizing)}
+      // Anywhere on a sortable header sorts, not only its text (the resize handle stops its own clicks).
+      onClick={sortKey === undefined ? undefined : () => onSort(sortKey)}
     >
       {isAction ? null : sortKey !== undefined ? (
         <button
           type="button"
           className="th__sort"
-          onClick={() => onSort(sortKey)}
           onKeyDown={(event) => layout.handleHeaderKey(event, columnId)}
           title="Sort. Drag to move; Alt+←/→ moves, Alt+Shift+←/→ resizes"
         >
