@@ -30,6 +30,7 @@ export const mailKeys = {
   all: ['mails'] as const,
   lists: () => [...mailKeys.all, 'list'] as const,
   list: (params: MailListParams) => [...mailKeys.lists(), params] as const,
+  detail: (id: number) => [...mailKeys.all, 'detail', id] as const,
 };
 
 function isMailListResponse(body: unknown): body is MailListResponse {

@@ -4,10 +4,12 @@ import type { RowSelectionState, Updater } from '@tanstack/react-table';
 import { Button } from '../../../components/ui/button';
 import { useDeleteMail } from '../api/delete-mail';
 import { useDequeueMail } from '../api/dequeue-mail';
+import { useRequeueMail } from '../api/requeue-mail';
 import { PAGE_SIZE, mailKeys, useMailList, type ListSort } from '../api/list-mails';
 import type { RowActions } from './mails-columns';
 import { MailsFilters } from './mails-filters';
 import { MailsFooter } from './mails-footer';
+import { MailDrawer, type DrawerActions } from './mail-drawer';
 import { MailsTable } from './mails-table';
 import { useMailView } from './use-mail-view';
 import { clearViewFromUrl } from './view-url';
@@ -25,6 +27,8 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const list = useMailList(token, view.params);
   const dequeue = useDequeueMail(token);
   const remove = useDeleteMail(token);
+  const requeue = useRequeueMail(token);
+  const [openId, setOpenId] = useState<number | null>(null);
   const searchRef = useRef<HTMLInputElement>(null);
   // Selection belongs to the page on screen: another page, order or filter starts from an empty one.
   const pageKey = JSON.stringify(view.params);
@@ -78,6 +82,24 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
     [dequeueMutate, deleteMutate, pendingIds],
   );
 
+  const { mutate: requeueMutate } = requeue;
+  const drawerActions: DrawerActions = useMemo(
+    () => ({
+      onDequeue: (id) => dequeueMutate(id),
+      onRequeue: (id) => requeueMutate(id),
+      // A deleted mail has nothing left to show: the drawer closes once the delete went through.
+      onDelete: (id) => deleteMutate(id, { onSuccess: () => setOpenId((current) => (current === id ? null : current)) }),
+      pendingIds,
+    }),
+    [dequeueMutate, requeueMutate, deleteMutate, pendingIds],
+  );
+  const closeDrawer = useCallback(() => {
+    const closed = openId;
+    setOpenId(null);
+    // Focus goes back to the mail's row, where the operator was.
+    if (closed !== null) window.requestAnimationFrame(() => document.querySelector<HTMLElement>(`tr[data-mail-id="${closed}"]`)?.focus());
+  }, [openId]);
+
   const { sortBy } = view;
   const handleSort = useCallback((sort: ListSort) => sortBy(sort), [sortBy]);
   const handleSelection = useCallback(
@@ -114,6 +136,8 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
           onRowSelectionChange={handleSelection}
           isLoading={list.isPending && list.fetchStatus === 'fetching'}
           isFetching={list.isFetching}
+          onOpen={setOpenId}
+          openId={openId}
         />
         <MailsFooter
           total={total}
@@ -136,6 +160,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
           onLast={() => dispatch({ type: 'last', total })}
         />
       </main>
+      {openId === null ? null : <MailDrawer key={openId} token={token} id={openId} actions={drawerActions} onClose={closeDrawer} />}
     </div>
   );
 }

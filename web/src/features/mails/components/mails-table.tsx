@@ -18,6 +18,10 @@ interface MailsTableProps {
   /** True before the first answer: the empty body reads "Loading…" instead of "No data to display". */
   isLoading: boolean;
   isFetching: boolean;
+  /** Opens the detail drawer of a mail (row click, Enter on a row). */
+  onOpen: (id: number) => void;
+  /** The mail whose detail is open, marked on its row. */
+  openId: number | null;
 }
 
 export function MailsTable({
@@ -30,6 +34,8 @@ export function MailsTable({
   onRowSelectionChange,
   isLoading,
   isFetching,
+  onOpen,
+  openId,
 }: MailsTableProps) {
   const layout = useTableLayout();
 
@@ -70,6 +76,7 @@ export function MailsTable({
     // A click on the row's button acts on the mail, not on the selection.
     if ((event.target as HTMLElement).closest('button, a, input')) return;
     toggleRow(rowId);
+    onOpen(Number(rowId));
   }
 
   function handleRowKeyDown(event: KeyboardEvent<HTMLTableRowElement>, rowId: string) {
@@ -77,6 +84,9 @@ export function MailsTable({
     if (event.key === ' ' || event.key === 'Spacebar') {
       event.preventDefault();
       toggleRow(rowId);
+    } else if (event.key === 'Enter') {
+      event.preventDefault();
+      onOpen(Number(rowId));
     }
   }
 
@@ -112,7 +122,10 @@ export function MailsTable({
               return (
                 <tr
                   key={row.id}
-                  className={selected ? 'is-selected' : undefined}
+                  className={
+                    [selected ? 'is-selected' : '', openId === row.original.id ? 'is-open' : ''].filter(Boolean).join(' ') || undefined
+                  }
+                  data-mail-id={row.original.id}
                   aria-selected={selected}
                   tabIndex={0}
                   style={{ ...rowStyle, height: ROW_HEIGHT }}
