@@ -146,6 +146,10 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
             variant={action === 'Delete' ? 'danger' : 'secondary'}
             disabled={actions.pendingIds.has(mail.id)}
             onClick={() => onClick(mail.id)}
+            // The visible text stays the spec's "Dequeue"/"Delete"; the accessible name says which mail.
+            aria-label={`${action} mail #${mail.id}`}
+            // Reached with → from its row: the grid is one tab stop.
+            tabIndex={-1}
           >
             {action}
           </Button>

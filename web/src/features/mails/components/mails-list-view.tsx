@@ -20,6 +20,22 @@ interface MailsListViewProps {
   onLogout: () => void;
 }
 
+/**
+ * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
+ * when the mail left the page (deleted), so a keyboard user stays where they were.
+ */
+function refocusAfterAction(id: number): () => void {
+  const before = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
+  const rows = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
+  const index = before ? rows.indexOf(before) : -1;
+  return () =>
+    window.requestAnimationFrame(() => {
+      const same = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
+      const now = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
+      (same ?? now[Math.min(Math.max(index, 0), now.length - 1)])?.focus();
+    });
+}
+
 /** SPEC.md §2 mails list view: header with Logout, the table, its footer. */
 export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const view = useMailView();
@@ -75,12 +91,25 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const { mutate: deleteMutate } = remove;
   const actions: RowActions = useMemo(
     () => ({
-      onDequeue: (id) => dequeueMutate(id),
-      onDelete: (id) => deleteMutate(id),
+      onDequeue: (id) => dequeueMutate(id, { onSettled: refocusAfterAction(id) }),
+      onDelete: (id) => deleteMutate(id, { onSettled: refocusAfterAction(id) }),
       pendingIds,
     }),
     [dequeueMutate, deleteMutate, pendingIds],
   );
+
+  // `/` focuses the search box, unless the operator is typing somewhere.
+  useEffect(() => {
+    function onKey(event: KeyboardEvent) {
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
+      const target = event.target as HTMLElement | null;
+      if (target?.closest('input, textarea, select, [contenteditable="true"]')) return;
+      event.preventDefault();
+      searchRef.current?.focus();
+    }
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
 
   const { mutate: requeueMutate } = requeue;
   const drawerActions: DrawerActions = useMemo(
@@ -113,6 +142,16 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
 
   return (
     <div className="mails-view">
+      <a
+        className="skip-link"
+        href="#mails-grid"
+        onClick={(event) => {
+          event.preventDefault();
+          document.querySelector<HTMLElement>('#mails-grid tbody tr[tabindex="0"]')?.focus();
+        }}
+      >
+        Skip to the mails table
+      </a>
       <header className="app-header">
         <h1 className="app-header__title">MAILS LIST</h1>
         <Button

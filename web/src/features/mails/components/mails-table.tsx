@@ -1,4 +1,4 @@
-import { useMemo, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
+import { useMemo, useState, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
 import type { Mail } from '@outbox/contract';
 import { flexRender, getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
@@ -79,9 +79,37 @@ export function MailsTable({
     onOpen(Number(rowId));
   }
 
+  /**
+   * The body is one tab stop (a grid with roving focus): ↑/↓, Home/End and PageUp/PageDown move between rows,
+   * → goes to the row's button and ← back, Enter opens the detail, Space selects.
+   */
   function handleRowKeyDown(event: KeyboardEvent<HTMLTableRowElement>, rowId: string) {
-    if (event.target !== event.currentTarget) return;
-    if (event.key === ' ' || event.key === 'Spacebar') {
+    const rowElement = event.currentTarget;
+    if (event.target !== rowElement) {
+      if (event.key === 'ArrowLeft') {
+        event.preventDefault();
+        rowElement.focus();
+      }
+      return;
+    }
+    const allRows = [...(rowElement.parentElement?.querySelectorAll<HTMLElement>(':scope > tr[data-mail-id]') ?? [])];
+    const index = allRows.indexOf(rowElement);
+    const moveTo: Partial<Record<string, number>> = {
+      ArrowDown: index + 1,
+      ArrowUp: index - 1,
+      Home: 0,
+      End: allRows.length - 1,
+      PageDown: index + 10,
+      PageUp: index - 10,
+    };
+    const target = moveTo[event.key];
+    if (target !== undefined) {
+      event.preventDefault();
+      allRows[Math.max(0, Math.min(allRows.length - 1, target))]?.focus();
+    } else if (event.key === 'ArrowRight') {
+      event.preventDefault();
+      rowElement.querySelector<HTMLElement>('button')?.focus();
+    } else if (event.key === ' ' || event.key === 'Spacebar') {
       event.preventDefault();
       toggleRow(rowId);
     } else if (event.key === 'Enter') {
@@ -91,11 +119,14 @@ export function MailsTable({
   }
 
   const rows = table.getRowModel().rows;
+  // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
+  const [activeId, setActiveId] = useState<string | null>(null);
+  const tabStopId = rows.some((row) => row.id === activeId) ? activeId : (rows[0]?.id ?? null);
 
   return (
     <div className="table-scroll">
       <div className={`progress${isFetching ? ' is-active' : ''}`} aria-hidden="true" />
-      <table className="mails-table" aria-label="Mails" aria-busy={isFetching} style={{ minWidth }}>
+      <table id="mails-grid" role="grid" className="mails-table" aria-label="Mails" aria-busy={isFetching} style={{ minWidth }}>
         <thead>
           <tr style={{ ...rowStyle, height: HEADER_HEIGHT }}>
             {headers.map((header) => (
@@ -127,13 +158,19 @@ export function MailsTable({
                   }
                   data-mail-id={row.original.id}
                   aria-selected={selected}
-                  tabIndex={0}
+                  tabIndex={row.id === tabStopId ? 0 : -1}
+                  onFocus={() => setActiveId(row.id)}
                   style={{ ...rowStyle, height: ROW_HEIGHT }}
                   onClick={(event) => handleRowClick(event, row.id)}
                   onKeyDown={(event) => handleRowKeyDown(event, row.id)}
                 >
                   {row.getVisibleCells().map((cell) => (
-                    <td key={cell.id} className={`td td--${cell.column.id}`} title={cellTitle(row.original, cell.column.id)}>
+                    <td
+                      key={cell.id}
+                      role="gridcell"
+                      className={`td td--${cell.column.id}`}
+                      title={cellTitle(row.original, cell.column.id)}
+                    >
                       {flexRender(cell.column.columnDef.cell, cell.getContext())}
                     </td>
                   ))}
