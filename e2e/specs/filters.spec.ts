@@ -53,8 +53,10 @@ test.describe('Filters, search and the pager', () => {
 
     mark = traffic.mark();
     await app.statusChip('All').click();
-    const all = await traffic.next((c) => isList(c) && c.done, mark);
-    expect(all.query.has('status')).toBe(false);
+    await expect(app.statusChip('All')).toHaveAttribute('aria-pressed', 'true');
+    await expect(app.footerTotal).toHaveText(`total: ${await api.total()}`);
+    // The unfiltered page may come from the cache (seen seconds ago); any call made has no status filter.
+    for (const call of traffic.find(isList, mark)) expect(call.query.has('status')).toBe(false);
   });
 
   test('Beyond the spec: the search box is debounced (one call for a word), Esc clears it', async ({ app, traffic, api }) => {
@@ -75,9 +77,9 @@ test.describe('Filters, search and the pager', () => {
     const cleared = traffic.mark();
     await search.press('Escape');
     await expect(search).toHaveValue('');
-    const back = await traffic.nextList(cleared);
-    expect(traffic.find(isList).at(-1)!.query.has('q')).toBe(false);
-    expect(back.meta.total).toBe(await api.total());
+    // The unfiltered page may come from the cache (seen seconds ago); any call made has no search.
+    await expect(app.footerTotal).toHaveText(`total: ${await api.total()}`);
+    for (const call of traffic.find(isList, cleared)) expect(call.query.has('q')).toBe(false);
   });
 
   test('Beyond the spec: the received-date range is sent as whole local days and returns to page 1', async ({ app, page, traffic }) => {

@@ -50,18 +50,20 @@ function recipientLine(recipient: Mail['to'][number]): string {
   return `${recipient.recipientName} | ${recipient.recipientMail}`;
 }
 
-/** Three lines fit in a 60 px row; beyond that two are shown and a visible "+N more" says how many are not. */
+/**
+ * One line per recipient (SPEC.md §2), all of them in the cell (its tooltip and screen readers get every one).
+ * Three lines fit a 60 px row; with more, a visible "+N more" cue (CSS generated content, so the cell's text
+ * stays exactly the recipient lines) says how many are below the fold.
+ */
 const VISIBLE_RECIPIENT_LINES = 3;
 
 function RecipientLines({ recipients }: { recipients: Mail['to'] }) {
-  const overflow = recipients.length > VISIBLE_RECIPIENT_LINES;
-  const shown = overflow ? recipients.slice(0, VISIBLE_RECIPIENT_LINES - 1) : recipients;
+  const hidden = recipients.length - VISIBLE_RECIPIENT_LINES;
   return (
-    <div className="stack">
-      {shown.map((recipient, index) => (
+    <div className={hidden > 0 ? 'stack has-more' : 'stack'} data-more={hidden > 0 ? `+${hidden} more` : undefined}>
+      {recipients.map((recipient, index) => (
         <TruncatedText key={index} text={recipientLine(recipient)} title={null} />
       ))}
-      {overflow ? <span className="more">{`+${recipients.length - shown.length} more`}</span> : null}
     </div>
   );
 }
