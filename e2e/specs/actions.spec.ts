@@ -16,8 +16,8 @@ test.describe('Row actions', () => {
     const check = async (list: MailListResponse) => {
       await expect(actionCells).toHaveText(list.data.map((mail) => ACTION_OF_STATUS[mail.status]!));
       const count = (wanted: number[]) => list.data.filter((mail) => wanted.includes(mail.status)).length;
-      await expect(app.body.getByRole('button', { name: 'Dequeue', exact: true })).toHaveCount(count([Status.Queued]));
-      await expect(app.body.getByRole('button', { name: 'Delete', exact: true })).toHaveCount(
+      await expect(app.body.getByRole('button', { name: /^Dequeue mail #\d+$/ })).toHaveCount(count([Status.Queued]));
+      await expect(app.body.getByRole('button', { name: /^Delete mail #\d+$/ })).toHaveCount(
         count([Status.Dequeued, Status.ProviderSent, Status.ProviderError, Status.Error]),
       );
       await expect(app.body.getByRole('button')).toHaveCount(list.data.length - count([Status.Processing]));
@@ -47,7 +47,7 @@ test.describe('Row actions', () => {
     const row = app.rowOf(mail);
     await expect(app.cell(row, 'Status')).toHaveText('Queued');
     const mark = traffic.mark();
-    await row.getByRole('button', { name: 'Dequeue', exact: true }).click();
+    await row.getByRole('button', { name: /^Dequeue mail #\d+$/ }).click();
     const call = await traffic.next(isDequeueOf(mail.id), mark);
     expect(call.status).toBe(200);
     const reloaded = await traffic.nextList(call.seq);
@@ -62,7 +62,7 @@ test.describe('Row actions', () => {
     const { list, mail } = await app.showStatus((await app.login()).list, Status.ProviderSent);
     const row = app.rowOf(mail);
     const mark = traffic.mark();
-    await row.getByRole('button', { name: 'Delete', exact: true }).click();
+    await row.getByRole('button', { name: /^Delete mail #\d+$/ }).click();
     const call = await traffic.next(isDeleteOf(mail.id), mark);
     expect(call.status).toBe(200);
     const reloaded = await traffic.nextList(call.seq);
@@ -99,7 +99,7 @@ test.describe('Row actions', () => {
     await expect(row.getByRole('button')).toHaveText(['Dequeue']);
     expect(await api.dequeue(mail.id)).toBe(200);
     const mark = traffic.mark();
-    await row.getByRole('button', { name: 'Dequeue', exact: true }).click();
+    await row.getByRole('button', { name: /^Dequeue mail #\d+$/ }).click();
     expect(await alerts.next()).toEqual({ type: 'alert', message: `Unable to Dequeue the mail #${mail.id}` });
     const call = await traffic.next(isDequeueOf(mail.id), mark);
     expect(call.status).toBe(409);
@@ -118,7 +118,7 @@ test.describe('Row actions', () => {
     const row = app.rowOf(mail);
     expect(await api.remove(mail.id)).toBe(200);
     const mark = traffic.mark();
-    await row.getByRole('button', { name: 'Delete', exact: true }).click();
+    await row.getByRole('button', { name: /^Delete mail #\d+$/ }).click();
     expect(await alerts.next()).toEqual({ type: 'alert', message: `Unable to Delete the mail #${mail.id}` });
     const call = await traffic.next(isDeleteOf(mail.id), mark);
     expect(call.status).toBe(404);
@@ -126,19 +126,33 @@ test.describe('Row actions', () => {
     await expect(row).toHaveCount(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): row buttons are keyboard reachable (Tab to Dequeue, Enter dequeues)', async ({
+  test('Beyond the spec (PRODUCT.md §6): the grid is one tab stop; arrows reach the row, → its Dequeue button (named with the mail), Enter dequeues, focus returns to the row', async ({
     app,
     page,
     traffic,
   }) => {
     const { mail } = await app.showStatus((await app.login()).list, Status.Queued);
-    const button = app.rowOf(mail).getByRole('button', { name: 'Dequeue', exact: true });
+    const target = app.rowOf(mail);
+    const button = target.getByRole('button', { name: `Dequeue mail #${mail.id}`, exact: true });
+    await expect(button).toHaveText('Dequeue');
     await app.logoutButton.focus();
     let tabs = 0;
-    while (!(await button.evaluate((element) => element === document.activeElement))) {
-      expect(++tabs, 'Tab presses to reach the Dequeue button').toBeLessThan(300);
+    const inGrid = () => page.evaluate(() => document.activeElement?.closest('[role="grid"] tbody') !== null);
+    while (!(await inGrid())) {
+      expect(++tabs, 'Tab presses to reach the grid').toBeLessThan(40);
       await page.keyboard.press('Tab');
     }
+    await expect(app.row(0)).toBeFocused();
+    // One tab stop: the next Tab leaves the grid.
+    await page.keyboard.press('Tab');
+    expect(await inGrid()).toBe(false);
+    await page.keyboard.press('Shift+Tab');
+    await expect(app.row(0)).toBeFocused();
+    for (let step = 0; step < 60 && !(await target.evaluate((element) => element === document.activeElement)); step++) {
+      await page.keyboard.press('ArrowDown');
+    }
+    await expect(target).toBeFocused();
+    await page.keyboard.press('ArrowRight');
     await expect(button).toBeFocused();
     const mark = traffic.mark();
     await page.keyboard.press('Enter');
@@ -146,5 +160,6 @@ test.describe('Row actions', () => {
     expect(call.status).toBe(200);
     await app.expectRows(await traffic.nextList(call.seq));
     await expect(app.cell(app.rowOf(mail), 'Status')).toHaveText('Dequeued');
+    await expect(app.rowOf(mail)).toBeFocused();
   });
 });

@@ -52,7 +52,10 @@ test.describe('The calls (§7)', () => {
     const login = await app.login();
     const { mail } = await app.showStatus(login.list, Status.Queued);
     const mark = traffic.mark();
-    await app.rowOf(mail).getByRole('button', { name: 'Dequeue', exact: true }).click();
+    await app
+      .rowOf(mail)
+      .getByRole('button', { name: /^Dequeue mail #\d+$/ })
+      .click();
     const call = await traffic.next(isDequeueOf(mail.id), mark);
     expect(call.method).toBe('GET');
     expect(call.path).toBe(`/api/v1/mail/${mail.id}/dequeue`);
@@ -73,7 +76,10 @@ test.describe('The calls (§7)', () => {
     const login = await app.login();
     const { mail } = await app.showStatus(login.list, Status.ProviderSent);
     const mark = traffic.mark();
-    await app.rowOf(mail).getByRole('button', { name: 'Delete', exact: true }).click();
+    await app
+      .rowOf(mail)
+      .getByRole('button', { name: /^Delete mail #\d+$/ })
+      .click();
     const call = await traffic.next(isDeleteOf(mail.id), mark);
     expect(call.method).toBe('DELETE');
     expect(call.path).toBe(`/api/v1/mail/${mail.id}`);
@@ -104,7 +110,10 @@ test.describe('The calls (§7)', () => {
 
     const queued = await app.showStatus(login.list, Status.Queued);
     let mark = traffic.mark();
-    await app.rowOf(queued.mail).getByRole('button', { name: 'Dequeue', exact: true }).click();
+    await app
+      .rowOf(queued.mail)
+      .getByRole('button', { name: /^Dequeue mail #\d+$/ })
+      .click();
     const dequeue = await traffic.next(isDequeueOf(queued.mail.id), mark);
     expect([dequeue.status, dequeue.body]).toEqual([200, 'this is not JSON']);
     await app.expectRows(await traffic.nextList(dequeue.seq));
@@ -112,7 +121,10 @@ test.describe('The calls (§7)', () => {
 
     const sent = await app.showStatus(app.shown!, Status.ProviderSent);
     mark = traffic.mark();
-    await app.rowOf(sent.mail).getByRole('button', { name: 'Delete', exact: true }).click();
+    await app
+      .rowOf(sent.mail)
+      .getByRole('button', { name: /^Delete mail #\d+$/ })
+      .click();
     const remove = await traffic.next(isDeleteOf(sent.mail.id), mark);
     expect([remove.status, remove.body]).toEqual([200, 'this is not JSON']);
     await app.expectRows(await traffic.nextList(remove.seq));

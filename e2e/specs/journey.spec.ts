@@ -14,14 +14,20 @@ test.describe('The product (§1, §2)', () => {
 
     const queued = await app.showStatus(list, Status.Queued);
     let mark = traffic.mark();
-    await app.rowOf(queued.mail).getByRole('button', { name: 'Dequeue', exact: true }).click();
+    await app
+      .rowOf(queued.mail)
+      .getByRole('button', { name: /^Dequeue mail #\d+$/ })
+      .click();
     const dequeue = await traffic.next(isDequeueOf(queued.mail.id), mark);
     await app.expectRows(await traffic.nextList(dequeue.seq));
     await expect(app.cell(app.rowOf(queued.mail), 'Status')).toHaveText('Dequeued');
 
     // Deleted from the Dequeued status it now has (a finished one: ProviderSent is covered in §4).
     mark = traffic.mark();
-    await app.rowOf(queued.mail).getByRole('button', { name: 'Delete', exact: true }).click();
+    await app
+      .rowOf(queued.mail)
+      .getByRole('button', { name: /^Delete mail #\d+$/ })
+      .click();
     const remove = await traffic.next(isDeleteOf(queued.mail.id), mark);
     expect(remove.status).toBe(200);
     await app.expectRows(await traffic.nextList(remove.seq));
@@ -32,7 +38,11 @@ test.describe('The product (§1, §2)', () => {
     await expect(app.loginHeading).toBeVisible();
   });
 
-  test('§2 One screen and no routes of its own: the address stays the same through login, list and logout', async ({ app, page, env }) => {
+  test('§2 One screen and no routes of its own: the path stays /, no history entries, logout leaves the bare address', async ({
+    app,
+    page,
+    env,
+  }) => {
     await app.open();
     const start = page.url();
     expect(new URL(start).pathname).toBe('/');
@@ -40,7 +50,9 @@ test.describe('The product (§1, §2)', () => {
     await app.login();
     expect(page.url()).toBe(start);
     await app.sortBy('Subject');
-    expect(page.url()).toBe(start);
+    // The view lives in the query string (PRODUCT.md §7), never in a route of its own or a new history entry.
+    expect(new URL(page.url()).pathname).toBe('/');
+    expect(new URL(page.url()).searchParams.get('sort')).toBe('subject');
     await app.logoutButton.click();
     await expect(app.loginHeading).toBeVisible();
     expect(page.url()).toBe(start);

@@ -27,7 +27,7 @@ test.describe('Mails list view', () => {
     await expect(app.columnHeaders).toHaveCount(COLUMN_NAMES.length + 1);
     await expect(app.columnHeaders).toHaveText([...COLUMN_NAMES, '']);
     // Every data row has a cell under each of the eight headers.
-    await expect(app.row(0).getByRole('cell')).toHaveCount(COLUMN_NAMES.length + 1);
+    await expect(app.row(0).getByRole('gridcell')).toHaveCount(COLUMN_NAMES.length + 1);
     // The action column is last on screen too.
     const action = await box(app.actionHeader);
     const last = await box(app.columnHeader('LastUpdate'));
@@ -50,15 +50,17 @@ test.describe('Mails list view', () => {
     expect(list.data).toHaveLength(PAGE_SIZE);
 
     const pages = Math.ceil(total / PAGE_SIZE);
-    await expect(page.getByText(`Page 1 of ${pages}`)).toBeVisible();
+    const range = page.getByTestId('footer-range');
+    await expect(range).toHaveText(`1–${PAGE_SIZE} of ${total}`);
     const seen = new Set(list.data.map((mail) => mail.id));
     for (let pageNumber = 2; pageNumber <= pages; pageNumber++) {
       const mark = traffic.mark();
       await page.getByRole('button', { name: 'Next', exact: true }).click();
       const next = await traffic.nextList(mark);
       await app.expectRows(next);
-      await expect(page.getByText(`Page ${pageNumber} of ${pages}`)).toBeVisible();
       const expectedRows = pageNumber < pages ? PAGE_SIZE : total - PAGE_SIZE * (pages - 1);
+      const first = (pageNumber - 1) * PAGE_SIZE + 1;
+      await expect(range).toHaveText(`${first}–${first + expectedRows - 1} of ${total}`);
       await expect(app.dataRows).toHaveCount(expectedRows);
       for (const mail of next.data) seen.add(mail.id);
     }
@@ -174,7 +176,7 @@ test.describe('Mails list view', () => {
     const mark = traffic.mark();
     await app.loginButton.click();
     await traffic.nextList(mark);
-    await expect(app.table.getByRole('cell', { name: 'No data to display', exact: true })).toBeVisible();
+    await expect(app.table.getByRole('gridcell', { name: 'No data to display', exact: true })).toBeVisible();
     await expect(app.dataRows).toHaveCount(1);
     await expect(app.footerTotal).toHaveText('total: 0');
     await expect(app.footerSelected).toHaveText('selected: 0');
@@ -202,7 +204,7 @@ test.describe('Mails list view', () => {
     // A reload of the list: a new sort order.
     await app.columnHeader('Subject').getByRole('button').click();
     await traffic.next((c) => isList(c) && c.status === 500, mark);
-    await expect(app.table.getByRole('cell', { name: 'No data to display', exact: true })).toBeVisible();
+    await expect(app.table.getByRole('gridcell', { name: 'No data to display', exact: true })).toBeVisible();
     await expect(app.dataRows).toHaveCount(1);
     await expect(app.footerTotal).toHaveText('total: 0');
     // Silently: no alert, and the operator stays in the list view.
@@ -211,14 +213,14 @@ test.describe('Mails list view', () => {
     await expect(page.getByRole('alert')).toHaveCount(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): the table exposes the ARIA roles table, row, columnheader and cell', async ({ app, page }) => {
+  test('Beyond the spec (PRODUCT.md §6): the table exposes the ARIA roles grid, row, columnheader and gridcell', async ({ app, page }) => {
     await app.login();
-    await expect(page.getByRole('table')).toHaveCount(1);
+    await expect(page.getByRole('grid')).toHaveCount(1);
     await expect(app.table).toBeVisible();
     await expect(app.table.getByRole('rowgroup')).toHaveCount(2);
     await expect(app.table.getByRole('row')).toHaveCount(PAGE_SIZE + 1);
     await expect(app.columnHeaders).toHaveCount(COLUMN_NAMES.length + 1);
-    await expect(app.table.getByRole('cell')).toHaveCount(PAGE_SIZE * (COLUMN_NAMES.length + 1));
+    await expect(app.table.getByRole('gridcell')).toHaveCount(PAGE_SIZE * (COLUMN_NAMES.length + 1));
     // The action column has no visible title, but a name for screen readers.
     await expect(app.table.getByRole('columnheader', { name: 'Actions', exact: true })).toHaveCount(1);
 
@@ -231,10 +233,10 @@ test.describe('Mails list view', () => {
       const role = node.role?.value;
       if (!node.ignored && role) roles.set(role, (roles.get(role) ?? 0) + 1);
     }
-    expect(roles.get('table')).toBe(1);
+    expect(roles.get('grid')).toBe(1);
     expect(roles.get('row')).toBe(PAGE_SIZE + 1);
     expect(roles.get('columnheader')).toBe(COLUMN_NAMES.length + 1);
-    expect(roles.get('cell')).toBe(PAGE_SIZE * (COLUMN_NAMES.length + 1));
+    expect(roles.get('gridcell')).toBe(PAGE_SIZE * (COLUMN_NAMES.length + 1));
   });
 
   test('Beyond the spec (PRODUCT.md §6): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({

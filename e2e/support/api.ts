@@ -24,6 +24,7 @@ export interface ListQuery {
   limit?: number;
   sort?: MailSort;
   order?: 'asc' | 'desc';
+  q?: string;
 }
 
 export class Api {
@@ -51,9 +52,17 @@ export class Api {
     if (query.limit !== undefined) params.limit = query.limit;
     if (query.sort !== undefined) params.sort = query.sort;
     if (query.order !== undefined) params.order = query.order;
+    if (query.q !== undefined) params.q = query.q;
     const response = await this.request.get('/api/v1/mail/list', { headers: this.headers, params });
     expect(response.status(), 'GET /api/v1/mail/list').toBe(200);
     return (await response.json()) as MailListResponse;
+  }
+
+  /** Submits one mail with an API key (POST /api/v1/mail); with WORKER=off it stays Queued. */
+  async submit(apiKey: string, mail: Record<string, unknown>): Promise<Mail> {
+    const response = await this.request.post('/api/v1/mail', { headers: { Authorization: `Token ${apiKey}` }, data: mail });
+    expect(response.status(), `POST /api/v1/mail: ${await response.text()}`).toBe(202);
+    return ((await response.json()) as { data: Mail[] }).data[0]!;
   }
 
   async total(): Promise<number> {

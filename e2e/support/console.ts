@@ -59,7 +59,7 @@ export class ConsolePage {
     this.loginButton = page.getByRole('button', { name: 'Login', exact: true });
     this.listHeading = page.getByRole('heading', { name: 'MAILS LIST', exact: true });
     this.logoutButton = page.getByRole('button', { name: 'Logout', exact: true });
-    this.table = page.getByRole('table', { name: 'Mails' });
+    this.table = page.getByRole('grid', { name: 'Mails' });
     this.headerRow = this.table.getByRole('rowgroup').first().getByRole('row');
     this.columnHeaders = this.headerRow.getByRole('columnheader');
     this.body = this.table.getByRole('rowgroup').nth(1);
@@ -124,7 +124,7 @@ export class ConsolePage {
 
   cell(row: Locator, column: ColumnName | 'action'): Locator {
     const index = column === 'action' ? ACTION_COLUMN_INDEX : COLUMN_NAMES.indexOf(column);
-    return row.getByRole('cell').nth(index);
+    return row.getByRole('gridcell').nth(index);
   }
 
   columnHeader(name: ColumnName): Locator {
@@ -159,6 +159,15 @@ export class ConsolePage {
     const mail = current.data[index]!;
     await expect(this.rowOf(mail)).toHaveCount(1);
     return { list: current, index, mail };
+  }
+
+  /** The status filter chip of `name` ("All" or a status name), whose text ends with its count. */
+  statusChip(name: string): Locator {
+    return this.page.getByRole('group', { name: 'Status' }).getByRole('button', { name: new RegExp(`^${name}[\\s\\d,]*$`) });
+  }
+
+  get search(): Locator {
+    return this.page.getByRole('searchbox', { name: 'Search sender, recipients and subject' });
   }
 
   /** Counts list calls made after `mark`. */

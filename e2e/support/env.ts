@@ -2,11 +2,14 @@
 export const ENV_BASE_URL = 'OUTBOX_E2E_BASE_URL';
 export const ENV_USERNAME = 'OUTBOX_E2E_USERNAME';
 export const ENV_PASSWORD = 'OUTBOX_E2E_PASSWORD';
+export const ENV_API_KEY = 'OUTBOX_E2E_API_KEY';
 
 export interface SuiteEnv {
   baseURL: string;
   username: string;
   password: string;
+  /** For submitting mails through POST /api/v1/mail. */
+  apiKey: string;
 }
 
 export function suiteEnv(): SuiteEnv {
@@ -16,5 +19,5 @@ export function suiteEnv(): SuiteEnv {
   if (!baseURL || !username || !password) {
     throw new Error('The e2e server is not running: run the suite with `--config e2e/playwright.config.ts` (its globalSetup starts it).');
   }
-  return { baseURL, username, password };
+  return { baseURL, username, password, apiKey: process.env[ENV_API_KEY] ?? '' };
 }

@@ -21,6 +21,8 @@ export interface RunningServer {
   dataDir: string;
   username: string;
   password: string;
+  /** An API key for submitting mails (POST /api/v1/mail), made with `cli.js apikey create`. */
+  apiKey: string;
   stop: () => Promise<void>;
 }
 
@@ -103,6 +105,13 @@ export async function startServer(): Promise<RunningServer> {
     throw new Error(`\`cli.js demo\` failed (${seed.status}):\n${seed.stdout}\n${seed.stderr}`);
   }
 
+  const keyRun = spawnSync(process.execPath, [serverCli, 'apikey', 'create', 'e2e'], { cwd: repoRoot, env, encoding: 'utf8' });
+  const apiKey = keyRun.stdout.trim().split('\n').at(-1) ?? '';
+  if (keyRun.status !== 0 || apiKey === '') {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`\`cli.js apikey create\` failed (${keyRun.status}):\n${keyRun.stdout}\n${keyRun.stderr}`);
+  }
+
   const logFile = path.join(dataDir, 'server.log');
   const log = fs.openSync(logFile, 'a');
   const child = spawn(process.execPath, [serverMain], { cwd: repoRoot, env, stdio: ['ignore', log, log] });
@@ -125,5 +134,5 @@ export async function startServer(): Promise<RunningServer> {
     await stop();
     throw error;
   }
-  return { baseURL, dataDir, username, password, stop };
+  return { baseURL, dataDir, username, password, apiKey, stop };
 }

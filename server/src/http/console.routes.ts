@@ -19,6 +19,8 @@ export const consoleRoutes: FastifyPluginAsync<{ consoleDir: string }> = async (
     root: consoleDir,
     prefix: '/',
     index: ['index.html'],
+    // The build writes .br and .gz beside each file (web/vite.config.ts): sent as they are to clients that accept them.
+    preCompressed: true,
     // Hashed asset names change with every build; index.html must always be asked for again.
     setHeaders(response, filePath) {
       response.setHeader('cache-control', filePath.endsWith('.html') ? 'no-cache' : 'public, max-age=31536000, immutable');

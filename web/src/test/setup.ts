@@ -8,5 +8,7 @@ afterEach(() => {
   cleanup();
   server.resetHandlers();
   window.localStorage.clear();
+  // The list view keeps its view in the address bar; every test starts from the bare address.
+  window.history.replaceState(null, '', '/');
 });
 afterAll(() => server.close());

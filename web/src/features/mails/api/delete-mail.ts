@@ -20,6 +20,7 @@ export function useDeleteMail(token: string) {
       window.alert(deleteFailedMessage(id));
     },
     // SPEC.md §4: after a delete the list is reloaded, whatever the outcome.
-    onSettled: () => queryClient.invalidateQueries({ queryKey: mailKeys.lists() }),
+    // The detail drawer shows the mail too: it is reloaded with the list.
+    onSettled: () => queryClient.invalidateQueries({ queryKey: mailKeys.all }),
   });
 }

@@ -1,5 +1,5 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
-import type { MailListResponse, MailSort } from '@outbox/contract';
+import { MAIL_SORTS, type MailListResponse } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 
 /** SPEC.md §2 / §9: 50 rows per page. */
@@ -7,29 +7,51 @@ export const PAGE_SIZE = 50;
 
 export type SortOrder = 'asc' | 'desc';
 
+/** The server's sorts plus `to` (its first recipient's address), documented for the list call. */
+export const LIST_SORTS = [...MAIL_SORTS, 'to'] as const;
+export type ListSort = (typeof LIST_SORTS)[number];
+
 export interface MailListParams {
-  sort: MailSort;
+  sort: ListSort;
   order: SortOrder;
   /** Opaque keyset cursor from meta.nextCursor / meta.prevCursor; null for the first page. */
   cursor: string | null;
+  limit: number;
+  /** Status codes; empty: every status. */
+  statuses: number[];
+  /** Search in sender, recipients and subject; empty: none. */
+  q: string;
+  /** ISO instants, both inclusive; null: open. */
+  receivedFrom: string | null;
+  receivedTo: string | null;
 }
 
 export const mailKeys = {
   all: ['mails'] as const,
   lists: () => [...mailKeys.all, 'list'] as const,
   list: (params: MailListParams) => [...mailKeys.lists(), params] as const,
+  detail: (id: number) => [...mailKeys.all, 'detail', id] as const,
 };
 
 function isMailListResponse(body: unknown): body is MailListResponse {
   return isRecord(body) && Array.isArray(body.data) && isRecord(body.meta) && typeof body.meta.total === 'number';
 }
 
-/** GET /api/v1/mail/list?limit=50&sort=…&order=…[&cursor=…] */
+/** GET /api/v1/mail/list?limit=50&sort=…&order=…[&cursor=…][&status=…][&q=…][&receivedFrom=…][&receivedTo=…] */
 export async function listMails(token: string, params: MailListParams, signal?: AbortSignal): Promise<MailListResponse> {
   const body = await apiJson('/api/v1/mail/list', {
     token,
     signal,
-    query: { limit: PAGE_SIZE, sort: params.sort, order: params.order, cursor: params.cursor },
+    query: {
+      limit: params.limit,
+      sort: params.sort,
+      order: params.order,
+      cursor: params.cursor,
+      status: params.statuses.length > 0 ? params.statuses.join(',') : null,
+      q: params.q === '' ? null : params.q,
+      receivedFrom: params.receivedFrom,
+      receivedTo: params.receivedTo,
+    },
   });
   if (!isMailListResponse(body)) throw new Error('The mail list answer is not { data, meta }');
   return body;

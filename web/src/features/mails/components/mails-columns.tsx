@@ -1,4 +1,5 @@
-import type { Mail, MailSort } from '@outbox/contract';
+import type { Mail } from '@outbox/contract';
+import type { ListSort } from '../api/list-mails';
 import { STATUSES } from '@outbox/contract/status';
 import { createColumnHelper, type ColumnDef } from '@tanstack/react-table';
 import { Button } from '../../../components/ui/button';
@@ -9,8 +10,10 @@ import { StatusCell } from './status-cell';
 import { ACTION_COLUMN_ID, ACTION_COLUMN_WIDTH, DEFAULT_COLUMN_SIZES, MAX_COLUMN_SIZE, MIN_COLUMN_SIZE } from './table-layout';
 
 /** Which server sort key a column header sorts by (columns without one are not sortable). */
-export const SORT_KEY_OF_COLUMN: Partial<Record<string, MailSort>> = {
+export const SORT_KEY_OF_COLUMN: Partial<Record<string, ListSort>> = {
   from: 'from',
+  // The server sorts To by its first recipient's address.
+  to: 'to',
   subject: 'subject',
   status: 'status',
   providerSentDate: 'providerSentDate',
@@ -47,6 +50,24 @@ function recipientLine(recipient: Mail['to'][number]): string {
   return `${recipient.recipientName} | ${recipient.recipientMail}`;
 }
 
+/**
+ * One line per recipient (SPEC.md §2), all of them in the cell (its tooltip and screen readers get every one).
+ * Three lines fit a 60 px row; with more, a visible "+N more" cue (CSS generated content, so the cell's text
+ * stays exactly the recipient lines) says how many are below the fold.
+ */
+const VISIBLE_RECIPIENT_LINES = 3;
+
+function RecipientLines({ recipients }: { recipients: Mail['to'] }) {
+  const hidden = recipients.length - VISIBLE_RECIPIENT_LINES;
+  return (
+    <div className={hidden > 0 ? 'stack has-more' : 'stack'} data-more={hidden > 0 ? `+${hidden} more` : undefined}>
+      {recipients.map((recipient, index) => (
+        <TruncatedText key={index} text={recipientLine(recipient)} title={null} />
+      ))}
+    </div>
+  );
+}
+
 const column = createColumnHelper<Mail>();
 
 const sized = { size: 0, minSize: MIN_COLUMN_SIZE, maxSize: MAX_COLUMN_SIZE };
@@ -70,14 +91,7 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
       header: 'To',
       ...sized,
       size: DEFAULT_COLUMN_SIZES.to,
-      enableSorting: false,
-      cell: ({ row }) => (
-        <div className="stack">
-          {row.original.to.map((recipient, index) => (
-            <TruncatedText key={index} text={recipientLine(recipient)} title={null} />
-          ))}
-        </div>
-      ),
+      cell: ({ row }) => <RecipientLines recipients={row.original.to} />,
     }),
     column.display({
       id: 'subject',
@@ -134,6 +148,10 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
             variant={action === 'Delete' ? 'danger' : 'secondary'}
             disabled={actions.pendingIds.has(mail.id)}
             onClick={() => onClick(mail.id)}
+            // The visible text stays the spec's "Dequeue"/"Delete"; the accessible name says which mail.
+            aria-label={`${action} mail #${mail.id}`}
+            // Reached with → from its row: the grid is one tab stop.
+            tabIndex={-1}
           >
             {action}
           </Button>

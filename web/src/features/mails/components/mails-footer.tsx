@@ -1,30 +1,31 @@
 import { Button } from '../../../components/ui/button';
+import { formatCount } from './mails-filters';
 import { FOOTER_HEIGHT } from './table-layout';
 
 interface MailsFooterProps {
   total: number;
+  /** The mails total is a capped estimate (a text search): the range says "about". */
+  totalIsEstimate: boolean;
   selected: number;
-  pageIndex: number;
-  pageCount: number;
+  /** 1-based position of the first row shown and how many rows are shown. */
+  firstRow: number;
+  rowCount: number;
   canPrevious: boolean;
   canNext: boolean;
+  canLast: boolean;
   onFirst: () => void;
   onPrevious: () => void;
   onNext: () => void;
+  onLast: () => void;
 }
 
-/** The table footer (SPEC.md §2): `total` and `selected`, then the pager. */
-export function MailsFooter({
-  total,
-  selected,
-  pageIndex,
-  pageCount,
-  canPrevious,
-  canNext,
-  onFirst,
-  onPrevious,
-  onNext,
-}: MailsFooterProps) {
+/** The table footer (SPEC.md §2): `total` and `selected`, the range shown ("1–50 of 12,345") and the pager. */
+export function MailsFooter(props: MailsFooterProps) {
+  const { total, selected, firstRow, rowCount } = props;
+  const range =
+    rowCount === 0
+      ? `0 of ${formatCount(total)}`
+      : `${formatCount(firstRow)}–${formatCount(firstRow + rowCount - 1)} of ${props.totalIsEstimate ? 'about ' : ''}${formatCount(total)}`;
   return (
     <footer className="mails-footer" style={{ height: FOOTER_HEIGHT }}>
       <div className="mails-footer__counts">
@@ -32,15 +33,20 @@ export function MailsFooter({
         <span data-testid="footer-selected">{`selected: ${selected}`}</span>
       </div>
       <nav className="pager" aria-label="Pages">
-        <Button size="small" onClick={onFirst} disabled={!canPrevious}>
+        <span className="pager__status" data-testid="footer-range" aria-live="polite">
+          {range}
+        </span>
+        <Button size="small" onClick={props.onFirst} disabled={!props.canPrevious}>
           First
         </Button>
-        <Button size="small" onClick={onPrevious} disabled={!canPrevious}>
+        <Button size="small" onClick={props.onPrevious} disabled={!props.canPrevious}>
           Previous
         </Button>
-        <span className="pager__status" aria-live="polite">{`Page ${pageIndex + 1} of ${pageCount}`}</span>
-        <Button size="small" onClick={onNext} disabled={!canNext}>
+        <Button size="small" onClick={props.onNext} disabled={!props.canNext}>
           Next
+        </Button>
+        <Button size="small" onClick={props.onLast} disabled={!props.canLast}>
+          Last
         </Button>
       </nav>
     </footer>

@@ -1,15 +1,18 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useMutationState } from '@tanstack/react-query';
-import type { MailSort } from '@outbox/contract';
 import type { RowSelectionState, Updater } from '@tanstack/react-table';
 import { Button } from '../../../components/ui/button';
 import { useDeleteMail } from '../api/delete-mail';
 import { useDequeueMail } from '../api/dequeue-mail';
-import { PAGE_SIZE, mailKeys, useMailList } from '../api/list-mails';
-import { MailsFooter } from './mails-footer';
+import { useRequeueMail } from '../api/requeue-mail';
+import { PAGE_SIZE, mailKeys, useMailList, type ListSort } from '../api/list-mails';
 import type { RowActions } from './mails-columns';
+import { MailsFilters } from './mails-filters';
+import { MailsFooter } from './mails-footer';
+import { MailDrawer, type DrawerActions } from './mail-drawer';
 import { MailsTable } from './mails-table';
-import { useMailPaging } from './use-mail-paging';
+import { useMailView } from './use-mail-view';
+import { clearViewFromUrl } from './view-url';
 
 interface MailsListViewProps {
   /** Non-empty: the app shell renders this view only while a session is held. */
@@ -17,35 +20,64 @@ interface MailsListViewProps {
   onLogout: () => void;
 }
 
+/**
+ * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
+ * when the mail left the page (deleted), so a keyboard user stays where they were.
+ */
+function refocusAfterAction(id: number): () => void {
+  const before = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
+  const rows = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
+  const index = before ? rows.indexOf(before) : -1;
+  return () =>
+    window.requestAnimationFrame(() => {
+      const same = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
+      const now = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
+      (same ?? now[Math.min(Math.max(index, 0), now.length - 1)])?.focus();
+    });
+}
+
 /** SPEC.md §2 mails list view: header with Logout, the table, its footer. */
 export function MailsListView({ token, onLogout }: MailsListViewProps) {
-  const paging = useMailPaging();
-  const { state } = paging;
-  const list = useMailList(token, paging.params);
+  const view = useMailView();
+  const { state, dispatch } = view;
+  const list = useMailList(token, view.params);
   const dequeue = useDequeueMail(token);
   const remove = useDeleteMail(token);
-  // Selection belongs to the page on screen: another page or order starts from an empty one.
-  const pageKey = `${state.sort}|${state.order}|${state.pageIndex}`;
+  const requeue = useRequeueMail(token);
+  const [openId, setOpenId] = useState<number | null>(null);
+  const searchRef = useRef<HTMLInputElement>(null);
+  // Selection belongs to the page on screen: another page, order or filter starts from an empty one.
+  const pageKey = JSON.stringify(view.params);
   const [selection, setSelection] = useState<{ pageKey: string; rows: RowSelectionState }>({ pageKey, rows: {} });
   const rowSelection = selection.pageKey === pageKey ? selection.rows : {};
 
   // SPEC.md §8: a failed load empties the rows silently (no message, no alert).
   const failed = list.isError;
-  const mails = useMemo(() => (failed ? [] : (list.data?.data ?? [])), [failed, list.data]);
+  const fromEnd = state.fromEnd;
+  const mails = useMemo(() => {
+    const rows = failed ? [] : (list.data?.data ?? []);
+    // A page counted from the end was read in the reversed order.
+    return fromEnd ? [...rows].reverse() : rows;
+  }, [failed, list.data, fromEnd]);
   const meta = failed ? undefined : list.data?.meta;
   const total = meta?.total ?? 0;
-  const pageCount = Math.max(1, Math.ceil(total / PAGE_SIZE));
-  const showingRequestedPage = !list.isPlaceholderData;
-  const nextCursor = meta?.nextCursor ?? null;
-  const canNext = showingRequestedPage && nextCursor !== null && state.pageIndex + 1 < pageCount;
-  const canPrevious = state.pageIndex > 0;
+  const totalIsEstimate = meta?.totalIsEstimate ?? false;
+  const ready = !list.isPlaceholderData && list.isSuccess;
+  const firstRow = fromEnd
+    ? Math.max(1, total - (state.pageIndex === 0 ? mails.length : state.lastPageSize + PAGE_SIZE * state.pageIndex) + 1)
+    : state.pageIndex * PAGE_SIZE + 1;
+  const lastRow = firstRow + mails.length - 1;
+  const forwardCursor = meta?.nextCursor ?? null;
+  const backCursor = meta?.prevCursor ?? null;
+  const canPrevious = fromEnd ? ready && forwardCursor !== null && firstRow > 1 : state.pageIndex > 0;
+  const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
+  const canLast = ready && !totalIsEstimate && lastRow < total;
   const selected = mails.reduce((count, mail) => (rowSelection[String(mail.id)] ? count + 1 : count), 0);
 
   // A page that emptied under us (its mails were deleted elsewhere): go back to the first page.
-  const { first } = paging;
   useEffect(() => {
-    if (state.pageIndex > 0 && list.isSuccess && showingRequestedPage && mails.length === 0) first();
-  }, [state.pageIndex, list.isSuccess, showingRequestedPage, mails.length, first]);
+    if ((state.pageIndex > 0 || fromEnd) && list.isSuccess && !list.isPlaceholderData && mails.length === 0) dispatch({ type: 'first' });
+  }, [state.pageIndex, fromEnd, list.isSuccess, list.isPlaceholderData, mails.length, dispatch]);
 
   // Ids with a dequeue or delete in flight (every call, not only the latest one).
   const pendingVariables = useMutationState({
@@ -59,15 +91,46 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const { mutate: deleteMutate } = remove;
   const actions: RowActions = useMemo(
     () => ({
-      onDequeue: (id) => dequeueMutate(id),
-      onDelete: (id) => deleteMutate(id),
+      onDequeue: (id) => dequeueMutate(id, { onSettled: refocusAfterAction(id) }),
+      onDelete: (id) => deleteMutate(id, { onSettled: refocusAfterAction(id) }),
       pendingIds,
     }),
     [dequeueMutate, deleteMutate, pendingIds],
   );
 
-  const { sortBy } = paging;
-  const handleSort = useCallback((sort: MailSort) => sortBy(sort), [sortBy]);
+  // `/` focuses the search box, unless the operator is typing somewhere.
+  useEffect(() => {
+    function onKey(event: KeyboardEvent) {
+      if (event.key !== '/' || event.ctrlKey || event.metaKey || event.altKey) return;
+      const target = event.target as HTMLElement | null;
+      if (target?.closest('input, textarea, select, [contenteditable="true"]')) return;
+      event.preventDefault();
+      searchRef.current?.focus();
+    }
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const { mutate: requeueMutate } = requeue;
+  const drawerActions: DrawerActions = useMemo(
+    () => ({
+      onDequeue: (id) => dequeueMutate(id),
+      onRequeue: (id) => requeueMutate(id),
+      // A deleted mail has nothing left to show: the drawer closes once the delete went through.
+      onDelete: (id) => deleteMutate(id, { onSuccess: () => setOpenId((current) => (current === id ? null : current)) }),
+      pendingIds,
+    }),
+    [dequeueMutate, requeueMutate, deleteMutate, pendingIds],
+  );
+  const closeDrawer = useCallback(() => {
+    const closed = openId;
+    setOpenId(null);
+    // Focus goes back to the mail's row, where the operator was.
+    if (closed !== null) window.requestAnimationFrame(() => document.querySelector<HTMLElement>(`tr[data-mail-id="${closed}"]`)?.focus());
+  }, [openId]);
+
+  const { sortBy } = view;
+  const handleSort = useCallback((sort: ListSort) => sortBy(sort), [sortBy]);
   const handleSelection = useCallback(
     (updater: Updater<RowSelectionState>) =>
       setSelection((current) => {
@@ -79,11 +142,29 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
 
   return (
     <div className="mails-view">
+      <a
+        className="skip-link"
+        href="#mails-grid"
+        onClick={(event) => {
+          event.preventDefault();
+          document.querySelector<HTMLElement>('#mails-grid tbody tr[tabindex="0"]')?.focus();
+        }}
+      >
+        Skip to the mails table
+      </a>
       <header className="app-header">
         <h1 className="app-header__title">MAILS LIST</h1>
-        <Button onClick={onLogout}>Logout</Button>
+        <Button
+          onClick={() => {
+            clearViewFromUrl();
+            onLogout();
+          }}
+        >
+          Logout
+        </Button>
       </header>
       <main className="mails-main">
+        <MailsFilters filters={state.filters} counts={meta?.counts} onChange={view.setFilters} searchRef={searchRef} />
         <MailsTable
           mails={mails}
           sort={state.sort}
@@ -94,21 +175,31 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
           onRowSelectionChange={handleSelection}
           isLoading={list.isPending && list.fetchStatus === 'fetching'}
           isFetching={list.isFetching}
+          onOpen={setOpenId}
+          openId={openId}
         />
         <MailsFooter
           total={total}
+          totalIsEstimate={totalIsEstimate}
           selected={selected}
-          pageIndex={state.pageIndex}
-          pageCount={pageCount}
+          firstRow={firstRow}
+          rowCount={mails.length}
           canPrevious={canPrevious}
           canNext={canNext}
-          onFirst={paging.first}
-          onPrevious={() => paging.previous(showingRequestedPage ? (meta?.prevCursor ?? null) : null)}
-          onNext={() => {
-            if (nextCursor !== null) paging.next(nextCursor);
+          canLast={canLast}
+          onFirst={() => dispatch({ type: 'first' })}
+          onPrevious={() => {
+            if (!fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
+            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
           }}
+          onNext={() => {
+            if (fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
+            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
+          }}
+          onLast={() => dispatch({ type: 'last', total })}
         />
       </main>
+      {openId === null ? null : <MailDrawer key={openId} token={token} id={openId} actions={drawerActions} onClose={closeDrawer} />}
     </div>
   );
 }

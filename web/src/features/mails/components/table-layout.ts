@@ -26,7 +26,7 @@ export const DEFAULT_COLUMN_SIZES: Record<DataColumnId, number> = {
  * dates and status barely grow. The defaults fit 1280 px without a horizontal scroll bar.
  */
 export const COLUMN_GROWTH: Record<DataColumnId, number> = {
-  from: 1,
+  from: 1.2,
   to: 1.2,
   subject: 1.8,
   status: 0.3,

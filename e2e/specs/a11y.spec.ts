@@ -1,0 +1,62 @@
+/**
+ * Beyond the spec (issue 8 item 7): axe-core on the login view, the list, a filtered list and the open detail
+ * drawer (no serious or critical violations); the skip link and the `/` shortcut.
+ */
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
+import { expect, test } from '../support/fixtures';
+import { isList } from '../support/traffic';
+
+async function seriousViolations(page: Page) {
+  const results = await new AxeBuilder({ page }).analyze();
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
+}
+
+test.describe('Accessibility', () => {
+  // axe-core walks the whole page four times; a busy two-core machine needs more than the default 30 s.
+  test.describe.configure({ timeout: 90_000 });
+
+  test('Beyond the spec: axe-core finds no serious or critical violation on login, list, filtered list and the detail drawer', async ({
+    app,
+    page,
+    traffic,
+  }) => {
+    await app.open();
+    expect(await seriousViolations(page), 'login view').toEqual([]);
+    await app.login();
+    expect(await seriousViolations(page), 'list').toEqual([]);
+    const mark = traffic.mark();
+    await app.statusChip('ProviderError').click();
+    await app.expectRows(await traffic.nextList(mark));
+    expect(await seriousViolations(page), 'filtered list').toEqual([]);
+    await app.cell(app.row(0), 'Subject').click();
+    await expect(page.getByRole('dialog')).toBeVisible();
+    await expect(page.getByRole('dialog').getByRole('heading', { name: 'Event log' })).toBeVisible();
+    expect(await seriousViolations(page), 'detail drawer').toEqual([]);
+  });
+
+  test('Beyond the spec: a skip link leads to the table; `/` focuses the search box', async ({ app, page, traffic }) => {
+    await app.login();
+    await page.locator('body').click({ position: { x: 5, y: 300 } });
+    await page.keyboard.press('/');
+    await expect(app.search).toBeFocused();
+    // Typing `/` inside the search box is just a character.
+    await page.keyboard.type('a/b');
+    await expect(app.search).toHaveValue('a/b');
+    const mark = traffic.mark();
+    await page.keyboard.press('Escape');
+    await expect(app.search).toHaveValue('');
+    await traffic.next((c) => isList(c) && c.done, mark).catch(() => undefined);
+
+    await page.goto('about:blank');
+    await app.login();
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to the mails table' });
+    await expect(skip).toBeFocused();
+    await expect(skip).toBeVisible();
+    await page.keyboard.press('Enter');
+    await expect(app.row(0)).toBeFocused();
+  });
+});

@@ -1,0 +1,44 @@
+import { queryOptions, useQuery } from '@tanstack/react-query';
+import type { MailDetail } from '@outbox/contract';
+import { apiJson, apiRequest, isRecord } from '../../../lib/api-client';
+import { mailKeys } from './list-mails';
+
+function isMailDetail(body: unknown): body is { data: [MailDetail] } {
+  return isRecord(body) && Array.isArray(body.data) && isRecord(body.data[0]) && Array.isArray(body.data[0].events);
+}
+
+/** GET /api/v1/mail/{id}: the row, its message (headers, bodies) and its history. */
+export async function getMail(token: string, id: number, signal?: AbortSignal): Promise<MailDetail> {
+  const body = await apiJson(`/api/v1/mail/${encodeURIComponent(String(id))}`, { token, signal });
+  if (!isMailDetail(body)) throw new Error('The mail detail answer is not { data: [MailDetail] }');
+  return body.data[0];
+}
+
+export function mailDetailQueryOptions(token: string, id: number) {
+  return queryOptions({
+    queryKey: mailKeys.detail(id),
+    queryFn: ({ signal }) => getMail(token, id, signal),
+    enabled: token !== '',
+  });
+}
+
+export function useMailDetail(token: string, id: number) {
+  return useQuery(mailDetailQueryOptions(token, id));
+}
+
+/**
+ * GET /api/v1/mail/{id}/raw, saved as mail-{id}.eml. Fetched with the token header (a plain link could not
+ * carry it, and the token never goes into a URL), then handed to the browser as a download.
+ */
+export async function downloadRawMail(token: string, id: number): Promise<void> {
+  const response = await apiRequest(`/api/v1/mail/${encodeURIComponent(String(id))}/raw`, { token });
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = `mail-${id}.eml`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  // Revoked a moment later: the download has started from the object URL by then.
+  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
