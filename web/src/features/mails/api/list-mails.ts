@@ -1,5 +1,5 @@
 import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
-import { MAIL_SORTS, type MailListResponse } from '@outbox/contract';
+import { MAIL_SORTS, type Mail, type MailListResponse } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 
 /** SPEC.md §2 / §9: 50 rows per page. */
@@ -53,8 +53,33 @@ export async function listMails(token: string, params: MailListParams, signal?: 
       receivedTo: params.receivedTo,
     },
   });
-  if (!isMailListResponse(body)) throw new Error('The mail list answer is not { data, meta }');
-  return body;
+  if (isMailListResponse(body)) return body;
+  if (isRecord(body) && Array.isArray(body.data)) return pageLocally(body.data as Mail[], params);
+  throw new Error('The mail list answer is not { data }');
+}
+
+const LOCAL_CURSOR = /^local:(\d+)$/;
+
+/**
+ * The list answer of docs/console.md §3 is only `{ data }`: a server that sends no `meta` (the four calls as
+ * first specified, without server-side paging) answers every mail at once. The console then pages that list
+ * itself, 50 rows at a time, with cursors of its own (`local:N`, the offset) that such a server ignores.
+ */
+function pageLocally(rows: Mail[], params: MailListParams): MailListResponse {
+  const offset = Number(LOCAL_CURSOR.exec(params.cursor ?? '')?.[1] ?? 0);
+  const size = params.limit > 0 ? params.limit : PAGE_SIZE;
+  const lastOffset = rows.length === 0 ? 0 : Math.floor((rows.length - 1) / size) * size;
+  return {
+    data: rows.slice(offset, offset + size),
+    meta: {
+      total: rows.length,
+      totalIsEstimate: false,
+      nextCursor: offset + size < rows.length ? `local:${offset + size}` : null,
+      prevCursor: offset > 0 ? `local:${Math.max(0, offset - size)}` : null,
+      lastCursor: offset < lastOffset ? `local:${lastOffset}` : null,
+      counts: {},
+    },
+  };
 }
 
 export function listMailsQueryOptions(token: string, params: MailListParams) {

@@ -363,6 +363,28 @@ describe('paging and sorting', () => {
     expect(screen.getByText('1–50 of 120')).toBeInTheDocument();
   });
 
+  it('pages a list answered as the spec shapes it, { data } without meta, 50 rows at a time', async () => {
+    const mails = Array.from({ length: 120 }, (_, i) => buildMail({ id: i + 1, subject: `whole ${i}` }));
+    const { urls } = handleList(() => HttpResponse.json({ data: mails }));
+    const { user } = renderView();
+    await screen.findByText('whole 0');
+    expect(bodyRows()).toHaveLength(50);
+    expect(screen.getByText('total: 120')).toBeInTheDocument();
+    expect(screen.getByText('1–50 of 120')).toBeInTheDocument();
+
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('whole 50')).toBeInTheDocument();
+    expect(bodyRows()).toHaveLength(50);
+    expect(screen.getByText('51–100 of 120')).toBeInTheDocument();
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(await screen.findByText('whole 100')).toBeInTheDocument();
+    expect(bodyRows()).toHaveLength(20);
+    expect(screen.getByRole('button', { name: 'Next' })).toBeDisabled();
+    await user.click(screen.getByRole('button', { name: 'Previous' }));
+    expect(await screen.findByText('whole 50')).toBeInTheDocument();
+    expect(urls.length).toBeGreaterThanOrEqual(4);
+  });
+
   it('clears the selection when the page changes', async () => {
     serveThreePages();
     const { user } = renderView();
