@@ -4,3 +4,4 @@ export * from './auth.js';
 export * from './mail.js';
 export * from './submission.js';
 export * from './events.js';
+export * from './bulk.js';

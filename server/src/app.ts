@@ -18,6 +18,7 @@ import { consoleRoutes } from './http/console.routes.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, registerJsonParser } from './http/errors.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerInputGuards } from './http/input-guards.js';
+import { bulkRoutes } from './http/bulk.routes.js';
 import { mailRoutes } from './http/mail.routes.js';
 import { submissionRoutes } from './http/submission.routes.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
@@ -153,6 +154,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(healthRoutes, { health: createHealthService(options.store), metrics });
   await app.register(authRoutes, { auth, observer: metrics });
   await app.register(mailRoutes, { auth, mails });
+  await app.register(bulkRoutes, { auth, mails });
   await app.register(submissionRoutes, { auth, submissions });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);

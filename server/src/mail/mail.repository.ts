@@ -26,6 +26,10 @@ export interface MailFilter {
   statuses?: number[] | undefined;
   /** Lower-cased search text. */
   search?: string | undefined;
+  /** Received at or after this instant (ms, inclusive). */
+  receivedFrom?: number | undefined;
+  /** Received before this instant (ms, exclusive). */
+  receivedTo?: number | undefined;
 }
 
 export interface ListPageQuery extends MailFilter {
@@ -53,6 +57,8 @@ function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter:
     const seekByStatus = sort === undefined || (sort === 'receivedDate' && filter.statuses.length === 1);
     q = seekByStatus ? q.where('status', 'in', filter.statuses) : q.where(sql<number>`+status`, 'in', filter.statuses);
   }
+  if (filter.receivedFrom !== undefined) q = q.where('received_at', '>=', filter.receivedFrom);
+  if (filter.receivedTo !== undefined) q = q.where('received_at', '<', filter.receivedTo);
   if (filter.search) q = q.where(sql<boolean>`search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
   return q;
 }
@@ -121,6 +127,29 @@ export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: nu
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/**
+ * The next `limit` ids matching the list's filter, in id order after `afterId` and up to `maxId`: how a bulk
+ * action walks its filter in short chunks (keyset on the primary key, so each chunk is one seek).
+ */
+export async function listMatchingIds(db: DbOrTrx, filter: MailFilter, afterId: number, maxId: number, limit: number): Promise<number[]> {
+  const rows = await applyFilter(db.selectFrom('mails').select('id'), filter)
+    .where('id', '>', afterId)
+    .where('id', '<=', maxId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** The highest mail id so far (0 when there is none): where a bulk filter action stops. */
+export async function findMaxMailId(db: DbOrTrx): Promise<number> {
+  const row = await db
+    .selectFrom('mails')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  return Number(row?.id ?? 0);
 }
 
 /** Exact mails per status, from the counters kept with every change. */
