@@ -5,3 +5,4 @@ export * from './mail.js';
 export * from './submission.js';
 export * from './events.js';
 export * from './bulk.js';
+export * from './queue-health.js';
