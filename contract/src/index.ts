@@ -6,3 +6,4 @@ export * from './submission.js';
 export * from './events.js';
 export * from './bulk.js';
 export * from './queue-health.js';
+export * from './audit.js';

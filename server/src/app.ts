@@ -10,6 +10,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { createAuthService, type AuthService } from './auth/auth.service.js';
 import type { LoginThrottle } from './auth/login-throttle.js';
 import { systemClock, type Clock } from './clock.js';
+import { createAuditService } from './audit/audit.service.js';
 import { createHealthService } from './health/health.service.js';
 import { createQueueHealthService } from './health/queue-health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
@@ -20,6 +21,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, regis
 import { healthRoutes } from './http/health.routes.js';
 import { registerInputGuards } from './http/input-guards.js';
 import { bulkRoutes } from './http/bulk.routes.js';
+import { auditRoutes } from './http/audit.routes.js';
 import { mailRoutes } from './http/mail.routes.js';
 import { queueRoutes } from './http/queue.routes.js';
 import { submissionRoutes } from './http/submission.routes.js';
@@ -157,6 +159,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(authRoutes, { auth, observer: metrics });
   await app.register(mailRoutes, { auth, mails });
   await app.register(bulkRoutes, { auth, mails });
+  await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock }) });
   await app.register(submissionRoutes, { auth, submissions });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
