@@ -22,7 +22,7 @@ afterEach(async () => {
 it('bulk dequeue against a delivering worker: each mail is moved or skipped, exactly once, and no moved mail is delivered', async () => {
   relay = await startTestRelay();
   // A slow provider keeps the worker busy for the whole race rather than done before the bulk request lands.
-  relay.delayMs = 15;
+  relay.delayMs = 40;
   environment = await freshEnvironment({ RELAY_URL: relay.url, WORKER_CONCURRENCY: '4' });
   running = await startInProcess(environment.env);
   const baseUrl = `http://127.0.0.1:${running.httpPort}`;
@@ -49,8 +49,11 @@ it('bulk dequeue against a delivering worker: each mail is moved or skipped, exa
   });
   expect(submitted.status).toBe(202);
   const ids = ((await submitted.json()) as { data: Array<{ id: number }> }).data.map((m) => m.id);
-  // Let the worker get going, so that some mails are Processing or sent when the bulk request runs.
-  await waitUntil(() => relay!.received.length >= 10, { timeoutMs: 10_000 });
+  // Strike while the worker holds mails (Processing) and has sent some, so that both kinds of skip happen.
+  await waitUntil(
+    async () => relay!.received.length >= 5 && ((await running!.services.mails.queueHealth()).counts[MailStatus.Processing] ?? 0) > 0,
+    { timeoutMs: 10_000, intervalMs: 2 },
+  );
 
   const response = await fetch(`${baseUrl}/api/v1/mail/bulk`, {
     method: 'POST',
@@ -64,6 +67,7 @@ it('bulk dequeue against a delivering worker: each mail is moved or skipped, exa
   expect(result.done).toBeGreaterThan(0);
   expect(skippedCount).toBeGreaterThan(0);
   for (const s of result.skipped) expect(['processing', 'provider_sent']).toContain(s.reason);
+  expect(result.skipped.find((s) => s.reason === 'processing')?.count ?? 0).toBeGreaterThan(0);
 
   // The worker finishes what it holds; nothing is left Queued or Processing.
   await waitUntil(
