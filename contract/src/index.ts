@@ -4,3 +4,6 @@ export * from './auth.js';
 export * from './mail.js';
 export * from './submission.js';
 export * from './events.js';
+export * from './bulk.js';
+export * from './queue-health.js';
+export * from './audit.js';

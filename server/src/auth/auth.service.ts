@@ -75,7 +75,14 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
     const operator = await repo.findOperatorByUsername(db, username);
     // Unknown users cost the same scrypt work as a wrong password: the answer and its timing match.
     const isValid = await verifyPassword(password, operator?.password_hash ?? (await getDummyHash()));
-    if (!operator || !isValid) throw invalidCredentials();
+    if (!operator || !isValid) {
+      // The audit log keeps failed logins beside the successful ones (issue 9, item 6). Bounded by the login
+      // throttle above: a client or name past its limit is refused before this point and writes nothing.
+      await insertAuditEntries(db, [
+        { at: clock.now(), actor: `client:${client}`, action: 'login.failed', target: `operator:${username.slice(0, 200)}` },
+      ]);
+      throw invalidCredentials();
+    }
     loginThrottle.succeeded(attempt);
     const now = clock.now();
     const { secret, hash } = createSecret();

@@ -270,6 +270,29 @@ export async function getIdBounds(db: DbOrTrx): Promise<{ min: number; max: numb
   return row && row.min !== null && row.max !== null ? { min: Number(row.min), max: Number(row.max) } : undefined;
 }
 
+/**
+ * The next `limit` ids matching the list's filter, in id order after `afterId` and up to `maxId`: how a bulk
+ * action walks its filter in short chunks (keyset on the primary key, so each chunk is one seek).
+ */
+export async function listMatchingIds(db: DbOrTrx, filter: MailFilter, afterId: number, maxId: number, limit: number): Promise<number[]> {
+  const rows = await applyFilter(db.selectFrom('mails').select('id'), filter)
+    .where('id', '>', afterId)
+    .where('id', '<=', maxId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** The highest mail id so far (0 when there is none): where a bulk filter action stops. */
+export async function findMaxMailId(db: DbOrTrx): Promise<number> {
+  const row = await db
+    .selectFrom('mails')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst();
+  return Number(row?.id ?? 0);
+}
+
 /** Exact mails per status, from the counters kept with every change. */
 export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>> {
   const rows = await db.selectFrom('status_counts').select(['status', 'count']).execute();

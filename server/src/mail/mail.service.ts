@@ -9,6 +9,7 @@ import { badRequest, notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
+import { createBulkActions } from './bulk-actions.js';
 import { createMailActions, mailNotFound } from './mail-actions.js';
 import { toMail, toMailDetail } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
@@ -199,6 +200,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
   }
 
   const actions = createMailActions({ store, clock, notify, withRecipients });
+  const bulk = createBulkActions({ store, clock, notify });
 
   /** Mails per status and the acceptance time of the oldest Queued one: for /metrics. */
   async function queueHealth(): Promise<{ counts: Record<number, number>; oldestQueuedReceivedAt: number | undefined }> {
@@ -212,6 +214,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     getMailDetail,
     getRawMessage,
     ...actions,
+    ...bulk,
     notify,
     onChange(listener: MailChangeListener): () => void {
       // The feed carries only what notify() published, here or in another instance of this same code.

@@ -127,7 +127,8 @@ function shapeOf(t: StatusTransition | DeleteTransition): string {
   return `update|${lease}|${attempts}|${guard}`;
 }
 
-async function findStatuses(db: DbOrTrx, ids: number[]): Promise<Map<number, number>> {
+/** Current status per id; ids with no mail are left out. */
+export async function findStatuses(db: DbOrTrx, ids: number[]): Promise<Map<number, number>> {
   const statuses = new Map<number, number>();
   for (let start = 0; start < ids.length; start += CHUNK) {
     const rows = await db

@@ -7,12 +7,14 @@ import type { Store } from './connection.js';
 import { initialSchema } from './migrations/001-initial-schema.js';
 import { statusSortIndex } from './migrations/002-status-sort-index.js';
 import { searchIndexAndToSort } from './migrations/003-search-index-and-to-sort.js';
+import { statusLastUpdateIndex } from './migrations/004-status-last-update-index.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
     '001-initial-schema': initialSchema(store.engine),
     '002-status-sort-index': statusSortIndex(),
     '003-search-index-and-to-sort': searchIndexAndToSort(store.engine),
+    '004-status-last-update-index': statusLastUpdateIndex(),
   };
 }
 

@@ -1,0 +1,28 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { Instant } from './common.js';
+
+/** `GET /api/v1/queue/health`: is mail flowing? Every figure is a counter or an index range (cheap at 1M). */
+export const QueueHealth = Type.Object({
+  at: Type.String({ format: 'date-time', description: 'When these figures were taken' }),
+  queued: Type.Integer({ description: 'Mails Queued (exact, from the counters)' }),
+  dueNow: Type.Integer({ description: 'Queued mails whose next attempt is due now' }),
+  oldestQueuedAt: Instant,
+  oldestQueuedAgeSeconds: Type.Union([Type.Integer(), Type.Null()], { description: 'Age of the oldest Queued mail (since acceptance)' }),
+  inFlight: Type.Integer({ description: 'Mails Processing: claimed by a worker, send under way' }),
+  deliveredLastMinute: Type.Integer(),
+  deliveredLastHour: Type.Integer(),
+  failedLastHour: Type.Integer({ description: 'Mails that became ProviderError or Error in the last hour and still are' }),
+  failureRateLastHour: Type.Union([Type.Number(), Type.Null()], {
+    description: 'failedLastHour / (failedLastHour + deliveredLastHour); null when neither happened',
+  }),
+  lastWorkerActivityAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+    description: 'The latest claim or attempt outcome of any worker, on any instance',
+  }),
+  workerActiveLastMinute: Type.Boolean({
+    description: 'A worker claimed or finished a mail in the last minute. False with dueNow > 0 means no worker is running',
+  }),
+});
+export type QueueHealth = Static<typeof QueueHealth>;
+
+export const QueueHealthResponse = Type.Object({ data: Type.Array(QueueHealth) });
+export type QueueHealthResponse = Static<typeof QueueHealthResponse>;

@@ -1,0 +1,62 @@
+/**
+ * Queue health (issue 9, item 5): is mail flowing, and is any worker running? From the status counters and
+ * index ranges only (queue-health.repository.ts), so a console may poll it every few seconds at 1M mails.
+ *
+ * "Worker activity" is the newest change into Processing (a claim), ProviderSent, ProviderError or Error:
+ * only a worker (or its lease sweeper) moves a mail into those. The worker writes no heartbeat, so an idle
+ * worker on an empty queue is not seen: `workerActiveLastMinute` false only means "no worker" while mails
+ * are due (dueNow > 0), which is exactly when it matters.
+ */
+import { MailStatus } from '@outbox/contract';
+import type { QueueHealth } from '@outbox/contract';
+import type { Clock } from '../clock.js';
+import * as mailRepo from '../mail/mail.repository.js';
+import type { Store } from '../store/connection.js';
+import * as repo from './queue-health.repository.js';
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const WORKER_STATUSES = [MailStatus.Processing, MailStatus.ProviderSent, MailStatus.ProviderError, MailStatus.Error];
+
+export function createQueueHealthService({ store, clock }: { store: Store; clock: Clock }) {
+  const { db } = store;
+
+  async function queueHealth(): Promise<QueueHealth> {
+    const now = clock.now();
+    const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest] = await Promise.all([
+      mailRepo.getStatusCounts(db),
+      repo.countQueuedNotDue(db, now),
+      mailRepo.findOldestReceivedAt(db, MailStatus.Queued),
+      repo.countDeliveredSince(db, now - MINUTE),
+      repo.countDeliveredSince(db, now - HOUR),
+      repo.countChangedSince(db, MailStatus.ProviderError, now - HOUR),
+      repo.countChangedSince(db, MailStatus.Error, now - HOUR),
+      Promise.all(WORKER_STATUSES.map((status) => repo.findLatestChange(db, status))),
+    ]);
+    const queued = counts.get(MailStatus.Queued) ?? 0;
+    const failedLastHour = providerErrors + errors;
+    const attempts = failedLastHour + deliveredLastHour;
+    const lastActivity = latest.reduce<number | undefined>(
+      (max, at) => (at !== undefined && (max === undefined || at > max) ? at : max),
+      undefined,
+    );
+    return {
+      at: new Date(now).toISOString(),
+      queued,
+      dueNow: Math.max(0, queued - notDue),
+      oldestQueuedAt: oldest === undefined ? null : new Date(oldest).toISOString(),
+      oldestQueuedAgeSeconds: oldest === undefined ? null : Math.max(0, Math.floor((now - oldest) / 1000)),
+      inFlight: counts.get(MailStatus.Processing) ?? 0,
+      deliveredLastMinute,
+      deliveredLastHour,
+      failedLastHour,
+      failureRateLastHour: attempts === 0 ? null : failedLastHour / attempts,
+      lastWorkerActivityAt: lastActivity === undefined ? null : new Date(lastActivity).toISOString(),
+      workerActiveLastMinute: lastActivity !== undefined && lastActivity >= now - MINUTE,
+    };
+  }
+
+  return { queueHealth };
+}
+
+export type QueueHealthService = ReturnType<typeof createQueueHealthService>;

@@ -1,0 +1,171 @@
+/**
+ * Bulk actions (issue 9, item 1): dequeue, delete or requeue many mails, named by ids or by the list's
+ * filter. Every mail moves by the same conditional transition as the one-mail action (lifecycle.ts through
+ * `applyTransitions`), so a worker claiming at the same moment wins or loses cleanly; a mail that does not
+ * move is reported under the status it is in (or `not_found`), never silently dropped.
+ * - ids: one transaction for the moves and the audit entry; all or nothing on a store failure.
+ * - filter: walked by id in chunks of FILTER_CHUNK, one short transaction each, so delivery (which commits
+ *   between our chunks) is never held up for long. The walk stops at the highest id that existed when the
+ *   action began: mails accepted meanwhile were not seen by the operator and are left alone. Refused before
+ *   anything moves when the filter now matches far more than the operator saw (`countLimit`).
+ */
+import { MAX_SKIPPED_IDS_LISTED, STATUSES, type BulkAction, type BulkFilter, type BulkResult, type BulkSkipped } from '@outbox/contract';
+import { insertAuditEntries } from '../audit/audit.repository.js';
+import type { Clock } from '../clock.js';
+import { badRequest, conflict } from '../errors.js';
+import type { DbOrTrx, Store } from '../store/connection.js';
+import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
+import * as repo from './mail.repository.js';
+import { applyTransitions, findStatuses } from './transition.repository.js';
+import type { Transition } from './transition.js';
+
+/** Mails per transaction of a filter action: short enough that a worker's commit waits milliseconds. */
+export const FILTER_CHUNK = 500;
+
+/**
+ * The most mails a filter action may find when the operator saw `expectedCount`: 10 % more plus 10.
+ * Mails keep arriving while an operator reads and confirms, so a little growth is normal; 120 becoming
+ * 5,000 means the filter now says something else than what was confirmed.
+ */
+export function countLimit(expectedCount: number): number {
+  return Math.floor(expectedCount * 1.1) + 10;
+}
+
+export type BulkInput = { action: BulkAction; ids: number[] } | { action: BulkAction; filter: BulkFilter; expectedCount: number };
+
+export interface BulkActionsDeps {
+  store: Store;
+  clock: Clock;
+  notify(change: { type: 'queued' | 'updated' | 'deleted'; ids: number[] }): void;
+}
+
+const CHANGE_TYPE = { dequeue: 'updated', requeue: 'queued', delete: 'deleted' } as const;
+
+/** `ProviderSent` → `provider_sent`: the skip reason of a mail in that status. */
+function reasonOf(status: number | undefined): string {
+  const name = status === undefined ? undefined : STATUSES[status]?.name;
+  if (name === undefined) return 'not_found';
+  return name.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
+}
+
+function transitionFor(action: BulkAction, id: number, at: number, actor: string): Transition {
+  if (action === 'dequeue') return dequeueTransition(id, at, actor);
+  if (action === 'requeue') return requeueTransition(id, at, actor);
+  return deleteTransition(id);
+}
+
+/** Skips gathered across chunks: exact counts, the first ids of each reason. */
+class Outcome {
+  done = 0;
+  private readonly skipped = new Map<string, { count: number; ids: number[] }>();
+
+  skip(reason: string, id: number): void {
+    const entry = this.skipped.get(reason) ?? { count: 0, ids: [] };
+    entry.count++;
+    if (entry.ids.length < MAX_SKIPPED_IDS_LISTED) entry.ids.push(id);
+    this.skipped.set(reason, entry);
+  }
+
+  result(action: BulkAction): BulkResult {
+    const skipped: BulkSkipped[] = [...this.skipped].map(([reason, { count, ids }]) => ({ reason, count, ids }));
+    skipped.sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+    return { action, done: this.done, skipped };
+  }
+}
+
+/** The list's filter fields, read as the list reads them (q trimmed and lower-cased; dates as instants). */
+function toMailFilter(filter: BulkFilter): repo.MailFilter {
+  const statuses = filter.status ? [...new Set(filter.status.split(',').map(Number))] : undefined;
+  const search = filter.q?.trim().toLowerCase() || undefined;
+  const receivedFrom = filter.receivedFrom !== undefined ? Date.parse(filter.receivedFrom) : undefined;
+  const receivedTo = filter.receivedTo !== undefined ? Date.parse(filter.receivedTo) : undefined;
+  if (receivedFrom !== undefined && receivedTo !== undefined && receivedFrom >= receivedTo) {
+    throw badRequest('invalid_date_range', 'body.filter.receivedTo must be later than body.filter.receivedFrom.');
+  }
+  return { statuses, search, receivedFrom, receivedTo };
+}
+
+export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
+  const { db } = store;
+
+  /** Moves what may move of `ids` and records the rest in `outcome`, in the caller's transaction. */
+  async function moveChunk(trx: DbOrTrx, action: BulkAction, ids: number[], actor: string, outcome: Outcome): Promise<number[]> {
+    const at = clock.now();
+    const { moved, missed } = await applyTransitions(
+      trx,
+      ids.map((id) => transitionFor(action, id, at, actor)),
+    );
+    outcome.done += moved.length;
+    if (missed.length > 0) {
+      const statuses = await findStatuses(trx, missed);
+      for (const id of missed) outcome.skip(reasonOf(statuses.get(id)), id);
+    }
+    return moved.map((m) => m.id);
+  }
+
+  async function byIds(action: BulkAction, ids: number[], actor: string): Promise<BulkResult> {
+    const outcome = new Outcome();
+    const moved = await db.transaction().execute(async (trx) => {
+      const movedIds = await moveChunk(trx, action, ids, actor, outcome);
+      const result = outcome.result(action);
+      await insertAuditEntries(trx, [
+        {
+          at: clock.now(),
+          actor,
+          action: `mail.bulk.${action}`,
+          target: `${ids.length} mails`,
+          before: { ids },
+          after: { done: result.done, skipped: result.skipped },
+        },
+      ]);
+      return movedIds;
+    });
+    if (moved.length > 0) notify({ type: CHANGE_TYPE[action], ids: moved });
+    return outcome.result(action);
+  }
+
+  async function byFilter(action: BulkAction, filter: BulkFilter, expectedCount: number, actor: string): Promise<BulkResult> {
+    const mailFilter = toMailFilter(filter);
+    const limit = countLimit(expectedCount);
+    // Counting stops one past the limit: cheap however large the filter has grown.
+    const matching = await repo.countMailRowsUpTo(db, mailFilter, limit + 1);
+    if (matching > limit) {
+      throw conflict(
+        'count_changed',
+        `The filter now matches more than ${limit} mails; body.expectedCount was ${expectedCount}. Nothing was changed: look at the list again and confirm the new count.`,
+      );
+    }
+    const maxId = await repo.findMaxMailId(db);
+    const outcome = new Outcome();
+    let after = 0;
+    // Bounded: every round moves `after` forward, and ids stop at maxId.
+    for (;;) {
+      const ids = await repo.listMatchingIds(db, mailFilter, after, maxId, FILTER_CHUNK);
+      if (ids.length === 0) break;
+      after = ids.at(-1)!;
+      const moved = await db.transaction().execute((trx) => moveChunk(trx, action, ids, actor, outcome));
+      if (moved.length > 0) notify({ type: CHANGE_TYPE[action], ids: moved });
+      // Let the worker's and intake's queued work run between chunks (one SQLite writer at a time).
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const result = outcome.result(action);
+    await insertAuditEntries(db, [
+      {
+        at: clock.now(),
+        actor,
+        action: `mail.bulk.${action}`,
+        target: 'filter',
+        before: { filter, expectedCount },
+        after: { done: result.done, skipped: result.skipped },
+      },
+    ]);
+    return result;
+  }
+
+  /** One bulk action, by ids or by filter; see the module comment. */
+  async function bulkAction(input: BulkInput, actor: string): Promise<BulkResult> {
+    return 'ids' in input ? byIds(input.action, input.ids, actor) : byFilter(input.action, input.filter, input.expectedCount, actor);
+  }
+
+  return { bulkAction };
+}

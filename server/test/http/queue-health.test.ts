@@ -1,0 +1,93 @@
+/** GET /api/v1/queue/health on a real store, through the HTTP API. */
+import { MailStatus, type QueueHealth } from '@outbox/contract';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { seedMails } from '../support/mails.js';
+
+describe('GET /api/v1/queue/health', () => {
+  let context: TestContext;
+  let token: string;
+  beforeEach(async () => {
+    context = await createTestContext();
+    token = await loginAs(context);
+  });
+  afterEach(() => context.close());
+
+  const health = async (): Promise<QueueHealth> => {
+    const response = await context.app.inject({ method: 'GET', url: '/api/v1/queue/health', headers: auth(token) });
+    expect(response.statusCode, response.body).toBe(200);
+    return (response.json() as { data: QueueHealth[] }).data[0]!;
+  };
+
+  it('on an empty store: nothing queued, no rate, no worker seen', async () => {
+    expect(await health()).toEqual({
+      at: '2026-11-23T10:00:00.000Z',
+      queued: 0,
+      dueNow: 0,
+      oldestQueuedAt: null,
+      oldestQueuedAgeSeconds: null,
+      inFlight: 0,
+      deliveredLastMinute: 0,
+      deliveredLastHour: 0,
+      failedLastHour: 0,
+      failureRateLastHour: null,
+      lastWorkerActivityAt: null,
+      workerActiveLastMinute: false,
+    });
+  });
+
+  it('counts due and waiting Queued mails, in flight, delivered and failed in their windows, and the last worker activity', async () => {
+    const now = context.clock.now();
+    const at = (msAgo: number) => now - msAgo;
+    const ids = await seedMails(context.store, [
+      { status: MailStatus.Queued, receivedAt: at(3_600_000) },
+      { status: MailStatus.Queued, receivedAt: at(600_000) },
+      // Waiting for a retry: seeded mails are due a year from now.
+      { status: MailStatus.Queued, receivedAt: at(60_000) },
+      { status: MailStatus.Processing, receivedAt: at(30_000) },
+      { status: MailStatus.ProviderSent, receivedAt: at(40_000), providerSentAt: at(40_000) },
+      { status: MailStatus.ProviderSent, receivedAt: at(50_000), providerSentAt: at(50_000) },
+      { status: MailStatus.ProviderSent, receivedAt: at(1_800_000), providerSentAt: at(1_800_000) },
+      { status: MailStatus.ProviderSent, receivedAt: at(7_200_000), providerSentAt: at(7_200_000) },
+      { status: MailStatus.ProviderError, receivedAt: at(600_000) },
+      { status: MailStatus.Error, receivedAt: at(3 * 3_600_000) },
+      // Dequeued by an operator a moment ago: not worker activity.
+      { status: MailStatus.Dequeued, receivedAt: at(1_000) },
+    ]);
+    await context.store.db
+      .updateTable('mails')
+      .set({ next_attempt_at: at(1_000) })
+      .where('id', 'in', [ids[0]!, ids[1]!])
+      .execute();
+
+    expect(await health()).toEqual({
+      at: '2026-11-23T10:00:00.000Z',
+      queued: 3,
+      dueNow: 2,
+      oldestQueuedAt: '2026-11-23T09:00:00.000Z',
+      oldestQueuedAgeSeconds: 3600,
+      inFlight: 1,
+      deliveredLastMinute: 2,
+      deliveredLastHour: 3,
+      failedLastHour: 1,
+      failureRateLastHour: 0.25,
+      lastWorkerActivityAt: '2026-11-23T09:59:30.000Z',
+      workerActiveLastMinute: true,
+    });
+
+    // Two minutes on, nothing moved: mails are due and no worker has been seen for a minute.
+    context.clock.advance(120_000);
+    const later = await health();
+    expect(later).toMatchObject({ dueNow: 2, deliveredLastMinute: 0, deliveredLastHour: 3, workerActiveLastMinute: false });
+    expect(later.lastWorkerActivityAt).toBe('2026-11-23T09:59:30.000Z');
+    expect(later.oldestQueuedAgeSeconds).toBe(3720);
+  });
+
+  it('refuses unknown query parameters and callers without an operator token', async () => {
+    const unknown = await context.app.inject({ method: 'GET', url: '/api/v1/queue/health?verbose=1', headers: auth(token) });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json()).toMatchObject({ error: { code: 'invalid_request', message: expect.stringContaining('query.verbose') } });
+    const anonymous = await context.app.inject({ method: 'GET', url: '/api/v1/queue/health' });
+    expect(anonymous.statusCode).toBe(401);
+  });
+});
