@@ -57,9 +57,24 @@ export async function apiRequest(path: string, options: ApiRequestOptions = {}):
     for (const listener of [...unauthorizedListeners]) listener(token);
   }
   if (!response.ok) {
+    await drain(response);
     throw new ApiError(response.status, `${init.method ?? 'GET'} ${path} answered ${response.status}`);
   }
   return response;
+}
+
+/**
+ * Reads an answer's body to its end without using it. The browser finishes a response only once its body is
+ * consumed; one left unread stays open (API answers are `Cache-Control: no-store`, so nothing else reads it),
+ * and tools that watch the network (devtools, Playwright) then never see it complete.
+ */
+async function drain(response: Response): Promise<void> {
+  await response.arrayBuffer().catch(() => undefined);
+}
+
+/** Sends a call whose answer the console does not use (docs/console.md §7: "response body is not read"). */
+export async function apiSend(path: string, options: ApiRequestOptions = {}): Promise<void> {
+  await drain(await apiRequest(path, options));
 }
 
 /** Like apiRequest, then parses the JSON body (a body that is not JSON is an error). */

@@ -1,4 +1,4 @@
-import { apiRequest } from '../../../lib/api-client';
+import { apiSend } from '../../../lib/api-client';
 
 /**
  * POST /api/v1/logout revokes the token on the server (beyond the spec). The console forgets the token
@@ -6,7 +6,7 @@ import { apiRequest } from '../../../lib/api-client';
  */
 export async function logout(token: string): Promise<void> {
   try {
-    await apiRequest('/api/v1/logout', { method: 'POST', token });
+    await apiSend('/api/v1/logout', { method: 'POST', token });
   } catch {
     // Ignored on purpose: the session is cleared locally either way.
   }

@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { apiRequest } from '../../../lib/api-client';
+import { apiSend } from '../../../lib/api-client';
 import { mailKeys } from './list-mails';
 
 /** DELETE /api/v1/mail/{id}; the body is not read (SPEC.md §7). */
 export async function deleteMail(token: string, id: number): Promise<void> {
-  await apiRequest(`/api/v1/mail/${encodeURIComponent(String(id))}`, { method: 'DELETE', token });
+  await apiSend(`/api/v1/mail/${encodeURIComponent(String(id))}`, { method: 'DELETE', token });
 }
 
 export function deleteFailedMessage(id: number): string {

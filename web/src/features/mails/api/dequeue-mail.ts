@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { apiRequest } from '../../../lib/api-client';
+import { apiSend } from '../../../lib/api-client';
 import { mailKeys } from './list-mails';
 
 /** GET /api/v1/mail/{id}/dequeue; the body is not read (SPEC.md §7). */
 export async function dequeueMail(token: string, id: number): Promise<void> {
-  await apiRequest(`/api/v1/mail/${encodeURIComponent(String(id))}/dequeue`, { method: 'GET', token });
+  await apiSend(`/api/v1/mail/${encodeURIComponent(String(id))}/dequeue`, { method: 'GET', token });
 }
 
 export function dequeueFailedMessage(id: number): string {

@@ -1,10 +1,10 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { apiRequest } from '../../../lib/api-client';
+import { apiSend } from '../../../lib/api-client';
 import { mailKeys } from './list-mails';
 
 /** POST /api/v1/mail/{id}/requeue: a Dequeued, ProviderError or Error mail goes back to the queue, due now. */
 export async function requeueMail(token: string, id: number): Promise<void> {
-  await apiRequest(`/api/v1/mail/${encodeURIComponent(String(id))}/requeue`, { method: 'POST', token });
+  await apiSend(`/api/v1/mail/${encodeURIComponent(String(id))}/requeue`, { method: 'POST', token });
 }
 
 /** Worded like the spec's own alerts (SPEC.md §8) for the action it adds. */
