@@ -6,11 +6,14 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Store } from './connection.js';
 import { initialSchema } from './migrations/001-initial-schema.js';
 import { statusSortIndex } from './migrations/002-status-sort-index.js';
+import { recipientOutcomes } from './migrations/004-recipient-outcomes.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
     '001-initial-schema': initialSchema(store.engine),
     '002-status-sort-index': statusSortIndex(),
+    // 003 is another branch's (search index); Kysely orders by name, so 004 runs after it once merged.
+    '004-recipient-outcomes': recipientOutcomes(),
   };
 }
 

@@ -24,7 +24,14 @@ export interface MailTable {
   provider_reply: string | null;
   api_key_id: number | null;
   idempotency_key: string | null;
+  /** Distinct envelope recipients (migration 004). */
+  recipient_count: ColumnType<number, number | undefined, number>;
+  /** How many of them the relay refused for good, kept with each outcome (migration 004). */
+  rejected_recipients: ColumnType<number, number | undefined, number>;
 }
+
+/** What the relay last said about one envelope recipient; see migrations/004-recipient-outcomes.ts. */
+export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred';
 
 export interface MailRecipientTable {
   id: Generated<number>;
@@ -34,6 +41,11 @@ export interface MailRecipientTable {
   position: number;
   name: string;
   address: string;
+  /** Envelope rows: RecipientOutcome; null on header rows and on mails finished before migration 004. */
+  outcome: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The relay's last answer for this recipient. */
+  reply: ColumnType<string | null, string | null | undefined, string | null>;
+  updated_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface MailContentTable {
