@@ -143,7 +143,8 @@ export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, w
   if (to !== MailStatus.Queued) {
     for (const address of open) {
       states.set(address, 'rejected');
-      replies.set(address, `Gave up after ${mail.attempts} attempts: ${outcome.reply}`);
+      // Its own last answer when it had one (a 4xx at RCPT), else the mail's (an unreachable relay).
+      replies.set(address, `Gave up after ${mail.attempts} attempts: ${replies.get(address) ?? outcome.reply}`);
     }
     if (outcome.kind !== 'invalid' && [...states.values()].includes('accepted')) {
       to = MailStatus.ProviderSent;
