@@ -18,6 +18,12 @@ export const MAIL_EVENT_TYPES = [
   'invalid',
   /** The relay deferred it (4xx); back to Queued with backoff. */
   'deferred-retry',
+  /**
+   * Some recipients of the attempt were accepted or refused for good, others deferred (4xx at RCPT): back to
+   * Queued with backoff, and the next attempt goes only to the deferred ones. `detail.recipients` has each
+   * recipient's answer, `detail.pendingRecipients` who goes again.
+   */
+  'recipients-deferred',
   /** The relay could not be reached; back to Queued with backoff. */
   'unreachable-retry',
   /** Deferred with the retry budget spent: ProviderError. */

@@ -18,8 +18,28 @@ export const Mail = Type.Object({
   providerSentDate: Instant,
   receivedDate: Instant,
   lastUpdate: Instant,
+  // Optional in the type only so that older clients' fixtures still compile: the server always sends both.
+  recipientCount: Type.Optional(Type.Integer({ description: 'Distinct envelope recipients (who the mail is delivered to)' })),
+  rejectedRecipients: Type.Optional(
+    Type.Integer({ description: 'Recipients the relay refused for good (or, for a finished mail, gave up on)' }),
+  ),
 });
 export type Mail = Static<typeof Mail>;
+
+export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred'] as const;
+export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
+
+/** One recipient of the detail with what the relay said about it (docs: per-recipient outcomes). */
+export const RecipientDelivery = Type.Object({
+  kind: Type.Unsafe<'to' | 'cc' | 'bcc' | 'envelope'>({ type: 'string', enum: ['to', 'cc', 'bcc', 'envelope'] }),
+  recipientName: Type.String(),
+  recipientMail: Type.String(),
+  /** null: not an envelope address (a header-only name), or a mail finished before outcomes were kept per recipient. */
+  outcome: Type.Union([Type.Unsafe<RecipientOutcome>({ type: 'string', enum: [...RECIPIENT_OUTCOMES] }), Type.Null()]),
+  reply: Type.Union([Type.String(), Type.Null()]),
+  updatedAt: Instant,
+});
+export type RecipientDelivery = Static<typeof RecipientDelivery>;
 
 /** `to` sorts by the first To recipient's address. */
 export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from', 'to'] as const;
@@ -98,6 +118,8 @@ export const MailDetail = Type.Composite([
     text: Type.Union([Type.String(), Type.Null()]),
     html: Type.Union([Type.String(), Type.Null()]),
     events: Type.Array(MailEvent),
+    /** Every To, Cc, Bcc and envelope recipient with its delivery outcome; optional in the type for older fixtures. */
+    recipients: Type.Optional(Type.Array(RecipientDelivery)),
   }),
 ]);
 export type MailDetail = Static<typeof MailDetail>;

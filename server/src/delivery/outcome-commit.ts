@@ -1,8 +1,9 @@
 /**
  * Records delivery outcomes in groups (group-commit.ts): one transaction per group, at the latest
  * `flushDelayMs` after the first outcome or as soon as `batchSize` wait, so that a durable commit is not
- * paid once per mail. Each outcome becomes its transition (outcome-policy.ts); the whole group is one
- * `applyTransitions`, i.e. one conditional UPDATE, one INSERT of events and one counter move.
+ * paid once per mail. Each outcome becomes its transition and recipient outcomes (outcome-policy.ts); the
+ * whole group is one UPDATE of recipients and one `applyTransitions`, i.e. one conditional UPDATE of mails,
+ * one INSERT of events and one counter move.
  *
  * A failed commit (a deadlock, a lost connection) is tried again shortly, up to five times; past that the
  * mails stay in Processing under the lease and the sweeper requeues them: sent again, never lost.
@@ -10,7 +11,8 @@
 import type { Store } from '../store/connection.js';
 import { createGroupCommit } from '../mail/group-commit.js';
 import { applyTransitions } from '../mail/transition.repository.js';
-import { decideOutcome, type AttemptResult } from './outcome-policy.js';
+import { decideAttempt, type AttemptResult } from './outcome-policy.js';
+import { recordRecipientOutcomes } from './queue.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
 
 export interface WorkerLogger {
@@ -64,9 +66,19 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
       });
     },
     async commit(results) {
-      const transitions = results.map((result) => decideOutcome(result, retryPolicy, workerId));
+      const decisions = results.map((result) => decideAttempt(result, retryPolicy, workerId));
+      const recipientUpdates = decisions.flatMap((d, i) =>
+        d.recipients.map((u) => ({ ...u, leaseExpiresAt: results[i]!.mail.lease_expires_at })),
+      );
       try {
-        const { moved } = await store.db.transaction().execute((trx) => applyTransitions(trx, transitions));
+        const { moved } = await store.db.transaction().execute(async (trx) => {
+          // Recipients first (conditional on the same lease as the status change), the counters last.
+          await recordRecipientOutcomes(trx, recipientUpdates, workerId, Math.max(...results.map((r) => r.at)));
+          return applyTransitions(
+            trx,
+            decisions.map((d) => d.transition),
+          );
+        });
         if (moved.length > 0) options.onChange?.(moved.map((m) => m.id));
         const movedIds = new Set(moved.map((m) => m.id));
         return results.map((result) => movedIds.has(result.mail.id));

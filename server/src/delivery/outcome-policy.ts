@@ -1,15 +1,22 @@
 /**
- * What one delivery attempt means for its mail (PRODUCT.md §1): the next status, the columns that change
- * and the event, as a transition for `applyTransitions`. Pure: the result, the mail as claimed and the
- * retry policy decide everything, so every branch is tested without a store or a relay.
+ * What one delivery attempt means for its mail and its recipients (PRODUCT.md §1, docs/pending/recipients.md):
+ * the next status, the columns that change, the event (a transition for `applyTransitions`) and each
+ * recipient's new outcome. Pure: the result, the mail as claimed, its recipients' outcomes before the attempt
+ * and the retry policy decide everything, so every branch is tested without a store or a relay.
  *
- * - sent → ProviderSent; rejected (5xx) → ProviderError; invalid → Error;
- * - deferred (4xx) or unreachable → Queued with backoff, or once the retry budget is spent ProviderError
- *   (a relay that kept deferring refused it in effect) or Error (one we never reached is our failure).
+ * Per recipient: accepted (2xx after DATA), rejected (5xx at RCPT, or the whole mail refused), deferred (4xx:
+ * tried again on the mail's backoff, alone). The mail is finished when no recipient is pending or deferred:
+ * - ProviderSent when at least one recipient was accepted (in this attempt or an earlier one);
+ * - ProviderError when none was (every one refused for good, or still deferred when the budget ran out);
+ * - Error when the message cannot be sent (invalid), or the relay was unreachable on the attempt that spent
+ *   the budget and nobody was accepted before.
+ * A budget that runs out with recipients still pending or deferred turns them into rejected, with the last
+ * reply, so a finished mail never has an open recipient.
  */
 import { MailStatus, type MailEventType } from '@outbox/contract';
 import type { StatusTransition } from '../mail/transition.js';
-import type { DeliveryOutcome } from './relay-transport.js';
+import type { RecipientOutcome } from '../store/schema.js';
+import type { DeliveryOutcome, RecipientResult } from './relay-transport.js';
 import type { RetryPolicy, TransientOutcome } from './retry-policy.js';
 
 /** The claimed mail, as the claim returned it. */
@@ -22,11 +29,35 @@ export interface AttemptedMail {
   lease_expires_at: number | null;
 }
 
+/** An envelope recipient as stored before the attempt; null outcome: recorded before per-recipient outcomes. */
+export interface RecipientState {
+  address: string;
+  outcome: RecipientOutcome | null;
+}
+
 export interface AttemptResult {
   mail: AttemptedMail;
   outcome: DeliveryOutcome;
   /** When the outcome arrived. */
   at: number;
+  /**
+   * Every envelope recipient (distinct) with its outcome before this attempt, and which of them the attempt
+   * was sent to. Left out (tests of the mail-level rules): the mail counts as one recipient.
+   */
+  recipients?: { all: RecipientState[]; targets: string[] } | undefined;
+}
+
+/** A recipient whose outcome this attempt changes (an UPDATE of its envelope rows). */
+export interface RecipientUpdate {
+  mailId: number;
+  address: string;
+  outcome: RecipientOutcome;
+  reply: string;
+}
+
+export interface AttemptDecision {
+  transition: StatusTransition;
+  recipients: RecipientUpdate[];
 }
 
 const RETRY_EVENT = { deferred: 'deferred-retry', unreachable: 'unreachable-retry' } as const satisfies Record<
@@ -38,48 +69,117 @@ const GAVE_UP_EVENT = { deferred: 'deferred-gave-up', unreachable: 'unreachable-
   MailEventType
 >;
 
-export function decideOutcome(result: AttemptResult, retryPolicy: RetryPolicy, workerId: string): StatusTransition {
+const isOpen = (outcome: RecipientOutcome | null) => outcome === null || outcome === 'pending' || outcome === 'deferred';
+
+/** What the relay said about each target of the attempt; undefined: no answer about it (unreachable). */
+function answersOf(outcome: DeliveryOutcome, targets: string[]): Map<string, RecipientResult> {
+  const answers = new Map<string, RecipientResult>();
+  const listed = new Map<string, RecipientResult>();
+  if ('recipients' in outcome) for (const r of outcome.recipients ?? []) listed.set(r.address.toLowerCase(), r);
+  for (const address of targets) {
+    const said = listed.get(address.toLowerCase());
+    if (said) answers.set(address, { ...said, address });
+    else if (outcome.kind === 'sent') {
+      // Not named among the refusals of a sent mail: DATA was accepted for it.
+      const refused = outcome.rejected.some((r) => r.toLowerCase() === address.toLowerCase());
+      answers.set(address, { address, outcome: refused ? 'rejected' : 'accepted', reply: outcome.reply });
+    } else if (outcome.kind === 'rejected' || outcome.kind === 'invalid')
+      answers.set(address, { address, outcome: 'rejected', reply: outcome.reply });
+    else if (outcome.kind === 'deferred') answers.set(address, { address, outcome: 'deferred', reply: outcome.reply });
+  }
+  return answers;
+}
+
+export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, workerId: string): AttemptDecision {
   const { mail, outcome, at } = result;
+  // Without recipient states the mail is one recipient (''), never written back.
+  const { all, targets } = result.recipients ?? { all: [{ address: '', outcome: 'pending' as const }], targets: [''] };
+  const answers = answersOf(outcome, targets);
+  const states = new Map<string, RecipientOutcome | null>(all.map((r) => [r.address, r.outcome]));
+  const replies = new Map<string, string>();
+  for (const answer of answers.values()) {
+    states.set(answer.address, answer.outcome);
+    replies.set(answer.address, answer.reply);
+  }
+
   const detail: Record<string, unknown> = {
     attempt: mail.attempts,
     reply: outcome.reply,
     durationMs: Math.round(outcome.durationMs),
     worker: workerId,
   };
-  const transition = (
-    to: StatusTransition['to'],
-    type: MailEventType,
-    extra: { nextAttemptAt?: number; providerSentAt?: number } = {},
-  ) => ({
+  if (outcome.kind === 'sent' && outcome.rejected.length > 0) detail.rejectedRecipients = outcome.rejected;
+  if (outcome.kind === 'rejected' || outcome.kind === 'deferred') detail.code = outcome.code;
+  if (result.recipients) detail.recipients = [...answers.values()];
+
+  let to: StatusTransition['to'];
+  let type: MailEventType;
+  let nextAttemptAt: number | undefined;
+  const open = [...states].filter(([, state]) => isOpen(state)).map(([address]) => address);
+  const thisAttemptFinishedSome = [...answers.values()].some((a) => a.outcome !== 'deferred');
+  if (outcome.kind === 'invalid') {
+    to = MailStatus.Error;
+    type = 'invalid';
+  } else if (open.length > 0) {
+    const transient: TransientOutcome = outcome.kind === 'unreachable' ? 'unreachable' : 'deferred';
+    const decision = retryPolicy.decide({ attempts: mail.attempts, receivedAt: mail.received_at, now: at, outcome: transient });
+    if (decision.retry) {
+      to = MailStatus.Queued;
+      nextAttemptAt = decision.nextAttemptAt;
+      // Some recipients of this attempt were accepted or refused for good, the rest go again alone.
+      type = transient === 'deferred' && thisAttemptFinishedSome ? 'recipients-deferred' : RETRY_EVENT[transient];
+      detail.nextAttemptAt = new Date(decision.nextAttemptAt).toISOString();
+      if (result.recipients) detail.pendingRecipients = open;
+    } else {
+      type = GAVE_UP_EVENT[transient];
+      to = transient === 'unreachable' ? MailStatus.Error : MailStatus.ProviderError;
+      if (result.recipients) detail.gaveUpRecipients = open;
+    }
+  } else {
+    to = MailStatus.ProviderError;
+    type = 'rejected';
+  }
+  // Finished: nobody stays open, and one accepted recipient (now or before) makes the mail ProviderSent.
+  if (to !== MailStatus.Queued) {
+    for (const address of open) {
+      states.set(address, 'rejected');
+      // Its own last answer when it had one (a 4xx at RCPT), else the mail's (an unreachable relay).
+      replies.set(address, `Gave up after ${mail.attempts} attempts: ${replies.get(address) ?? outcome.reply}`);
+    }
+    if (outcome.kind !== 'invalid' && [...states.values()].includes('accepted')) {
+      to = MailStatus.ProviderSent;
+      type = 'sent';
+    }
+  }
+
+  const rejected = [...states.values()].filter((state) => state === 'rejected').length;
+  const transition: StatusTransition = {
     id: mail.id,
     from: [MailStatus.Processing],
     to,
     at,
     event: { type, actor: `worker:${workerId}`, detail },
-    set: { providerReply: outcome.reply, lease: null, ...extra },
+    set: {
+      providerReply: outcome.reply,
+      lease: null,
+      ...(nextAttemptAt !== undefined ? { nextAttemptAt } : {}),
+      ...(to === MailStatus.ProviderSent ? { providerSentAt: at } : {}),
+      ...(result.recipients ? { rejectedRecipients: rejected } : {}),
+    },
     // Only the claim that sent it may record it: a worker whose lease expired and was swept must not
     // overwrite what happened since.
     lease: { owner: workerId, expiresAt: mail.lease_expires_at },
-  });
-
-  switch (outcome.kind) {
-    case 'sent':
-      if (outcome.rejected.length > 0) detail.rejectedRecipients = outcome.rejected;
-      return transition(MailStatus.ProviderSent, 'sent', { providerSentAt: at });
-    case 'rejected':
-      detail.code = outcome.code;
-      return transition(MailStatus.ProviderError, 'rejected');
-    case 'invalid':
-      return transition(MailStatus.Error, 'invalid');
-    case 'deferred':
-    case 'unreachable': {
-      if (outcome.kind === 'deferred') detail.code = outcome.code;
-      const decision = retryPolicy.decide({ attempts: mail.attempts, receivedAt: mail.received_at, now: at, outcome: outcome.kind });
-      if (decision.retry) {
-        detail.nextAttemptAt = new Date(decision.nextAttemptAt).toISOString();
-        return transition(MailStatus.Queued, RETRY_EVENT[outcome.kind], { nextAttemptAt: decision.nextAttemptAt });
-      }
-      return transition(outcome.kind === 'deferred' ? MailStatus.ProviderError : MailStatus.Error, GAVE_UP_EVENT[outcome.kind]);
+  };
+  const updates: RecipientUpdate[] = [];
+  if (result.recipients) {
+    for (const [address, reply] of replies) {
+      updates.push({ mailId: mail.id, address, outcome: states.get(address) ?? 'pending', reply });
     }
   }
+  return { transition, recipients: updates };
+}
+
+/** The mail-level transition alone (the tests of the status rules, and callers without recipient states). */
+export function decideOutcome(result: AttemptResult, retryPolicy: RetryPolicy, workerId: string): StatusTransition {
+  return decideAttempt(result, retryPolicy, workerId).transition;
 }

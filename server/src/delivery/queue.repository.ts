@@ -6,9 +6,11 @@
  * a single writer, so the pick and the conditional UPDATE in one transaction cannot interleave with another.
  */
 import { MailStatus } from '@outbox/contract';
+import { sql } from 'kysely';
 import { applyTransitions } from '../mail/transition.repository.js';
 import type { DbOrTrx, Engine } from '../store/connection.js';
-import type { MailRow } from '../store/schema.js';
+import type { MailRow, RecipientOutcome } from '../store/schema.js';
+import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
 import { claimTransition, type ExpiredLease } from './transitions.js';
 
 export interface ClaimRequest {
@@ -47,10 +49,21 @@ export interface DeliveryPayload {
   mailId: number;
   raw: Buffer | null;
   envelopeFrom: string;
+  /** Who this attempt goes to: the envelope recipients still pending or deferred. */
   envelopeTo: string[];
+  /** Every envelope recipient (distinct) with its outcome so far. */
+  recipients: RecipientState[];
 }
 
-/** What the relay needs for each claimed mail: the stored bytes and the envelope (the `envelope` recipients). */
+const OUTCOMES: readonly string[] = ['pending', 'accepted', 'rejected', 'deferred'] satisfies RecipientOutcome[];
+const asOutcome = (value: string | null): RecipientOutcome | null =>
+  value !== null && OUTCOMES.includes(value) ? (value as RecipientOutcome) : null;
+
+/**
+ * What the relay needs for each claimed mail: the stored bytes and the envelope (the `envelope` recipients).
+ * Only recipients still open (pending, deferred, or unknown from before migration 005) are sent to; a mail
+ * with none open (an operator's requeue of a finished mail) goes to every recipient not yet accepted.
+ */
 export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map<number, DeliveryPayload>> {
   const payloads = new Map<number, DeliveryPayload>();
   if (mailIds.length === 0) return payloads;
@@ -58,7 +71,7 @@ export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Prom
     db.selectFrom('mail_contents').select(['mail_id', 'raw', 'envelope_from']).where('mail_id', 'in', mailIds).execute(),
     db
       .selectFrom('mail_recipients')
-      .select(['mail_id', 'address'])
+      .select(['mail_id', 'address', 'outcome'])
       .where('mail_id', 'in', mailIds)
       .where('kind', '=', 'envelope')
       .orderBy('mail_id')
@@ -66,13 +79,53 @@ export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Prom
       .execute(),
   ]);
   for (const content of contents) {
-    payloads.set(content.mail_id, { mailId: content.mail_id, raw: content.raw, envelopeFrom: content.envelope_from, envelopeTo: [] });
+    payloads.set(content.mail_id, {
+      mailId: content.mail_id,
+      raw: content.raw,
+      envelopeFrom: content.envelope_from,
+      envelopeTo: [],
+      recipients: [],
+    });
   }
   for (const recipient of recipients) {
     const payload = payloads.get(recipient.mail_id);
-    if (payload && !payload.envelopeTo.includes(recipient.address)) payload.envelopeTo.push(recipient.address);
+    if (payload && !payload.recipients.some((r) => r.address === recipient.address))
+      payload.recipients.push({ address: recipient.address, outcome: asOutcome(recipient.outcome) });
+  }
+  for (const payload of payloads.values()) {
+    const open = payload.recipients.filter((r) => r.outcome === null || r.outcome === 'pending' || r.outcome === 'deferred');
+    const targets = open.length > 0 ? open : payload.recipients.filter((r) => r.outcome !== 'accepted');
+    payload.envelopeTo = (targets.length > 0 ? targets : payload.recipients).map((r) => r.address);
   }
   return payloads;
+}
+
+/**
+ * Stores each recipient's new outcome: one UPDATE joined to a VALUES list per 500 recipients (one statement
+ * for a whole group commit), written only while this worker's claim still holds the mail, like the status
+ * change that follows it in the same transaction (a swept, stale claim writes neither).
+ */
+export async function recordRecipientOutcomes(
+  db: DbOrTrx,
+  updates: ReadonlyArray<RecipientUpdate & { leaseExpiresAt: number | null }>,
+  owner: string,
+  at: number,
+): Promise<void> {
+  for (let start = 0; start < updates.length; start += 500) {
+    const values = updates
+      .slice(start, start + 500)
+      .map(
+        (u) =>
+          sql`(cast(${u.mailId} as bigint), cast(${u.address} as text), cast(${u.outcome} as text), cast(${u.reply} as text), cast(${u.leaseExpiresAt} as bigint))`,
+      );
+    await sql`
+      with v (mail_id, address, outcome, reply, held_until) as (values ${sql.join(values)})
+      update mail_recipients set outcome = v.outcome, reply = v.reply, updated_at = ${at}
+      from v
+      where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address
+        and exists (select 1 from mails m where m.id = v.mail_id and m.status = ${MailStatus.Processing}
+          and m.lease_owner = ${owner} and m.lease_expires_at = v.held_until)`.execute(db);
+  }
 }
 
 /** Mails whose lease ran out by `now` (their worker died or hung), with who held each one. */

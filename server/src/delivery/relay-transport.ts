@@ -9,13 +9,23 @@ import tls from 'node:tls';
 import { findEhloName } from '../mail/mail-hostname.js';
 import { createSmtpPool } from './smtp-pool.js';
 
+/** The relay's answer for one recipient of the attempt: at RCPT (4xx/5xx) or, for the accepted, after DATA. */
+export interface RecipientResult {
+  address: string;
+  outcome: 'accepted' | 'rejected' | 'deferred';
+  reply: string;
+}
+
 export type DeliveryOutcome =
-  /** 2xx after DATA. Recipients the relay refused at RCPT while others were accepted are listed in `rejected`. */
-  | { kind: 'sent'; reply: string; accepted: string[]; rejected: string[]; durationMs: number }
-  /** A 5xx: the relay will never take this mail as it is. */
-  | { kind: 'rejected'; code: number; reply: string; durationMs: number }
-  /** A 4xx: the relay may take it later. */
-  | { kind: 'deferred'; code: number; reply: string; durationMs: number }
+  /**
+   * 2xx after DATA. Recipients the relay refused at RCPT while others were accepted are listed in
+   * `rejected`; `recipients` says for each one whether the refusal was permanent (5xx) or not (4xx).
+   */
+  | { kind: 'sent'; reply: string; accepted: string[]; rejected: string[]; recipients?: RecipientResult[]; durationMs: number }
+  /** A 5xx: the relay will never take this mail as it is. `recipients` when every recipient was refused at RCPT. */
+  | { kind: 'rejected'; code: number; reply: string; recipients?: RecipientResult[]; durationMs: number }
+  /** A 4xx: the relay may take it later. `recipients` when every recipient was refused at RCPT (some with 5xx maybe). */
+  | { kind: 'deferred'; code: number; reply: string; recipients?: RecipientResult[]; durationMs: number }
   /** No SMTP conversation could carry the mail (connection, timeout, TLS, DNS, relay login): transient. */
   | { kind: 'unreachable'; reply: string; durationMs: number }
   /** The mail itself cannot be sent (no recipients, unreadable message): permanent. */
@@ -95,6 +105,8 @@ interface NodemailerError {
   responseCode?: number;
   response?: string;
   message: string;
+  /** On a refusal at RCPT: the recipient it is about. */
+  recipient?: string;
   rejectedErrors?: NodemailerError[];
 }
 
@@ -105,10 +117,29 @@ function asNodemailerError(error: unknown): NodemailerError {
     if (typeof fields.code === 'string') result.code = fields.code;
     if (typeof fields.responseCode === 'number') result.responseCode = fields.responseCode;
     if (typeof fields.response === 'string') result.response = fields.response;
+    if (typeof fields.recipient === 'string') result.recipient = fields.recipient;
     if (Array.isArray(fields.rejectedErrors)) result.rejectedErrors = fields.rejectedErrors.map(asNodemailerError);
     return result;
   }
   return { message: String(error) };
+}
+
+/** Each refusal at RCPT as a recipient result: a 4xx may succeed later, anything else will not. */
+function refusedRecipients(rejections: NodemailerError[]): RecipientResult[] {
+  return rejections.flatMap((rejection) =>
+    rejection.recipient === undefined
+      ? []
+      : [
+          {
+            address: rejection.recipient,
+            outcome:
+              rejection.responseCode !== undefined && rejection.responseCode >= 400 && rejection.responseCode < 500
+                ? 'deferred'
+                : 'rejected',
+            reply: rejection.response ?? rejection.message,
+          } satisfies RecipientResult,
+        ],
+  );
 }
 
 /** Maps a nodemailer failure to an outcome. Exported so the rules can be tested without a network. */
@@ -127,8 +158,11 @@ export function classifyDeliveryError(error: unknown, durationMs: number): Deliv
   const transientRecipient = recipientCodes.find((value) => value >= 400 && value < 500);
   if (transientRecipient !== undefined) code = transientRecipient;
 
-  if (code !== undefined && code >= 500 && code < 600) return { kind: 'rejected', code, reply, durationMs };
-  if (code !== undefined && code >= 400 && code < 500) return { kind: 'deferred', code, reply, durationMs };
+  // Every recipient refused at RCPT: say which refusal was which, so only the 4xx ones are tried again.
+  const recipients =
+    failure.rejectedErrors && failure.rejectedErrors.length > 0 ? { recipients: refusedRecipients(failure.rejectedErrors) } : {};
+  if (code !== undefined && code >= 500 && code < 600) return { kind: 'rejected', code, reply, ...recipients, durationMs };
+  if (code !== undefined && code >= 400 && code < 500) return { kind: 'deferred', code, reply, ...recipients, durationMs };
   if (failure.code === 'EENVELOPE' || failure.code === 'EMESSAGE' || failure.code === 'ESTREAM' || failure.code === 'EREQUIRETLS') {
     return { kind: 'invalid', reply, durationMs };
   }
@@ -193,7 +227,11 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
       const raw = typeof message.raw === 'string' ? Buffer.from(message.raw) : message.raw;
       try {
         const info = await smtpPool.send(message.envelope, raw);
-        return { kind: 'sent', reply: info.response, accepted: info.accepted, rejected: info.rejected, durationMs: elapsed() };
+        const recipients: RecipientResult[] = [
+          ...info.accepted.map((address) => ({ address, outcome: 'accepted' as const, reply: info.response })),
+          ...refusedRecipients(info.rejectedErrors.map(asNodemailerError)),
+        ];
+        return { kind: 'sent', reply: info.response, accepted: info.accepted, rejected: info.rejected, recipients, durationMs: elapsed() };
       } catch (error) {
         const failure = asNodemailerError(error);
         const sizeLimit = failure.code === 'EMESSAGE' && failure.responseCode === undefined ? SIZE_LIMIT.exec(failure.message) : null;

@@ -121,7 +121,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     }
     if (hasStopped) return;
     if (outcome.kind !== 'sent') logger?.warn({ mailId: row.id, outcome: outcome.kind, reply: outcome.reply }, 'delivery attempt failed');
-    outcomes.record({ mail: row, outcome, at: clock.now() });
+    outcomes.record({
+      mail: row,
+      outcome,
+      at: clock.now(),
+      ...(payload ? { recipients: { all: payload.recipients, targets: payload.envelopeTo } } : {}),
+    });
   }
 
   async function claimBatch(): Promise<number> {

@@ -2,7 +2,15 @@
  * Rows to the contract's types: the one `toMail`, used for stored rows and for mails just written (which
  * are answered from what was inserted, without reading them back), and the mail detail.
  */
-import { MailStatus, STATUSES, type Mail, type MailDetail } from '@outbox/contract';
+import {
+  MailStatus,
+  RECIPIENT_OUTCOMES,
+  STATUSES,
+  type Mail,
+  type MailDetail,
+  type RecipientDelivery,
+  type RecipientOutcome,
+} from '@outbox/contract';
 import type { Selectable } from 'kysely';
 import { simpleParser } from 'mailparser';
 import type { MailContentTable, MailEventRow, MailRecipientRow, MailRow } from '../store/schema.js';
@@ -18,6 +26,8 @@ export function statusName(code: number): string {
 /** The columns a `Mail` is made of: a stored row, or a row being inserted plus its new id. */
 export type MailFields = Pick<MailRow, 'id' | 'from_name' | 'from_mail' | 'subject' | 'status' | 'received_at' | 'last_update_at'> & {
   provider_sent_at?: number | null | undefined;
+  recipient_count?: number | undefined;
+  rejected_recipients?: number | undefined;
 };
 
 export function toMail(row: MailFields, recipients: ReadonlyArray<{ name: string; address: string }> = []): Mail {
@@ -31,7 +41,32 @@ export function toMail(row: MailFields, recipients: ReadonlyArray<{ name: string
     providerSentDate: iso(row.provider_sent_at),
     receivedDate: iso(row.received_at),
     lastUpdate: iso(row.last_update_at),
+    recipientCount: row.recipient_count ?? 0,
+    rejectedRecipients: row.rejected_recipients ?? 0,
   };
+}
+
+const isOutcome = (value: string | null): value is RecipientOutcome => (RECIPIENT_OUTCOMES as readonly (string | null)[]).includes(value);
+
+/**
+ * Every recipient row with its outcome. Outcomes are kept on the envelope rows (who the mail is delivered
+ * to); a To/Cc/Bcc row shows the outcome of its address in the envelope, or null when it is not in it.
+ */
+function recipientDeliveries(recipients: MailRecipientRow[]): RecipientDelivery[] {
+  const byAddress = new Map<string, MailRecipientRow>();
+  for (const r of recipients) if (r.kind === 'envelope') byAddress.set(r.address.toLowerCase(), r);
+  return recipients.map((r) => {
+    const envelope = r.kind === 'envelope' ? r : byAddress.get(r.address.toLowerCase());
+    const outcome = envelope?.outcome ?? null;
+    return {
+      kind: r.kind === 'to' || r.kind === 'cc' || r.kind === 'bcc' ? r.kind : 'envelope',
+      recipientName: r.name,
+      recipientMail: r.address,
+      outcome: isOutcome(outcome) ? outcome : null,
+      reply: envelope?.reply ?? null,
+      updatedAt: iso(envelope?.updated_at),
+    };
+  });
 }
 
 /** The header block as name/value pairs, in order, unfolded. */
@@ -79,6 +114,7 @@ export async function toMailDetail(
     headers,
     text: content?.text_body ?? null,
     html: content?.html_body ?? null,
+    recipients: recipientDeliveries(recipients),
     events: events.map((e) => ({
       at: new Date(e.at).toISOString(),
       actor: e.actor,

@@ -367,6 +367,11 @@ export interface NewMail {
     | undefined;
 }
 
+/** Distinct envelope addresses: who the mail goes to (`mails.recipient_count`). */
+export function envelopeRecipientCount(recipients: readonly NewRecipient[]): number {
+  return new Set(recipients.filter((r) => r.kind === 'envelope').map((r) => r.address)).size;
+}
+
 /** Inserts mails with their recipients and content; returns the new ids in order. Counters and events are the caller's. */
 export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number[]> {
   const ids: number[] = [];
@@ -375,13 +380,27 @@ export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number
     const inserted = await db
       .insertInto('mails')
       // The To sort's column is derived here, so no caller can forget it or get it wrong.
-      .values(chunk.map((m) => ({ ...m.row, first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '' })))
+      .values(
+        chunk.map((m) => ({
+          recipient_count: envelopeRecipientCount(m.recipients),
+          ...m.row,
+          first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
+        })),
+      )
       .returning('id')
       .execute();
     // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
     ids.push(...inserted.map((r) => r.id));
     const recipients = chunk.flatMap((m, i) =>
-      m.recipients.map((r, position) => ({ mail_id: inserted[i]!.id, kind: r.kind, position, name: r.name, address: r.address })),
+      m.recipients.map((r, position) => ({
+        mail_id: inserted[i]!.id,
+        kind: r.kind,
+        position,
+        name: r.name,
+        address: r.address,
+        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts).
+        outcome: r.kind === 'envelope' ? 'pending' : null,
+      })),
     );
     for (let r = 0; r < recipients.length; r += 500) {
       await db

@@ -113,7 +113,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       if (known) return known;
       const { row, recipients } = createdFrom.get(id)!.mail;
       return toMail(
-        { ...row, id },
+        { ...row, id, recipient_count: repo.envelopeRecipientCount(recipients) },
         recipients.filter((r) => r.kind === 'to'),
       );
     });

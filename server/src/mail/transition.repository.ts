@@ -40,6 +40,8 @@ const MAIL_COLUMNS = [
   'api_key_id',
   'idempotency_key',
   'first_to_mail',
+  'recipient_count',
+  'rejected_recipients',
 ] as const satisfies ReadonlyArray<keyof MailRow>;
 const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;
 void hasEveryColumn;
@@ -180,6 +182,7 @@ async function updateFrom(
   optional('reply', 'provider_reply', 'text', (t) => t.set?.providerReply);
   optional('next_at', 'next_attempt_at', 'bigint', (t) => t.set?.nextAttemptAt);
   optional('sent_at', 'provider_sent_at', 'bigint', (t) => t.set?.providerSentAt);
+  optional('rejected', 'rejected_recipients', 'integer', (t) => t.set?.rejectedRecipients);
   if (first.set?.attempts === 'increment') assignments.push(sql`attempts = mails.attempts + 1`);
   else optional('attempts', 'attempts', 'integer', (t) => t.set?.attempts);
   if (first.set?.lease === null) assignments.push(sql`lease_owner = null`, sql`lease_expires_at = null`);

@@ -18,6 +18,8 @@ export interface TransitionChanges {
   providerReply?: string | undefined;
   nextAttemptAt?: number | undefined;
   providerSentAt?: number | undefined;
+  /** Recipients refused for good so far (`mails.rejected_recipients`), set with a delivery outcome. */
+  rejectedRecipients?: number | undefined;
   /** A number sets it (a requeue's fresh budget); `increment` counts an attempt (a claim). */
   attempts?: number | 'increment' | undefined;
   /** A new lease (a claim), or null to end the current one. */

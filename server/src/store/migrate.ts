@@ -8,6 +8,7 @@ import { initialSchema } from './migrations/001-initial-schema.js';
 import { statusSortIndex } from './migrations/002-status-sort-index.js';
 import { searchIndexAndToSort } from './migrations/003-search-index-and-to-sort.js';
 import { statusLastUpdateIndex } from './migrations/004-status-last-update-index.js';
+import { recipientOutcomes } from './migrations/005-recipient-outcomes.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -15,6 +16,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '002-status-sort-index': statusSortIndex(),
     '003-search-index-and-to-sort': searchIndexAndToSort(store.engine),
     '004-status-last-update-index': statusLastUpdateIndex(),
+    '005-recipient-outcomes': recipientOutcomes(),
   };
 }
 

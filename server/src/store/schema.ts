@@ -29,7 +29,14 @@ export interface MailTable {
    * fills it from the recipients, so callers building a row leave it out.
    */
   first_to_mail: ColumnType<string, string | undefined, string>;
+  /** Distinct envelope recipients (migration 005). */
+  recipient_count: ColumnType<number, number | undefined, number>;
+  /** How many of them the relay refused for good, kept with each outcome (migration 005). */
+  rejected_recipients: ColumnType<number, number | undefined, number>;
 }
+
+/** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
+export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred';
 
 export interface MailRecipientTable {
   id: Generated<number>;
@@ -39,6 +46,11 @@ export interface MailRecipientTable {
   position: number;
   name: string;
   address: string;
+  /** Envelope rows: RecipientOutcome; null on header rows and on mails finished before migration 005. */
+  outcome: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The relay's last answer for this recipient. */
+  reply: ColumnType<string | null, string | null | undefined, string | null>;
+  updated_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface MailContentTable {

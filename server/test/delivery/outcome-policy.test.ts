@@ -1,7 +1,7 @@
 /** The outcome policy alone: what each attempt result means for the mail, with no store and no relay. */
 import { MailStatus } from '@outbox/contract';
 import { describe, expect, it } from 'vitest';
-import { decideOutcome, type AttemptedMail } from '../../src/delivery/outcome-policy.js';
+import { decideAttempt, decideOutcome, type AttemptedMail, type RecipientState } from '../../src/delivery/outcome-policy.js';
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import type { DeliveryOutcome } from '../../src/delivery/relay-transport.js';
 
@@ -61,6 +61,114 @@ describe('decideOutcome', () => {
     expect(decide({ kind: 'unreachable', reply: 'ECONNREFUSED', durationMs: 1 }, 1)).toMatchObject({
       to: MailStatus.Queued,
       event: { type: 'unreachable-retry' },
+    });
+  });
+});
+
+describe('decideAttempt: per-recipient outcomes', () => {
+  const all = (states: Record<string, RecipientState['outcome']>): RecipientState[] =>
+    Object.entries(states).map(([address, outcome]) => ({ address, outcome }));
+  const attempt = (outcome: DeliveryOutcome, states: Record<string, RecipientState['outcome']>, attempts = 1) => {
+    const recipients = all(states);
+    const targets = recipients
+      .filter((r) => r.outcome === 'pending' || r.outcome === 'deferred' || r.outcome === null)
+      .map((r) => r.address);
+    return decideAttempt({ mail: mail(attempts), outcome, at, recipients: { all: recipients, targets } }, policy, 'w1');
+  };
+  const sent = (accepted: string[], refused: Array<[string, 'rejected' | 'deferred']>): DeliveryOutcome => ({
+    kind: 'sent',
+    reply: '250 OK',
+    accepted,
+    rejected: refused.map(([a]) => a),
+    recipients: [
+      ...accepted.map((address) => ({ address, outcome: 'accepted' as const, reply: '250 OK' })),
+      ...refused.map(([address, outcome]) => ({ address, outcome, reply: outcome === 'deferred' ? '451 later' : '550 no' })),
+    ],
+    durationMs: 1,
+  });
+
+  it('accepted + rejected + deferred → Queued (recipients-deferred), each recipient written, the rejected counted', () => {
+    const decision = attempt(
+      sent(
+        ['a@x.test'],
+        [
+          ['b@x.test', 'rejected'],
+          ['c@x.test', 'deferred'],
+        ],
+      ),
+      {
+        'a@x.test': 'pending',
+        'b@x.test': 'pending',
+        'c@x.test': 'pending',
+      },
+    );
+    expect(decision.transition).toMatchObject({
+      to: MailStatus.Queued,
+      set: { nextAttemptAt: at + MINUTE, rejectedRecipients: 1 },
+      event: { type: 'recipients-deferred', detail: { pendingRecipients: ['c@x.test'] } },
+    });
+    expect(decision.transition.set).not.toHaveProperty('providerSentAt');
+    expect(decision.recipients).toEqual([
+      { mailId: 7, address: 'a@x.test', outcome: 'accepted', reply: '250 OK' },
+      { mailId: 7, address: 'b@x.test', outcome: 'rejected', reply: '550 no' },
+      { mailId: 7, address: 'c@x.test', outcome: 'deferred', reply: '451 later' },
+    ]);
+  });
+
+  it('the last deferred recipient accepted on a later attempt → ProviderSent; earlier outcomes are kept, not rewritten', () => {
+    const decision = attempt(sent(['c@x.test'], []), { 'a@x.test': 'accepted', 'b@x.test': 'rejected', 'c@x.test': 'deferred' }, 2);
+    expect(decision.transition).toMatchObject({ to: MailStatus.ProviderSent, set: { providerSentAt: at, rejectedRecipients: 1 } });
+    expect(decision.recipients.map((r) => r.address)).toEqual(['c@x.test']);
+  });
+
+  it('the last deferred recipient refused for good, nobody ever accepted → ProviderError (rejected)', () => {
+    const refusal: DeliveryOutcome = {
+      kind: 'rejected',
+      code: 550,
+      reply: '550 no',
+      recipients: [{ address: 'c@x.test', outcome: 'rejected', reply: '550 no' }],
+      durationMs: 1,
+    };
+    const decision = attempt(refusal, { 'b@x.test': 'rejected', 'c@x.test': 'deferred' }, 2);
+    expect(decision.transition).toMatchObject({
+      to: MailStatus.ProviderError,
+      event: { type: 'rejected' },
+      set: { rejectedRecipients: 2 },
+    });
+  });
+
+  it('budget spent with recipients deferred: they turn rejected ("Gave up after …"); ProviderSent if one was accepted, else ProviderError', () => {
+    const withAccepted = attempt(sent(['a@x.test'], [['c@x.test', 'deferred']]), { 'a@x.test': 'pending', 'c@x.test': 'pending' }, 3);
+    expect(withAccepted.transition).toMatchObject({
+      to: MailStatus.ProviderSent,
+      event: { type: 'sent', detail: { gaveUpRecipients: ['c@x.test'] } },
+      set: { rejectedRecipients: 1, providerSentAt: at },
+    });
+    expect(withAccepted.recipients.find((r) => r.address === 'c@x.test')).toEqual({
+      mailId: 7,
+      address: 'c@x.test',
+      outcome: 'rejected',
+      reply: 'Gave up after 3 attempts: 451 later',
+    });
+    const deferred: DeliveryOutcome = { kind: 'deferred', code: 451, reply: '451 later', durationMs: 1 };
+    expect(attempt(deferred, { 'c@x.test': 'deferred' }, 3).transition).toMatchObject({
+      to: MailStatus.ProviderError,
+      event: { type: 'deferred-gave-up' },
+    });
+  });
+
+  it('unreachable: recipients untouched while budget is left; at the end Error, or ProviderSent when one was accepted before', () => {
+    const down: DeliveryOutcome = { kind: 'unreachable', reply: 'ECONNREFUSED', durationMs: 1 };
+    const retry = attempt(down, { 'a@x.test': 'accepted', 'c@x.test': 'deferred' }, 2);
+    expect(retry.transition).toMatchObject({ to: MailStatus.Queued, event: { type: 'unreachable-retry' } });
+    expect(retry.recipients).toEqual([]);
+    expect(attempt(down, { 'c@x.test': 'deferred' }, 3).transition).toMatchObject({
+      to: MailStatus.Error,
+      event: { type: 'unreachable-gave-up' },
+    });
+    expect(attempt(down, { 'a@x.test': 'accepted', 'c@x.test': 'deferred' }, 3).transition).toMatchObject({
+      to: MailStatus.ProviderSent,
+      set: { rejectedRecipients: 1 },
     });
   });
 });

@@ -47,6 +47,9 @@ describe('mail API', () => {
         providerSentDate: null,
         receivedDate: '2026-11-23T09:00:00.000Z',
         lastUpdate: '2026-11-23T09:00:00.000Z',
+        // Seeded without envelope rows (test/support/mails.ts), so no recipient is delivered to.
+        recipientCount: 0,
+        rejectedRecipients: 0,
       });
       expect(body.data[0]!.providerSentDate).toBe('2026-11-23T09:30:00.000Z');
       expect(body.meta.total).toBe(2);

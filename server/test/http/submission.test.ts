@@ -119,6 +119,8 @@ describe('POST /api/v1/mail', () => {
         providerSentDate: null,
         receivedDate: NOW,
         lastUpdate: NOW,
+        recipientCount: 1,
+        rejectedRecipients: 0,
       });
       const listed = await list();
       expect(listed.data).toEqual([mail]);

@@ -25,6 +25,12 @@ export interface TestRelay {
   attempts: number;
   /** Milliseconds the relay waits before answering DATA: a slow provider. */
   delayMs: number;
+  /** Decides each RCPT TO answer (`transaction` counts MAIL FROM commands from 0); by default every one is accepted. */
+  rcptAnswer: (address: string, transaction: number) => RelayAnswer;
+  /** MAIL FROM commands seen. */
+  transactions: number;
+  /** The envelope commands and the relay's answers, as the relay saw them (MAIL FROM, RCPT TO, DATA). */
+  dialogue: string[];
   close(): Promise<void>;
 }
 
@@ -36,12 +42,31 @@ export async function startTestRelay(): Promise<TestRelay> {
     answer: () => ({ accept: true }),
     attempts: 0,
     delayMs: 0,
+    rcptAnswer: () => ({ accept: true }),
+    transactions: 0,
+    dialogue: [],
     close: async () => undefined,
   };
   const server = new SMTPServer({
     disabledCommands: ['STARTTLS', 'AUTH'],
     disableReverseLookup: true,
     logger: false,
+    onMailFrom(address, _session, callback) {
+      relay.transactions += 1;
+      relay.dialogue.push(`C: MAIL FROM:<${address.address}>`, 'S: 250 Accepted');
+      callback();
+    },
+    onRcptTo(address, _session, callback) {
+      const answer = relay.rcptAnswer(address.address, relay.transactions - 1);
+      relay.dialogue.push(`C: RCPT TO:<${address.address}>`);
+      if ('accept' in answer) {
+        relay.dialogue.push('S: 250 Accepted');
+        callback();
+      } else {
+        relay.dialogue.push(`S: ${answer.code} ${answer.message}`);
+        callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
+      }
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -55,10 +80,13 @@ export async function startTestRelay(): Promise<TestRelay> {
         };
         const answer = relay.answer(message, relay.attempts++);
         setTimeout(() => {
+          relay.dialogue.push(`C: DATA (${raw.length} bytes, Message-ID ${message.messageId ?? 'none'})`);
           if ('accept' in answer) {
             relay.received.push(message);
+            relay.dialogue.push(`S: 250 OK test relay ${relay.received.length}`);
             callback(null, `OK test relay ${relay.received.length}`);
           } else {
+            relay.dialogue.push(`S: ${answer.code} ${answer.message}`);
             callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
           }
         }, relay.delayMs);
