@@ -165,9 +165,9 @@ test.describe('Filters, search and the pager', () => {
     await page.getByRole('button', { name: 'Next', exact: true }).click();
     await app.expectRows({ ...everything, data: lastRows });
 
-    mark = traffic.mark();
+    // And to page 1, which may come from the cache as well.
     await page.getByRole('button', { name: 'First', exact: true }).click();
-    await app.expectRows(await traffic.nextList(mark));
+    await app.expectRows({ ...everything, data: everything.data.slice(0, PAGE_SIZE) });
     await expect(range).toHaveText(`1–${PAGE_SIZE} of ${thousands(total)}`);
   });
 });
