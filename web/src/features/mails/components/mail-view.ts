@@ -113,12 +113,12 @@ function startOfDay(day: string | null): string | null {
   return date ? date.toISOString() : null;
 }
 
-/** The last millisecond of a local calendar day: the range includes the whole day. */
+/** The start of the day after `day`: the server's `receivedTo` is exclusive, so the whole last day is in. */
 function endOfDay(day: string | null): string | null {
   const date = parseDay(day);
   if (!date) return null;
   date.setDate(date.getDate() + 1);
-  return new Date(date.getTime() - 1).toISOString();
+  return date.toISOString();
 }
 
 function parseDay(day: string | null): Date | null {
