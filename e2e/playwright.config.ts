@@ -1,5 +1,5 @@
 /**
- * Browser end-to-end suite of the console (SPEC.md), against the built server with real data.
+ * Browser end-to-end suite of the console (docs/console.md), against the built server with real data.
  * Run from the repository root: `npm run -s build && npx playwright test --config e2e/playwright.config.ts`.
  * `npm test` (scripts/test.mjs) passes `--reporter=list,json`, which replaces the reporter below.
  */

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DataOf } from './common.js';
 
-/** SPEC.md §3: username and password, both strings. No length rules: the spec's client does not validate. */
+/** docs/console.md §3: username and password, both strings. No length rules: the spec's client does not validate. */
 export const LoginRequest = Type.Object(
   {
     username: Type.String({ maxLength: 200 }),

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
-/** Every error body: `{ error: { code, message } }` (PRODUCT.md §2). */
+/** Every error body: `{ error: { code, message } }` (docs/api.md#answers-and-errors). */
 export const ErrorBody = Type.Object({
   error: Type.Object({
     code: Type.String({ description: 'snake_case machine code, e.g. invalid_credentials' }),
@@ -9,7 +9,7 @@ export const ErrorBody = Type.Object({
 });
 export type ErrorBody = Static<typeof ErrorBody>;
 
-/** Every success body wraps its items in `data` (SPEC.md §3). */
+/** Every success body wraps its items in `data` (docs/console.md §3). */
 export function DataOf<T extends TSchema>(item: T) {
   return Type.Object({ data: Type.Array(item) });
 }

@@ -7,7 +7,7 @@ export const Recipient = Type.Object({
 });
 export type Recipient = Static<typeof Recipient>;
 
-/** One row of the console's table (SPEC.md §3, PRODUCT.md §2). */
+/** One row of the console's table (docs/console.md §3, docs/api.md#mail). */
 export const Mail = Type.Object({
   id: Type.Integer(),
   fromName: Type.String(),

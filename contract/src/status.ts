@@ -1,5 +1,5 @@
 /**
- * The mail status table of SPEC.md §4 / PRODUCT.md §1: the one place that names codes, names, colours and
+ * The mail status table of docs/console.md §4 / docs/lifecycle.md §1: the one place that names codes, names, colours and
  * which console action a status offers. Server and console both read it.
  */
 export const MailStatus = {
@@ -21,9 +21,9 @@ export interface StatusInfo {
   code: MailStatusCode;
   name: MailStatusName;
   colour: StatusColour;
-  /** The hex the console paints the round icon with (PRODUCT.md §6). */
+  /** The hex the console paints the round icon with (docs/console.md §10.8). */
   hex: string;
-  /** The button of the unnamed action column (SPEC.md §4). */
+  /** The button of the unnamed action column (docs/console.md §4). */
   action: RowAction;
 }
 
@@ -53,7 +53,7 @@ export function statusInfo(code: number): StatusInfo | undefined {
   return isStatusCode(code) ? STATUSES[code] : undefined;
 }
 
-/** Statuses a mail may be deleted from (PRODUCT.md §1). */
+/** Statuses a mail may be deleted from (docs/lifecycle.md §2). */
 export const DELETABLE_STATUSES: readonly MailStatusCode[] = [
   MailStatus.Dequeued,
   MailStatus.ProviderSent,
@@ -61,5 +61,5 @@ export const DELETABLE_STATUSES: readonly MailStatusCode[] = [
   MailStatus.Error,
 ];
 
-/** Statuses an operator may requeue from (PRODUCT.md §1). */
+/** Statuses an operator may requeue from (docs/lifecycle.md §2). */
 export const REQUEUEABLE_STATUSES: readonly MailStatusCode[] = [MailStatus.Dequeued, MailStatus.ProviderError, MailStatus.Error];

@@ -15,7 +15,7 @@ export const SubmitRecipient = Type.Object(
 export const MAX_RECIPIENTS_PER_MAIL = 300;
 export const MAX_BATCH = 500;
 
-/** `POST /api/v1/mail` (PRODUCT.md §2), authorised with an API key. */
+/** `POST /api/v1/mail` (docs/api.md#submission-post-apiv1mail), authorised with an API key. */
 export const SubmitMailRequest = Type.Object(
   {
     fromName: Type.Optional(Type.String({ maxLength: 200 })),

@@ -4,7 +4,7 @@ import { ACTION_COLUMN_INDEX } from '../support/console';
 import { expect, test } from '../support/fixtures';
 import { isDeleteOf, isDequeueOf } from '../support/traffic';
 
-/** SPEC.md §4: the button of each status (none for Processing). */
+/** docs/console.md §4: the button of each status (none for Processing). */
 const ACTION_OF_STATUS = ['Dequeue', 'Delete', '', 'Delete', 'Delete', 'Delete'] as const;
 
 test.describe('Row actions', () => {
@@ -126,7 +126,7 @@ test.describe('Row actions', () => {
     await expect(row).toHaveCount(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): the grid is one tab stop; arrows reach the row, → its Dequeue button (named with the mail), Enter dequeues, focus returns to the row', async ({
+  test('Beyond the spec (docs/console.md §10.8): the grid is one tab stop; arrows reach the row, → its Dequeue button (named with the mail), Enter dequeues, focus returns to the row', async ({
     app,
     page,
     traffic,

@@ -4,7 +4,7 @@ import { STATUS_NAMES } from '../support/api';
 import { COLUMN_NAMES, STATUS_ICON_SIZE, utcInstant, type ConsolePage } from '../support/console';
 import { expect, test } from '../support/fixtures';
 
-/** PRODUCT.md §6 status colours (yellow #F5B700, green #2E9D4F, red #D64545), as computed CSS colours. */
+/** docs/console.md §10.8 status colours (yellow #F5B700, green #2E9D4F, red #D64545), as computed CSS colours. */
 const YELLOW = 'rgb(245, 183, 0)';
 const GREEN = 'rgb(46, 157, 79)';
 const RED = 'rgb(214, 69, 69)';

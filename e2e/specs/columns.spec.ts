@@ -88,7 +88,7 @@ test.describe('Columns: sorting and layout', () => {
     const row = app.dataRows.filter({ hasText: 'Six recipients' });
     await expect(row).toHaveCount(1);
     const cell = app.cell(row, 'To');
-    // Every recipient stays a line of the cell (SPEC.md §2); the cue is drawn over the third line's end.
+    // Every recipient stays a line of the cell (docs/console.md §2); the cue is drawn over the third line's end.
     await expect(cell.getByText(/^Many \d \| many\d@example\.com$/)).toHaveCount(6);
     const cue = await cell.locator('.stack').evaluate((element) => {
       const style = getComputedStyle(element, '::after');

@@ -50,7 +50,7 @@ test.describe('The product (§1, §2)', () => {
     await app.login();
     expect(page.url()).toBe(start);
     await app.sortBy('Subject');
-    // The view lives in the query string (PRODUCT.md §7), never in a route of its own or a new history entry.
+    // The view lives in the query string (docs/console.md §10.11), never in a route of its own or a new history entry.
     expect(new URL(page.url()).pathname).toBe('/');
     expect(new URL(page.url()).searchParams.get('sort')).toBe('subject');
     await app.logoutButton.click();

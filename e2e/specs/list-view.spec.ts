@@ -213,7 +213,10 @@ test.describe('Mails list view', () => {
     await expect(page.getByRole('alert')).toHaveCount(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): the table exposes the ARIA roles grid, row, columnheader and gridcell', async ({ app, page }) => {
+  test('Beyond the spec (docs/console.md §10.4): the table exposes the ARIA roles grid, row, columnheader and gridcell', async ({
+    app,
+    page,
+  }) => {
     await app.login();
     await expect(page.getByRole('grid')).toHaveCount(1);
     await expect(app.table).toBeVisible();
@@ -239,7 +242,7 @@ test.describe('Mails list view', () => {
     expect(roles.get('gridcell')).toBe(PAGE_SIZE * (COLUMN_NAMES.length + 1));
   });
 
-  test('Beyond the spec (PRODUCT.md §6): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({
+  test('Beyond the spec (docs/console.md §10.8): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({
     app,
     page,
   }, testInfo) => {

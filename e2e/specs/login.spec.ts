@@ -91,7 +91,7 @@ test.describe('Login view', () => {
     expect(traffic.count(isList)).toBe(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): the login form is keyboard reachable (Tab to each field and the Login button, Enter logs in)', async ({
+  test('Beyond the spec (docs/console.md §10.4): the login form is keyboard reachable (Tab to each field and the Login button, Enter logs in)', async ({
     app,
     page,
     env,

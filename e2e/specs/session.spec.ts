@@ -64,7 +64,7 @@ test.describe('Session', () => {
     expect(traffic.count(isList, mark)).toBe(0);
   });
 
-  test('Beyond the spec (PRODUCT.md §6): a 401 on a call returns to the login view (token revoked behind the console)', async ({
+  test('Beyond the spec (docs/console.md §10.7): a 401 on a call returns to the login view (token revoked behind the console)', async ({
     app,
     api,
     traffic,

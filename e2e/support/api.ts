@@ -5,7 +5,7 @@
 import { expect, type APIRequestContext } from '@playwright/test';
 import type { Mail, MailListResponse, MailSort } from '@outbox/contract';
 
-// Written out from SPEC.md §4 on purpose rather than imported from contract/: the suite checks the console
+// Written out from docs/console.md §4 on purpose rather than imported from contract/: the suite checks the console
 // against the spec, so it must not take its expectations from the table it is checking.
 export const Status = {
   Queued: 0,

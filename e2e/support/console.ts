@@ -7,12 +7,12 @@ import type { Mail, MailListResponse } from '@outbox/contract';
 import type { SuiteEnv } from './env';
 import { isList, isLogin, type Traffic } from './traffic';
 
-/** SPEC.md §2 table columns, in order; the eighth is the unnamed action column. */
+/** docs/console.md §2 table columns, in order; the eighth is the unnamed action column. */
 export const COLUMN_NAMES = ['From', 'To', 'Subject', 'Status', 'ProviderSentDate', 'ReceivedDate', 'LastUpdate'] as const;
 export type ColumnName = (typeof COLUMN_NAMES)[number];
 export const ACTION_COLUMN_INDEX = COLUMN_NAMES.length;
 
-/** SPEC.md §9 business constants. */
+/** docs/console.md §9 business constants. */
 export const PAGE_SIZE = 50;
 export const HEADER_HEIGHT = 50;
 export const FOOTER_HEIGHT = 50;

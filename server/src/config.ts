@@ -1,5 +1,5 @@
 /**
- * Configuration comes from the environment only (PRODUCT.md §3). Every variable is validated at start;
+ * Configuration comes from the environment only (docs/operations.md#configuration). Every variable is validated at start;
  * every bad one is listed, then the process exits 1 (see main.ts), so an operator fixes them all at once.
  */
 import fs from 'node:fs';

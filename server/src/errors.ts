@@ -1,5 +1,5 @@
 /**
- * Typed errors carry the HTTP status and the machine code of PRODUCT.md §2. Services throw them; the HTTP
+ * Typed errors carry the HTTP status and the machine code of docs/api.md#answers-and-errors. Services throw them; the HTTP
  * error handler turns them into `{ error: { code, message } }`; the CLI prints the message.
  */
 export class AppError extends Error {

@@ -1,4 +1,4 @@
-/** The audit log: who did what, when, with the state before and after (PRODUCT.md §5). */
+/** The audit log: who did what, when, with the state before and after (ARCHITECTURE.md#security). */
 import type { DbOrTrx } from '../store/connection.js';
 import type { AuditLogTable } from '../store/schema.js';
 import { sql, type Selectable } from 'kysely';

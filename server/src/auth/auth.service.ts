@@ -162,7 +162,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
   }
 
   /**
-   * At start (PRODUCT.md §3): OUTBOX_ADMIN_USER/PASSWORD create or reset that operator; with no operator at
+   * At start (docs/operations.md#the-first-start): OUTBOX_ADMIN_USER/PASSWORD create or reset that operator; with no operator at
    * all and none configured, `admin` is created with a random password, returned so main can print it once.
    */
   async function ensureOperators(admin: {

@@ -1,5 +1,5 @@
 /**
- * Login limits (PRODUCT.md §5 and §7, issue 11 items 1–2), shaped so that a stranger can slow an operator
+ * Login limits (ARCHITECTURE.md#security and §7, issue 11 items 1–2), shaped so that a stranger can slow an operator
  * down but never lock them out:
  * - A hard limit per (name, client address) and per client address: past it, 429 with Retry-After. These
  *   stop one client guessing, and only ever refuse the client that made the failures.

@@ -38,7 +38,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /**
  * A hash to verify against when the username is unknown, so that an unknown user costs the same scrypt
- * work as a wrong password and the timing tells nothing (PRODUCT.md §2: no user enumeration).
+ * work as a wrong password and the timing tells nothing (docs/api.md#routes: no user enumeration).
  */
 let dummyHash: Promise<string> | undefined;
 export function getDummyHash(): Promise<string> {

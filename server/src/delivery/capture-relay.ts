@@ -1,5 +1,5 @@
 /**
- * The embedded capture relay (PRODUCT.md §3): with no RELAY_URL, the worker delivers to this real SMTP
+ * The embedded capture relay (docs/operations.md#the-capture-relay): with no RELAY_URL, the worker delivers to this real SMTP
  * server on loopback, which keeps each mail under `${dataDir}/captured/` so the whole pipeline runs on a
  * laptop. Recipients at reject.test and defer.test are refused so every status can be produced on purpose.
  */

@@ -1,5 +1,5 @@
 /**
- * The queue's SQL. The mail row is the queue entry (PRODUCT.md §4): claiming picks due Queued rows and
+ * The queue's SQL. The mail row is the queue entry (ARCHITECTURE.md#data-model-and-the-hot-path): claiming picks due Queued rows and
  * moves them to Processing under a lease with one conditional UPDATE (through `applyTransitions`, like
  * every status change; outcomes too, see outcome-commit.ts). The engines differ in one place: PostgreSQL
  * picks with FOR UPDATE SKIP LOCKED so concurrent workers take disjoint batches without waiting; SQLite has

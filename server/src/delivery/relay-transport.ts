@@ -1,5 +1,5 @@
 /**
- * The worker's only way to the provider (PRODUCT.md §3 `RELAY_URL`). It hands over the stored raw
+ * The worker's only way to the provider (docs/operations.md#the-relay, `RELAY_URL`). It hands over the stored raw
  * bytes untouched and turns every result, success or failure, into a DeliveryOutcome the worker maps
  * to a status: sent → ProviderSent, rejected → ProviderError, deferred/unreachable → retry or, with the
  * budget spent, ProviderError/Error, invalid → Error.
@@ -36,7 +36,7 @@ export interface RelayMessage {
   raw: Buffer | string;
 }
 
-/** `RELAY_TLS`, `RELAY_TLS_CA`, `RELAY_TLS_INSECURE` (PRODUCT.md §7). */
+/** `RELAY_TLS`, `RELAY_TLS_CA`, `RELAY_TLS_INSECURE` (docs/operations.md#the-relay). */
 export interface RelayTlsOptions {
   /**
    * require: STARTTLS must succeed (an smtp:// relay without it is not used); opportunistic: STARTTLS

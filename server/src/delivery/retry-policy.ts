@@ -1,5 +1,5 @@
 /**
- * When to try a transiently failed mail again (PRODUCT.md §1: Processing → Queued with backoff).
+ * When to try a transiently failed mail again (docs/lifecycle.md §3: Processing → Queued with backoff).
  * Pure: the caller passes `now` and, in tests, `random`, so no clock or sleep is involved.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The delivery worker's loop (PRODUCT.md §1): claims due Queued mails in batches under a lease, hands each
+ * The delivery worker's loop (docs/lifecycle.md): claims due Queued mails in batches under a lease, hands each
  * to the relay, and passes every outcome to the outcome group commit (outcome-commit.ts), which records it
  * with its attempt in the event log; what an outcome means is outcome-policy.ts. A crash before a commit
  * leaves those mails in Processing, and the lease sweeper (lease-sweeper.ts) returns them to Queued

@@ -1,5 +1,5 @@
 /**
- * `GET /metrics` in the Prometheus text format (PRODUCT.md §2): the queue as the store holds it (mails per
+ * `GET /metrics` in the Prometheus text format (docs/api.md#routes): the queue as the store holds it (mails per
  * status, age of the oldest Queued mail) read at scrape time, plus this process's own figures from
  * prom-client's default collectors. Store figures are the same on every instance sharing a database, so a
  * dashboard takes them from any one instance.

@@ -1,5 +1,5 @@
 /**
- * `Authorization: Token {token}` (SPEC.md §7) for operators. A preHandler that routes opt into; it puts the
+ * `Authorization: Token {token}` (docs/console.md §7) for operators. A preHandler that routes opt into; it puts the
  * operator on the request, or answers 401 so the console returns to its login view.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';

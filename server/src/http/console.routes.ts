@@ -1,6 +1,6 @@
 /**
- * Serves the built console (web/dist) at `/`, with the security headers and CSP of PRODUCT.md §5. The
- * console is a single screen with no routes of its own (SPEC.md §2), so there is no history fallback.
+ * Serves the built console (web/dist) at `/`, with the security headers and CSP of ARCHITECTURE.md#security. The
+ * console is a single screen with no routes of its own (docs/console.md §2), so there is no history fallback.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Turns every failure into the error body of PRODUCT.md §2: `{ error: { code, message } }`, with a message
+ * Turns every failure into the error body of docs/api.md#answers-and-errors: `{ error: { code, message } }`, with a message
  * that names the bad field for input errors, and nothing internal for 5xx (those are logged instead).
  */
 import http from 'node:http';

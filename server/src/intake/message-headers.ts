@@ -1,5 +1,5 @@
 /**
- * What the SMTP listener changes in a submitted message before it is stored (PRODUCT.md §7), each on the
+ * What the SMTP listener changes in a submitted message before it is stored (docs/api.md#smtp-submission), each on the
  * raw bytes so that everything else stays exactly as the client sent it:
  * - line breaks: a bare LF becomes CRLF, as Postfix's `smtpd_forbid_bare_newline = normalize` does; a bare
  *   CR is refused (see `checkLineBreaks`);

@@ -1,5 +1,5 @@
 /**
- * The SMTP submission listener (PRODUCT.md §2, `SMTP_PORT`): applications that speak SMTP hand mail to
+ * The SMTP submission listener (docs/api.md#smtp-submission, `SMTP_PORT`): applications that speak SMTP hand mail to
  * Outbox here. AUTH is required and the password is an API key; the envelope decides the recipients; the
  * message is kept as sent except for what message-headers.ts changes (bare LF → CRLF, Message-ID and Date
  * added when missing, Bcc removed). What to do with an accepted mail is the caller's `accept`, so this

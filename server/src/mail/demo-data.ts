@@ -1,5 +1,5 @@
 /**
- * Realistic demo mails over all six statuses (PRODUCT.md §3 `demo --count N`): varied senders, 1–4
+ * Realistic demo mails over all six statuses (docs/operations.md#the-command-line, `demo --count N`): varied senders, 1–4
  * recipients, unicode names, dates spread over four weeks. Inserted in large batches, one transaction each,
  * through the same transitions as real mail (events and counters included); fast enough for a million rows.
  */

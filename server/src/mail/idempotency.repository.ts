@@ -1,5 +1,5 @@
 /**
- * The SQL of idempotency keys (PRODUCT.md §2): a key is unique per API key (the unique index
+ * The SQL of idempotency keys (docs/api.md): a key is unique per API key (the unique index
  * `mails_idempotency_idx` on (api_key_id, idempotency_key)), so two submissions racing with the same key
  * cannot both insert; the loser recognises the unique violation by its engine's error code and answers
  * with the winner's mail.

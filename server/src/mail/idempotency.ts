@@ -1,5 +1,5 @@
 /**
- * Which prepared mails of a commit group become new rows and which stand for another mail (PRODUCT.md §2):
+ * Which prepared mails of a commit group become new rows and which stand for another mail (docs/api.md):
  * a key already stored for that API key answers with the stored mail; the same key twice in the group (one
  * batch, or two requests committed together) is one mail, the first. Pure: the stored keys are looked up
  * by the caller (idempotency.repository.ts).

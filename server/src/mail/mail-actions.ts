@@ -1,5 +1,5 @@
 /**
- * The operator's actions on mails (PRODUCT.md §1): dequeue, requeue, delete, and retention's purge. Each
+ * The operator's actions on mails (docs/lifecycle.md): dequeue, requeue, delete, and retention's purge. Each
  * is a transition (lifecycle.ts, applied by `applyTransitions`) plus its audit entry, in one transaction;
  * a miss becomes 404 (no such mail) or 409 (another status), explained after the transaction, never a
  * silent success. Part of the mail service (mail.service.ts spreads these into it).

@@ -1,5 +1,5 @@
 /**
- * The name Outbox goes by in mail (PRODUCT.md §7 `MAIL_HOSTNAME`): the right-hand side of the Message-IDs
+ * The name Outbox goes by in mail (`MAIL_HOSTNAME`, docs/operations.md#the-relay): the right-hand side of the Message-IDs
  * it creates and, in delivery/, its EHLO name. Without a configured name the host's fully qualified name
  * is used; a host with only a short name still gets unique Message-IDs (the left part is a UUID), and
  * start-up warns so the operator sets a real domain.

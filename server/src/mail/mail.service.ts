@@ -1,5 +1,5 @@
 /**
- * The mail service (PRODUCT.md §1): listing, detail, raw bytes, metrics, the change feed, and the
+ * The mail service (docs/lifecycle.md): listing, detail, raw bytes, metrics, the change feed, and the
  * operator's actions (dequeue, requeue, delete, purge), which are mail-actions.ts.
  * Rows never leave this module: callers get the contract's `Mail`.
  */

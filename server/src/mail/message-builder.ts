@@ -1,7 +1,7 @@
 /**
- * Turns a JSON submission (PRODUCT.md §2, `POST /api/v1/mail`) into the raw RFC 5322 message that is
+ * Turns a JSON submission (docs/api.md#submission-post-apiv1mail) into the raw RFC 5322 message that is
  * stored and later relayed byte for byte. The Message-ID is fixed here, at acceptance, so that a
- * resend after a crash carries the same one (PRODUCT.md §1).
+ * resend after a crash carries the same one (docs/lifecycle.md §6).
  */
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';

@@ -1,5 +1,5 @@
 /**
- * Preparing a submission for the store (PRODUCT.md §2): a JSON submission is composed into its RFC 5322
+ * Preparing a submission for the store (docs/api.md): a JSON submission is composed into its RFC 5322
  * bytes (message-builder.ts), an SMTP one is kept byte for byte and only parsed for the list's columns.
  * Both become the rows to insert: the mail (Queued, due now), its recipients and its content. The
  * Message-ID is fixed here, so a resend after a crash carries the same one.

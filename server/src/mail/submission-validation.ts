@@ -1,5 +1,5 @@
 /**
- * What a schema cannot say about a JSON submission (PRODUCT.md §2): header-safe names and subject, valid
+ * What a schema cannot say about a JSON submission (docs/api.md): header-safe names and subject, valid
  * addresses, usable custom headers. Pure; the HTTP layer calls it per mail to name the first bad field of
  * a batch, and the submission service calls it again before building anything.
  */

@@ -1,5 +1,5 @@
 /**
- * Accepting mail (PRODUCT.md §2): validation (submission-validation.ts), preparation of the rows
+ * Accepting mail (docs/api.md#submission-post-apiv1mail): validation (submission-validation.ts), preparation of the rows
  * (submission-preparation.ts), then one group-committed transaction (group-commit.ts) that stores the
  * mails Queued with their recipients, their `accepted` transition and the counter move, and the worker is
  * woken. An idempotency key seen before for the same API key returns the first mail (idempotency.ts).

@@ -1,5 +1,5 @@
 /**
- * Tells whoever shares the store that mails changed (PRODUCT.md §4): a new mail wakes a free worker at once,
+ * Tells whoever shares the store that mails changed (ARCHITECTURE.md#the-path-of-a-mail): a new mail wakes a free worker at once,
  * and live views refresh. Within one process a change is handed to the listeners directly. On PostgreSQL it
  * also goes to every other instance through LISTEN/NOTIFY, so an API-only instance's submission starts
  * delivery within milliseconds on whichever worker instance is free. SQLite has one server per data

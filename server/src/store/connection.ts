@@ -55,7 +55,7 @@ function openSqlite(dataDir: string): Store {
   const file = path.join(dataDir, SQLITE_FILE_NAME);
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
-  // FULL: a commit that answered is on disk, power loss included (PRODUCT.md §4 "durable commits").
+  // FULL: a commit that answered is on disk, power loss included (docs/decisions.md, better-sqlite3).
   sqlite.pragma('synchronous = FULL');
   // The CLI may write while the server runs; wait for the lock instead of failing at once.
   sqlite.pragma('busy_timeout = 10000');

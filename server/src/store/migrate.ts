@@ -1,5 +1,5 @@
 /**
- * One migration history for both engines (PRODUCT.md §4). Kysely's Migrator runs them in a transaction and,
+ * One migration history for both engines (ARCHITECTURE.md#data-model-and-the-hot-path). Kysely's Migrator runs them in a transaction and,
  * on PostgreSQL, under an advisory lock, so several instances may start at the same moment.
  */
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * The delivery worker against a real SMTP peer on loopback: every transition of PRODUCT.md §1 happens for
+ * The delivery worker against a real SMTP peer on loopback: every transition of docs/lifecycle.md §2 happens for
  * its real reason. Time is a ManualClock: retries become due when the test advances it, never by sleeping.
  */
 import net, { type Socket } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * The embedded store runs out of space (PRODUCT.md: a full disk must not lose what was acknowledged). The
+ * The embedded store runs out of space (docs/operations.md: a full disk must not lose what was acknowledged). The
  * test caps the SQLite file with `PRAGMA max_page_count` on the running server's own connection, which makes
  * SQLite fail every write that needs a new page with SQLITE_FULL, exactly as a full filesystem does, without
  * filling a real disk on a machine others share. While full: JSON intake answers 507 and SMTP intake 452, both

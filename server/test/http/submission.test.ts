@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/mail` (PRODUCT.md §2, issue 3 "Intake") from the outside: everything goes through inject,
+ * `POST /api/v1/mail` (docs/api.md#submission-post-apiv1mail, issue 3 "Intake") from the outside: everything goes through inject,
  * against a real store (SQLite, or PostgreSQL with OUTBOX_TEST_ENGINE=postgres).
  */
 import { simpleParser } from 'mailparser';

@@ -5,7 +5,7 @@ import { MailsListView, mailKeys } from '../features/mails';
 import { subscribeUnauthorized } from '../lib/api-client';
 
 /**
- * The login/list switch (SPEC.md §2). The auth feature owns the session; the app hands its token to the
+ * The login/list switch (docs/console.md §2). The auth feature owns the session; the app hands its token to the
  * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again.
  */
 export function App() {

@@ -1,5 +1,5 @@
 /**
- * The one way the console talks to the API (SPEC.md §7): every call sends `Content-Type: application/json`,
+ * The one way the console talks to the API (docs/console.md §7): every call sends `Content-Type: application/json`,
  * calls made with a token carry `Authorization: Token {token}`, and a 401 on such a call is reported to
  * whoever listens (the app shell returns to the login view: the session expired).
  */

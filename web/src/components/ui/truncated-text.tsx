@@ -5,7 +5,7 @@ interface TruncatedTextProps {
   className?: string;
 }
 
-/** One line cut with an ellipsis; the full value is in the tooltip (PRODUCT.md §6). */
+/** One line cut with an ellipsis; the full value is in the tooltip (docs/console.md §10.8). */
 export function TruncatedText({ text, title, className }: TruncatedTextProps) {
   return (
     <span className={['truncate', className ?? ''].filter(Boolean).join(' ')} title={title === null ? undefined : (title ?? text)}>

@@ -6,7 +6,7 @@ interface LoginViewProps {
   onLoggedIn: (result: LoginResult) => void;
 }
 
-/** SPEC.md §2 login view. No client-side validation: empty values are sent as they are (SPEC.md §5). */
+/** docs/console.md §2 login view. No client-side validation: empty values are sent as they are (docs/console.md §5). */
 export function LoginView({ onLoggedIn }: LoginViewProps) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');

@@ -8,14 +8,14 @@ export interface Session {
 }
 
 /**
- * The session lives in React state only (SPEC.md §4, PRODUCT.md §5): never in localStorage, sessionStorage
+ * The session lives in React state only (docs/console.md §4, ARCHITECTURE.md#security): never in localStorage, sessionStorage
  * or a cookie, so a reload logs the operator out. The password is never kept after the login call.
  */
 export function useSession() {
   const [session, setSession] = useState<Session | null>(null);
 
   const start = useCallback((result: LoginResult) => {
-    // SPEC.md §5: an empty token is not a session.
+    // docs/console.md §5: an empty token is not a session.
     setSession(result.token === '' ? null : { token: result.token, username: result.username });
   }, []);
 

@@ -7,12 +7,12 @@ export interface LoginResult {
   username: string;
 }
 
-/** POST /api/v1/login; resolves with data[0].token (SPEC.md §7). Any other answer is a failure. */
+/** POST /api/v1/login; resolves with data[0].token (docs/console.md §7). Any other answer is a failure. */
 export async function login(credentials: LoginRequest): Promise<LoginResult> {
   const body = await apiJson('/api/v1/login', { method: 'POST', body: credentials });
   const first = isRecord(body) && Array.isArray(body.data) ? (body.data[0] as unknown) : undefined;
   const token = isRecord(first) ? first.token : undefined;
-  // SPEC.md §5: an empty token is not a login.
+  // docs/console.md §5: an empty token is not a login.
   if (typeof token !== 'string' || token === '') throw new Error('The login answer holds no token');
   return { token, username: credentials.username };
 }

@@ -2,7 +2,7 @@ import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query'
 import { MAIL_SORTS, type Mail, type MailListResponse } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 
-/** SPEC.md §2 / §9: 50 rows per page. */
+/** docs/console.md §2 / §9: 50 rows per page. */
 export const PAGE_SIZE = 50;
 
 export type SortOrder = 'asc' | 'desc';
@@ -86,7 +86,7 @@ export function listMailsQueryOptions(token: string, params: MailListParams) {
   return queryOptions({
     queryKey: mailKeys.list(params),
     queryFn: ({ signal }) => listMails(token, params, signal),
-    // SPEC.md §4: the list is loaded only once a non-empty token is held.
+    // docs/console.md §4: the list is loaded only once a non-empty token is held.
     enabled: token !== '',
     // The previous page stays on screen while the next one loads: no layout shift.
     placeholderData: keepPreviousData,

@@ -7,7 +7,7 @@ export async function requeueMail(token: string, id: number): Promise<void> {
   await apiSend(`/api/v1/mail/${encodeURIComponent(String(id))}/requeue`, { method: 'POST', token });
 }
 
-/** Worded like the spec's own alerts (SPEC.md §8) for the action it adds. */
+/** Worded like the spec's own alerts (docs/console.md §8) for the action it adds. */
 export function requeueFailedMessage(id: number): string {
   return `Unable to Requeue the mail #${id}`;
 }

@@ -51,7 +51,7 @@ function recipientLine(recipient: Mail['to'][number]): string {
 }
 
 /**
- * One line per recipient (SPEC.md §2), all of them in the cell (its tooltip and screen readers get every one).
+ * One line per recipient (docs/console.md §2), all of them in the cell (its tooltip and screen readers get every one).
  * Three lines fit a 60 px row; with more, a visible "+N more" cue (CSS generated content, so the cell's text
  * stays exactly the recipient lines) says how many are below the fold.
  */
@@ -130,7 +130,7 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
     }),
     column.display({
       id: ACTION_COLUMN_ID,
-      // SPEC.md §2: unnamed, width 70, cannot be sorted, resized or dragged.
+      // docs/console.md §2: unnamed, width 70, cannot be sorted, resized or dragged.
       header: '',
       size: ACTION_COLUMN_WIDTH,
       minSize: ACTION_COLUMN_WIDTH,

@@ -19,7 +19,7 @@ interface MailsFooterProps {
   onLast: () => void;
 }
 
-/** The table footer (SPEC.md §2): `total` and `selected`, the range shown ("1–50 of 12,345") and the pager. */
+/** The table footer (docs/console.md §2): `total` and `selected`, the range shown ("1–50 of 12,345") and the pager. */
 export function MailsFooter(props: MailsFooterProps) {
   const { total, selected, firstRow, rowCount } = props;
   const range =

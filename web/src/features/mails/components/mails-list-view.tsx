@@ -36,7 +36,7 @@ function refocusAfterAction(id: number): () => void {
     });
 }
 
-/** SPEC.md §2 mails list view: header with Logout, the table, its footer. */
+/** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
 export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const view = useMailView();
   const { state, dispatch } = view;
@@ -51,7 +51,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const [selection, setSelection] = useState<{ pageKey: string; rows: RowSelectionState }>({ pageKey, rows: {} });
   const rowSelection = selection.pageKey === pageKey ? selection.rows : {};
 
-  // SPEC.md §8: a failed load empties the rows silently (no message, no alert).
+  // docs/console.md §8: a failed load empties the rows silently (no message, no alert).
   const failed = list.isError;
   const fromEnd = state.fromEnd;
   const mails = useMemo(() => {

@@ -1,4 +1,4 @@
-/** SPEC.md §2 / §9 sizes, in CSS pixels. */
+/** docs/console.md §2 / §9 sizes, in CSS pixels. */
 export const ROW_HEIGHT = 60;
 export const HEADER_HEIGHT = 50;
 export const FOOTER_HEIGHT = 50;

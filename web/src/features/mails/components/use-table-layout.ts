@@ -22,7 +22,7 @@ function applyUpdater<T>(updater: Updater<T>, previous: T): T {
 
 /**
  * The grid template of the table's rows: data columns share the spare width in proportion to their size
- * and growth factor; the action column stays 70 px (SPEC.md §2).
+ * and growth factor; the action column stays 70 px (docs/console.md §2).
  */
 export function gridTemplateOf(columns: readonly { id: string; size: number }[]): string {
   return columns

@@ -2,10 +2,10 @@ import { LIST_SORTS, PAGE_SIZE, type ListSort } from '../api/list-mails';
 import { INITIAL_VIEW, NO_FILTERS, type ViewState } from './mail-view';
 
 /**
- * The view in the address bar's query string (PRODUCT.md §7), so a link to "ProviderError mails to
+ * The view in the address bar's query string (docs/console.md §10.11), so a link to "ProviderError mails to
  * example.com" can be shared: `status`, `q`, `receivedFrom`, `receivedTo` (local days), `sort`, `order`, and
  * the page (`page`, its opaque `cursor`, `end` for pages counted from the last one, `size` of the last page).
- * The token never goes here. The path stays `/` (the console has no routes, SPEC.md §2) and the address is
+ * The token never goes here. The path stays `/` (the console has no routes, docs/console.md §2) and the address is
  * replaced, not pushed, so Back leaves the console instead of stepping through every keystroke.
  * Anything unknown or malformed in a link is ignored, not an error.
  */
