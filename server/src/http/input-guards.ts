@@ -3,6 +3,8 @@
  * that no route can forget them:
  * - NUL characters are refused, naming the field. PostgreSQL cannot store U+0000 in text and answered 500;
  *   SQLite would store it and cut the text short in most tools. No field of the API has a use for it.
+ *   So are unpaired UTF-16 surrogates (JSON's "\udfff"): not Unicode, so no UTF-8 store keeps them as sent,
+ *   and PostgreSQL answered 500 on one in an idempotency key (found by the fuzz suite).
  * - Integer path and query fields must be written in plain decimal digits. Coercion reads `0x10` as 16, `+1`
  *   and `1\n` as 1, and `1e400` as Infinity (which ajv takes for an integer); an id is a name, and a name
  *   has one spelling.
@@ -31,9 +33,16 @@ function fieldOf(parent: string, key: string | number): string {
   return typeof key === 'number' ? `${parent}[${key}]` : `${parent}.${key}`;
 }
 
-/** The first field holding a NUL (in a value or in a property name), or undefined. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Text no store keeps as sent: a NUL character or an unpaired surrogate. */
+function isUnstorable(text: string): boolean {
+  return text.includes('\u0000') || LONE_SURROGATE.test(text);
+}
+
+/** The first field holding a NUL or an unpaired surrogate (in a value or in a property name), or undefined. */
 export function findNul(value: unknown, field: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? field : undefined;
+  if (typeof value === 'string') return isUnstorable(value) ? field : undefined;
   if (typeof value !== 'object' || value === null || depth > MAX_DEPTH) return undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -43,7 +52,7 @@ export function findNul(value: unknown, field: string, depth = 0): string | unde
     return undefined;
   }
   for (const [key, item] of Object.entries(value)) {
-    if (key.includes('\u0000')) return field;
+    if (isUnstorable(key)) return field;
     const found = findNul(item, fieldOf(field, key), depth + 1);
     if (found) return found;
   }
@@ -77,7 +86,8 @@ function checkRequest(request: FastifyRequest): void {
   const schema = request.routeOptions.schema;
   const query = request.query as Record<string, unknown> | undefined;
   const nulField = findNul(request.params, 'path') ?? findNul(query, 'query') ?? findNul(request.body, 'body');
-  if (nulField) throw badRequest('invalid_request', `${nulField} must not contain NUL characters.`);
+  if (nulField)
+    throw badRequest('invalid_request', `${nulField} must not contain NUL characters or unpaired surrogates (text that is not Unicode).`);
   checkIntegers(request.params, schema?.params, 'path');
   checkIntegers(query, schema?.querystring, 'query');
   if (!schema?.querystring && request.url.startsWith('/api/v1/') && query) {

@@ -65,12 +65,7 @@ function openSqlite(dataDir: string): Store {
   return { engine: 'sqlite', db, file, changes, close: () => changes.close().then(() => db.destroy()) };
 }
 
-/**
- * Kysely's SQLite driver prepares every statement anew; preparing costs more than running most of ours.
- * The queue and intake issue the same few SQL texts over and over, so prepared statements are kept by text
- * (bounded; statements with a varying number of placeholders make many texts). The driver runs each
- * statement to completion before the next (all() or run(), never an open iterator), so reuse is safe.
- */
+/** What `prepare('rollback')` hands out when SQLite has already ended the transaction (see below). */
 const alreadyRolledBack: SqliteStatement = {
   reader: false,
   all: () => [],
@@ -78,6 +73,12 @@ const alreadyRolledBack: SqliteStatement = {
   iterate: () => [][Symbol.iterator](),
 };
 
+/**
+ * Kysely's SQLite driver prepares every statement anew; preparing costs more than running most of ours.
+ * The queue and intake issue the same few SQL texts over and over, so prepared statements are kept by text
+ * (bounded; statements with a varying number of placeholders make many texts). The driver runs each
+ * statement to completion before the next (all() or run(), never an open iterator), so reuse is safe.
+ */
 function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500) {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {

@@ -165,6 +165,17 @@ describe(`hostile input (${testEngine})`, () => {
       expect(body.error.message).toContain('NUL');
     });
 
+    it.each([
+      ['body.idempotencyKey', { ...valid(), idempotencyKey: '\udfff' }],
+      ['body.subject', { ...valid(), subject: 'a\ud800b' }],
+      ['body.text', { ...valid(), text: 'x\udc00' }],
+    ])('an unpaired surrogate (not Unicode) in %s is refused the same way', async (field, payload) => {
+      // JSON.stringify writes a lone surrogate as the escape \udfff, exactly as a hostile client would.
+      const body = expectErrorShape(await submit(payload), 400);
+      expect(body.error.message).toContain(field);
+      expect(body.error.message).toContain('unpaired surrogates');
+    });
+
     it('a NUL in a header name is refused too', async () => {
       const body = expectErrorShape(await submit({ ...valid(), headers: { 'X-\u0000': 'a' } }), 400);
       expect(body.error.message).toContain('body.headers');
@@ -184,6 +195,10 @@ describe(`hostile input (${testEngine})`, () => {
       await submit({ ...valid(), text: 'a\u0000b' });
       const list = await get('/api/v1/mail/list');
       expect((list.json() as { meta: { total: number } }).meta.total).toBe(3);
+    });
+
+    it('a surrogate pair (an emoji) is text like any other', async () => {
+      expect((await submit({ ...valid(), subject: 'Your order \ud83d\udce6', idempotencyKey: 'emoji-\ud83d\ude00' })).statusCode).toBe(202);
     });
   });
 
