@@ -23,9 +23,14 @@ async function submitHtmlMail(api: Api, apiKey: string, baseURL: string, subject
   });
 }
 
+/**
+ * Probe images that were really fetched. Chromium's preload scanner may start a request for an <img> before
+ * the frame's policy is read; the policy then blocks it (net::ERR_BLOCKED_BY_CSP), but the browser still
+ * reports the attempt. Only a request that finished reached the sender, so only those count.
+ */
 function probeRequests(page: Page): string[] {
   const seen: string[] = [];
-  page.on('request', (request) => {
+  page.on('requestfinished', (request) => {
     if (request.url().includes('/remote-probe.png')) seen.push(request.url());
   });
   return seen;
@@ -69,7 +74,7 @@ test.describe('The detail drawer', () => {
     expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data:;');
     await drawer.getByRole('button', { name: 'Load remote images' }).click();
     // The frame's own policy now lets images through. (They load only where the console page's CSP, which the
-    // frame inherits, allows them too: today img-src 'self' data:, see docs/pending/console.md.)
+    // frame inherits, allows them too: today img-src 'self' data:, see docs/limits.md.)
     await expect(drawer.getByText('Remote images are loaded.')).toBeVisible();
     expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data: https: http:;');
 
