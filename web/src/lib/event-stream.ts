@@ -3,7 +3,7 @@
  * `Authorization: Token` header, and the token never goes into a URL, so the stream is an ordinary API call
  * (apiRequest: a 401 ends the session like any other call) whose body is parsed as it arrives.
  *
- * It reconnects by itself with backoff (1 s, 2 s, 4 s … 30 s, jittered), sends `Last-Event-ID` so the server
+ * It reconnects by itself with backoff (1 s, 2 s, 4 s, 8 s, then every 10 s; jittered), sends `Last-Event-ID` so the server
  * can replay what was missed, and treats a stream silent for longer than `stallMs` (keep-alives come every
  * 15 s) as dropped. A server without the call (404, 405, 501: one that implements only the four calls of
  * docs/console.md §7) is not asked again.
@@ -73,7 +73,7 @@ export function createSseParser(onEvent: (event: StreamEvent) => void, onActivit
 export function openEventStream(options: EventStreamOptions): () => void {
   const stallMs = options.stallMs ?? 45_000;
   const baseDelayMs = options.baseDelayMs ?? 1000;
-  const maxDelayMs = options.maxDelayMs ?? 30_000;
+  const maxDelayMs = options.maxDelayMs ?? 10_000;
   let stopped = false;
   let failures = 0;
   let lastEventId: string | undefined;
