@@ -36,6 +36,20 @@ test.describe('Live updates on the suite server', () => {
     expect(traffic.find(isList, mark)).toEqual([]);
   });
 
+  test('a session revoked behind the console ends its stream, and the console returns to the login view by itself', async ({
+    app,
+    api,
+    traffic,
+  }) => {
+    const { token } = await app.login();
+    await expect.poll(() => traffic.find((c) => c.path === '/api/v1/events' && c.status === 200).length).toBeGreaterThan(0);
+    const mark = traffic.mark();
+    expect(await api.revoke(token)).toBe(200);
+    // The server ends the stream at once; the console's reconnect gets 401, which ends the session.
+    await expect(app.loginHeading).toBeVisible({ timeout: 10_000 });
+    expect(traffic.find((c) => c.path === '/api/v1/events', mark).map((c) => c.status)).toContain(401);
+  });
+
   test('new mails wait behind an "N new — show" button instead of moving rows; it loads page 1 with them', async ({
     app,
     api,

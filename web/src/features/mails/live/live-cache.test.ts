@@ -50,6 +50,7 @@ describe('live cache updates', () => {
     expect(applyCounts(list, params({ statuses: [4, 5] }), counts).meta).toMatchObject({ total: 5, counts });
     expect(applyCounts(list, params({ q: 'shop' }), counts).meta.total).toBe(7);
     expect(applyCounts(list, params({ receivedFrom: '2026-11-01T00:00:00.000Z' }), counts).meta.total).toBe(7);
+    expect(applyCounts(buildMailList([buildMail()], { total: 7, counts: {} }), params(), counts).meta.total).toBe(7);
   });
 
   it('a new mail enters the view when its status and received date fit the filter', () => {

@@ -29,10 +29,14 @@ export function applyDetailChange(detail: MailDetail, next: LiveMail): MailDetai
 
 /**
  * The counters over the whole store (the status chips), and the total where it is the sum of counters (no
- * search, no date range: those totals are counted by the list call and stay until it runs again).
+ * search, no date range: those totals are counted by the list call and stay until it runs again; and not
+ * for an answer without counters, which a server that does not keep them sends).
  */
 export function applyCounts(list: MailListResponse, params: MailListParams, counts: Record<string, number>): MailListResponse {
-  const countedExactly = params.q === '' && params.receivedFrom === null && params.receivedTo === null && !list.meta.totalIsEstimate;
+  // Only where the list answer itself came with the counters (a server that keeps them, as the stream's does).
+  const hasCounters = Object.keys(list.meta.counts ?? {}).length > 0;
+  const countedExactly =
+    hasCounters && params.q === '' && params.receivedFrom === null && params.receivedTo === null && !list.meta.totalIsEstimate;
   const total = countedExactly
     ? Object.entries(counts).reduce(
         (sum, [code, n]) => (params.statuses.length === 0 || params.statuses.includes(Number(code)) ? sum + n : sum),

@@ -82,7 +82,10 @@ describe('live updates in the list view', () => {
   it('reads the stream with the token header, updates a row in place (Processing → ProviderSent brings Delete) and the counts, without reloading', async () => {
     const connections = handleEvents();
     const urls = handleList(
-      buildMailList([buildMail({ id: 1, status: 2, providerSentDate: null }), buildMail({ id: 2, status: 0 })], { total: 2 }),
+      buildMailList([buildMail({ id: 1, status: 2, providerSentDate: null }), buildMail({ id: 2, status: 0 })], {
+        total: 2,
+        counts: { '0': 1, '2': 1 },
+      }),
     );
     const user = renderView();
     await waitFor(() => expect(rowOf(1)).toBeTruthy(), SLOW);
