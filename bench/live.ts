@@ -28,6 +28,7 @@ import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import {
   benchDir,
+  cpuPercent,
   cpuTimeMs,
   describeSetup,
   formatNumber,
@@ -66,8 +67,10 @@ async function main(): Promise<void> {
   console.log(setupLine(setup));
   warnIfBusy(setup);
   const latency = await storeToRow(engine, samples);
+  // 0, N, 0 again: the second run without streams shows how much this machine's noise alone moves the figures.
   const withNone = await deliveryRun(engine, count, 0);
   const withClients = await deliveryRun(engine, count, clients);
+  const withNoneAgain = await deliveryRun(engine, count, 0);
 
   console.log('\nStore → row in Chromium (status change committed → Status cell shows it)');
   printTable(
@@ -76,10 +79,16 @@ async function main(): Promise<void> {
   );
   console.log(`\nDelivery of ${formatNumber(count)} mails with event streams open (${engine})`);
   printTable(
-    ['streams', 'mails/s', 'CPU µs/mail (server process)', 'mail events per stream'],
-    [withNone, withClients].map((r) => [r.clients, formatNumber(r.rate), formatNumber(r.cpuUsPerMail), r.eventsPerStream]),
+    ['streams', 'mails/s', 'CPU µs/mail (server process)', 'readers CPU %', 'mail events per stream'],
+    [withNone, withClients, withNoneAgain].map((r) => [
+      r.clients,
+      formatNumber(r.rate),
+      formatNumber(r.cpuUsPerMail),
+      r.readersCpu ?? '–',
+      r.eventsPerStream,
+    ]),
   );
-  const file = writeResult('live', setup, { latency, delivery: [withNone, withClients] });
+  const file = writeResult('live', setup, { latency, delivery: [withNone, withClients, withNoneAgain] });
   console.log(`\n${path.relative(path.resolve(benchDir, '..'), file)}`);
 }
 
@@ -196,6 +205,7 @@ async function deliveryRun(engine: Engine, count: number, clients: number) {
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
     });
     const cpuBefore = cpuTimeMs()!;
+    const readersCpuBefore = readers?.pid === undefined ? undefined : cpuTimeMs(readers.pid);
     const started = performance.now();
     worker.start();
     const deadline = started + 120_000;
@@ -205,6 +215,7 @@ async function deliveryRun(engine: Engine, count: number, clients: number) {
     }
     const ms = performance.now() - started;
     const cpuMs = cpuTimeMs()! - cpuBefore;
+    const readersCpu = readers?.pid === undefined ? undefined : cpuPercent(readersCpuBefore, cpuTimeMs(readers.pid), ms);
     // Let the last batches reach the readers before they count.
     await sleep(700);
     await worker.stop();
@@ -219,7 +230,14 @@ async function deliveryRun(engine: Engine, count: number, clients: number) {
       const kb = Math.round(summarize(report.bytes).p50 / 1024);
       eventsPerStream = `${s.p50} (min ${Math.min(...report.events)}, ${kb} KiB, ${report.ended} ended early)`;
     }
-    return { clients, ms: Math.round(ms), rate: rate(count, ms), cpuUsPerMail: Math.round((cpuMs * 1000) / count), eventsPerStream };
+    return {
+      clients,
+      ms: Math.round(ms),
+      rate: rate(count, ms),
+      cpuUsPerMail: Math.round((cpuMs * 1000) / count),
+      readersCpu,
+      eventsPerStream,
+    };
   } finally {
     await outbox.close();
     await sink.stop();

@@ -42,9 +42,9 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; live: 
         throw new AppError(503, 'too_many_streams', 'This server has as many live streams open as it serves; try again later.');
       const body = new PassThrough();
       const client = await live.connect(request.token!, request.headers['last-event-id'], {
-        write(text) {
+        write(chunk) {
           if (body.destroyed || body.writableEnded) return true;
-          body.write(text);
+          body.write(chunk);
           return body.writableLength < MAX_BUFFERED_BYTES;
         },
         end() {

@@ -21,7 +21,7 @@ import { findMailStates, getStatusCounts } from './live.repository.js';
 /** Where a stream's text goes: the route wraps the HTTP response in this. */
 export interface LiveSink {
   /** Returns false once the sink is over its buffer: the hub then ends that stream (a slow reader reconnects). */
-  write(text: string): boolean;
+  write(chunk: string | Buffer): boolean;
   end(): void;
 }
 
@@ -169,7 +169,9 @@ export function createLiveHub(options: LiveHubOptions) {
       // Synchronously with the streams' set: a stream that connects now either finds it in the ring or gets it here.
       remember(batch);
       const text = textOf(batch);
-      if (text !== '') for (const stream of streams) send(stream, text);
+      // Encoded once for every stream: the same bytes go to all of them.
+      const bytes = Buffer.from(text);
+      if (text !== '') for (const stream of streams) send(stream, bytes);
     } catch (error) {
       logger?.error({ err: error }, 'live update flush failed; retrying');
       // Put the ids back (later changes win) and try again at the next interval.
@@ -181,9 +183,9 @@ export function createLiveHub(options: LiveHubOptions) {
     if (pending.size > 0 || pendingResync !== undefined) scheduleFlush();
   }
 
-  function send(stream: Stream, text: string): void {
+  function send(stream: Stream, chunk: string | Buffer): void {
     if (stream.closed) return;
-    if (!stream.sink.write(text)) {
+    if (!stream.sink.write(chunk)) {
       logger?.warn({ buffered: true }, 'live update stream too slow: ended (the client reconnects and resumes)');
       end(stream);
     }
@@ -235,8 +237,9 @@ export function createLiveHub(options: LiveHubOptions) {
   function start(): void {
     if (unsubscribe || closed) return;
     unsubscribe = store.changes.subscribe(onChange);
+    const keepAliveBytes = Buffer.from(': keep-alive\n\n');
     const keepAlive = setInterval(() => {
-      for (const stream of [...streams]) send(stream, ': keep-alive\n\n');
+      for (const stream of [...streams]) send(stream, keepAliveBytes);
     }, keepAliveMs);
     const authCheck = setInterval(() => void checkTokens(), authCheckMs);
     keepAlive.unref();
