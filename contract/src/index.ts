@@ -7,3 +7,4 @@ export * from './events.js';
 export * from './bulk.js';
 export * from './queue-health.js';
 export * from './audit.js';
+export * from './live.js';

@@ -68,7 +68,11 @@ test.describe('Session', () => {
     app,
     api,
     traffic,
+    page,
   }) => {
+    // The live stream would notice the revocation by itself (live.spec.ts); this test is about a call's 401,
+    // so the console sees a server without live updates.
+    await page.route('**/api/v1/events', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{}' }));
     const { token } = await app.login();
     expect(await api.revoke(token)).toBe(200);
     const mark = traffic.mark();

@@ -24,6 +24,15 @@ export interface RunningServer {
   /** An API key for submitting mails (POST /api/v1/mail), made with `cli.js apikey create`. */
   apiKey: string;
   stop: () => Promise<void>;
+  /** Stops the server (SIGTERM, graceful) and starts it again on the same port and DATA_DIR. */
+  restart: (options?: { downMs?: number }) => Promise<void>;
+}
+
+export interface ServerOptions {
+  /** More environment for the server (e.g. `WORKER: 'on'` for a spec that watches deliveries). */
+  env?: NodeJS.ProcessEnv;
+  /** Demo mails to seed (DEMO_COUNT by default); 0 starts from an empty store. */
+  demoCount?: number;
 }
 
 function freePort(): Promise<number> {
@@ -74,7 +83,7 @@ function readLog(logFile: string): string {
   }
 }
 
-export async function startServer(): Promise<RunningServer> {
+export async function startServer(options: ServerOptions = {}): Promise<RunningServer> {
   requireBuild();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-e2e-'));
   const username = 'e2e-admin';
@@ -91,15 +100,20 @@ export async function startServer(): Promise<RunningServer> {
     WORKER: 'off',
     SMTP_PORT: '0',
     LOG_LEVEL: 'warn',
+    ...options.env,
   };
   delete env.DATABASE_URL; // the embedded store, always
 
   // Seed before the server starts, with the operators' own command line on the same DATA_DIR.
-  const seed = spawnSync(process.execPath, [serverCli, 'demo', '--count', String(DEMO_COUNT), '--seed', String(DEMO_SEED)], {
-    cwd: repoRoot,
-    env,
-    encoding: 'utf8',
-  });
+  const demoCount = options.demoCount ?? DEMO_COUNT;
+  const seed =
+    demoCount === 0
+      ? { status: 0, stdout: '', stderr: '' }
+      : spawnSync(process.execPath, [serverCli, 'demo', '--count', String(demoCount), '--seed', String(DEMO_SEED)], {
+          cwd: repoRoot,
+          env,
+          encoding: 'utf8',
+        });
   if (seed.status !== 0) {
     fs.rmSync(dataDir, { recursive: true, force: true });
     throw new Error(`\`cli.js demo\` failed (${seed.status}):\n${seed.stdout}\n${seed.stderr}`);
@@ -113,11 +127,15 @@ export async function startServer(): Promise<RunningServer> {
   }
 
   const logFile = path.join(dataDir, 'server.log');
-  const log = fs.openSync(logFile, 'a');
-  const child = spawn(process.execPath, [serverMain], { cwd: repoRoot, env, stdio: ['ignore', log, log] });
-  fs.closeSync(log);
+  const spawnServer = () => {
+    const log = fs.openSync(logFile, 'a');
+    const started = spawn(process.execPath, [serverMain], { cwd: repoRoot, env, stdio: ['ignore', log, log] });
+    fs.closeSync(log);
+    return started;
+  };
+  let child = spawnServer();
 
-  const stop = async () => {
+  const stopChild = async () => {
     if (child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
       child.kill('SIGTERM');
@@ -125,7 +143,16 @@ export async function startServer(): Promise<RunningServer> {
       await exited;
       clearTimeout(timer);
     }
+  };
+  const stop = async () => {
+    await stopChild();
     fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  const restart = async ({ downMs = 0 }: { downMs?: number } = {}) => {
+    await stopChild();
+    await new Promise((resolve) => setTimeout(resolve, downMs));
+    child = spawnServer();
+    await waitForHealthy(baseURL, child, logFile);
   };
 
   try {
@@ -134,5 +161,5 @@ export async function startServer(): Promise<RunningServer> {
     await stop();
     throw error;
   }
-  return { baseURL, dataDir, username, password, apiKey, stop };
+  return { baseURL, dataDir, username, password, apiKey, stop, restart };
 }

@@ -21,6 +21,8 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, regis
 import { healthRoutes } from './http/health.routes.js';
 import { registerInputGuards } from './http/input-guards.js';
 import { bulkRoutes } from './http/bulk.routes.js';
+import { eventsRoutes } from './http/events.routes.js';
+import { createLiveHub, type LiveHub, type LiveHubOptions } from './live/live-hub.js';
 import { auditRoutes } from './http/audit.routes.js';
 import { mailRoutes } from './http/mail.routes.js';
 import { queueRoutes } from './http/queue.routes.js';
@@ -42,12 +44,15 @@ export interface AppOptions {
    * false (the default) takes the socket's address, which is what per-client login limits count.
    */
   trustProxy?: boolean | number | string[];
+  /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
+  live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
 }
 
 export interface AppServices {
   auth: AuthService;
   mails: MailService;
   submissions: SubmissionService;
+  live: LiveHub;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -117,6 +122,12 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
+  const live = createLiveHub({ store: options.store, auth, logger: app.log, ...options.live });
+  // Before the server waits for its connections to end: open event streams never would by themselves.
+  app.addHook('preClose', (done) => {
+    live.close();
+    done();
+  });
 
   app.decorateRequest('operator', null);
   app.decorateRequest('token', null);
@@ -162,9 +173,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock }) });
   await app.register(submissionRoutes, { auth, submissions });
+  await app.register(eventsRoutes, { auth, live });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions } };
+  return { app, services: { auth, mails, submissions, live } };
 }

@@ -53,6 +53,9 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 export const OPERATOR_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
+/** The change-feed type that says sessions were revoked (logout, password change, operator removed). */
+export const SESSIONS_REVOKED = 'sessions-revoked';
+
 export function createAuthService({ store, clock, sessionTtlSeconds, throttle, onLoginSlowed }: AuthServiceOptions) {
   const { db } = store;
   const loginThrottle = throttle ?? new LoginThrottle(() => clock.now());
@@ -106,12 +109,21 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
     return repo.deleteExpiredSessions(db, clock.now());
   }
 
+  /**
+   * Sessions were revoked: live event streams (live/live-hub.ts) check their tokens again now, here and on
+   * every other instance of the same PostgreSQL store, instead of at their next periodic check.
+   */
+  function announceRevoked(): void {
+    store.changes.publish({ type: SESSIONS_REVOKED, ids: [] });
+  }
+
   async function logout(token: string, operator: Operator): Promise<void> {
     const now = clock.now();
     await db.transaction().execute(async (trx) => {
       await repo.revokeSession(trx, hashSecret(token), now);
       await insertAuditEntries(trx, [{ at: now, actor: `operator:${operator.username}`, action: 'logout' }]);
     });
+    announceRevoked();
   }
 
   function assertOperatorName(username: string): void {
@@ -149,6 +161,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
       await repo.revokeOperatorSessions(trx, operator.id, now);
       await insertAuditEntries(trx, [{ at: now, actor, action: 'operator.passwd', target: username }]);
     });
+    announceRevoked();
   }
 
   async function removeOperator(username: string, actor = 'cli'): Promise<void> {
@@ -159,6 +172,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
       }
       await insertAuditEntries(trx, [{ at: now, actor, action: 'operator.remove', target: username }]);
     });
+    announceRevoked();
   }
 
   /**

@@ -192,6 +192,9 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
             }
           },
         });
+        // Running servers on the same PostgreSQL reload their consoles' lists (live updates); on SQLite no
+        // other process hears this, and the console's next focus or page load shows them.
+        store.changes.publish({ type: 'resync', ids: [] });
         const seconds = (performance.now() - started) / 1000;
         out(
           `Added ${count.toLocaleString('en')} demo mails in ${seconds.toFixed(1)} s (${Math.round(count / seconds).toLocaleString('en')} mails/s) to ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`,

@@ -13,6 +13,8 @@ import type { Db, Engine } from './connection.js';
 export interface StoreChange {
   type: string;
   ids: number[];
+  /** Set on a change heard from another instance whose id list was cut to fit a NOTIFY: more ids changed. */
+  truncated?: boolean;
 }
 
 export type ChangeListener = (change: StoreChange) => void;
@@ -62,8 +64,8 @@ export function createChangeFeed(options: {
     listener.on('notification', (message) => {
       if (!message.payload) return;
       try {
-        const { o, type, ids } = JSON.parse(message.payload) as { o: string; type: string; ids: number[] };
-        if (o !== origin) dispatch({ type, ids });
+        const { o, type, ids, m } = JSON.parse(message.payload) as { o: string; type: string; ids: number[]; m?: 1 };
+        if (o !== origin) dispatch(m ? { type, ids, truncated: true } : { type, ids });
       } catch {
         // Not ours: ignore.
       }
@@ -83,7 +85,13 @@ export function createChangeFeed(options: {
     publish(change) {
       dispatch(change);
       if (options.engine !== 'postgres') return;
-      const payload = JSON.stringify({ o: origin, type: change.type, ids: change.ids.slice(0, MAX_IDS_PER_NOTIFY) });
+      const cut = change.ids.length > MAX_IDS_PER_NOTIFY;
+      const payload = JSON.stringify({
+        o: origin,
+        type: change.type,
+        ids: change.ids.slice(0, MAX_IDS_PER_NOTIFY),
+        ...(cut ? { m: 1 } : {}),
+      });
       sql`select pg_notify(${CHANGE_CHANNEL}, ${payload})`.execute(options.db).catch((error: unknown) => options.onError?.(error as Error));
     },
     subscribe(listener) {

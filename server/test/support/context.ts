@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { buildApp, type AppServices } from '../../src/app.js';
+import { buildApp, type AppOptions, type AppServices } from '../../src/app.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
 import { ManualClock } from '../../src/clock.js';
 import { openStore, type Engine, type Store } from '../../src/store/connection.js';
@@ -67,7 +67,9 @@ export async function openTestStore(dataDir: string): Promise<{ store: Store; da
   };
 }
 
-export async function createTestContext(options: { throttle?: LoginThrottle; sessionTtlSeconds?: number } = {}): Promise<TestContext> {
+export async function createTestContext(
+  options: { throttle?: LoginThrottle; sessionTtlSeconds?: number; live?: AppOptions['live'] } = {},
+): Promise<TestContext> {
   const dataDir = makeTempDir();
   const clock = new ManualClock(Date.parse('2026-11-23T10:00:00Z'));
   const { store, dispose } = await openTestStore(dataDir);
@@ -76,6 +78,7 @@ export async function createTestContext(options: { throttle?: LoginThrottle; ses
     clock,
     sessionTtlSeconds: options.sessionTtlSeconds ?? 3600,
     loginThrottle: options.throttle ?? new LoginThrottle(() => clock.now(), { maxFailuresPerClient: 1000, maxFailuresPerUsername: 1000 }),
+    ...(options.live ? { live: options.live } : {}),
   });
   await app.ready();
   return {

@@ -32,6 +32,8 @@ export interface ApiRequestOptions {
   body?: unknown;
   query?: Record<string, string | number | undefined | null>;
   signal?: AbortSignal;
+  /** More request headers (the live stream's `Accept` and `Last-Event-ID`). */
+  headers?: Record<string, string>;
 }
 
 function buildUrl(path: string, query: ApiRequestOptions['query']): string {
@@ -45,7 +47,7 @@ function buildUrl(path: string, query: ApiRequestOptions['query']): string {
 
 /** Sends the call and returns the raw response when it is 2xx; throws ApiError otherwise. */
 export async function apiRequest(path: string, options: ApiRequestOptions = {}): Promise<Response> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  const headers: Record<string, string> = { ...options.headers, 'Content-Type': 'application/json' };
   if (options.token !== undefined) headers.Authorization = `Token ${options.token}`;
   const init: RequestInit = { method: options.method ?? 'GET', headers };
   if (options.body !== undefined) init.body = JSON.stringify(options.body);

@@ -12,6 +12,8 @@ import { MailsFooter } from './mails-footer';
 import { MailDrawer, type DrawerActions } from './mail-drawer';
 import { MailsTable } from './mails-table';
 import { useMailView } from './use-mail-view';
+import { LiveNotices } from '../live/live-notices';
+import { useLiveUpdates } from '../live/use-live-updates';
 import { clearViewFromUrl } from './view-url';
 
 interface MailsListViewProps {
@@ -41,6 +43,11 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const view = useMailView();
   const { state, dispatch } = view;
   const list = useMailList(token, view.params);
+  const live = useLiveUpdates(
+    token,
+    view.params,
+    useCallback(() => dispatch({ type: 'first' }), [dispatch]),
+  );
   const dequeue = useDequeueMail(token);
   const remove = useDeleteMail(token);
   const requeue = useRequeueMail(token);
@@ -198,6 +205,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
           }}
           onLast={() => dispatch({ type: 'last', total })}
         />
+        <LiveNotices live={live} />
       </main>
       {openId === null ? null : <MailDrawer key={openId} token={token} id={openId} actions={drawerActions} onClose={closeDrawer} />}
     </div>

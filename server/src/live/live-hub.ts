@@ -1,0 +1,309 @@
+/**
+ * The live hub behind `GET /api/v1/events` (docs/api.md#live-updates). It listens to the store's change feed
+ * once per process (in-process changes and, on PostgreSQL, every other instance's through LISTEN/NOTIFY),
+ * gathers the ids that changed, and flushes them at most once per `flushMs`: one read of those rows and one of
+ * the six counters, whatever the number of connected consoles, then the same text to every stream. So a
+ * console gets at most ~1000/flushMs messages a second however fast mail moves, and 50 consoles cost what
+ * one does plus the writes.
+ *
+ * Each flush is a batch with a sequence number (the SSE `id:`, `<epoch>.<seq>`). The last `ringSize`
+ * batches are kept, so a client that reconnects with `Last-Event-ID` gets what it missed merged into one
+ * batch; from an id the hub no longer holds (too old, another process or a restart) it gets `resync`.
+ */
+import crypto from 'node:crypto';
+import { LIVE_MAX_MAILS, type LiveMail, type LiveResyncReason } from '@outbox/contract';
+import { SESSIONS_REVOKED, type AuthService } from '../auth/auth.service.js';
+import { iso } from '../mail/mail-mapping.js';
+import type { Store } from '../store/connection.js';
+import type { StoreChange } from '../store/change-feed.js';
+import { findMailStates, getStatusCounts } from './live.repository.js';
+
+/** Where a stream's text goes: the route wraps the HTTP response in this. */
+export interface LiveSink {
+  /** Returns false once the sink is over its buffer: the hub then ends that stream (a slow reader reconnects). */
+  write(chunk: string | Buffer): boolean;
+  end(): void;
+}
+
+export interface LiveHubOptions {
+  store: Store;
+  auth: Pick<AuthService, 'findOperatorByToken'>;
+  /** At most one batch per this many ms (and the first one of a quiet spell after `firstFlushMs`). */
+  flushMs?: number;
+  firstFlushMs?: number;
+  /** A comment line this often, so proxies and the client's stall detection see the stream alive. */
+  keepAliveMs?: number;
+  /** Every stream's token is checked again this often (session expiry, a logout on another instance). */
+  authCheckMs?: number;
+  ringSize?: number;
+  maxStreamsPerToken?: number;
+  maxStreams?: number;
+  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+interface Batch {
+  seq: number;
+  /** No stream was connected when it happened: nothing was read, a resume across it needs a resync. */
+  lost: boolean;
+  mails: LiveMail[];
+  counts: Record<string, number> | undefined;
+  resync: LiveResyncReason | undefined;
+}
+
+interface Stream {
+  token: string;
+  sink: LiveSink;
+  openedAt: number;
+  closed: boolean;
+}
+
+export class TooManyStreamsError extends Error {}
+
+export function createLiveHub(options: LiveHubOptions) {
+  const { store, auth, logger } = options;
+  const flushMs = options.flushMs ?? 300;
+  const firstFlushMs = Math.min(options.firstFlushMs ?? 25, flushMs);
+  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const authCheckMs = options.authCheckMs ?? 15_000;
+  const ringSize = options.ringSize ?? 64;
+  const maxStreamsPerToken = options.maxStreamsPerToken ?? 8;
+  const maxStreams = options.maxStreams ?? 1000;
+
+  const epoch = crypto.randomBytes(4).toString('hex');
+  let seq = 0;
+  const ring: Batch[] = [];
+  const streams = new Set<Stream>();
+  /** Changed ids since the last flush; true when one of the changes was an acceptance. */
+  let pending = new Map<number, boolean>();
+  let pendingResync: LiveResyncReason | undefined;
+  let lastCounts: string | undefined;
+  let lastFlushAt = 0;
+  let flushTimer: NodeJS.Timeout | undefined;
+  let flushing = false;
+  let unsubscribe: (() => void) | undefined;
+  let timers: NodeJS.Timeout[] = [];
+  let closed = false;
+
+  const eventId = (n: number) => `${epoch}.${n}`;
+  const frame = (id: number, event: string, data: unknown) => `id: ${eventId(id)}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+
+  function onChange(change: StoreChange): void {
+    if (change.type === SESSIONS_REVOKED) {
+      void checkTokens();
+      return;
+    }
+    if (change.type === 'resync') pendingResync = 'feed';
+    if (change.truncated) pendingResync = 'overflow';
+    const isNew = change.type === 'created';
+    for (const id of change.ids) pending.set(id, (pending.get(id) ?? false) || isNew);
+    scheduleFlush();
+  }
+
+  function scheduleFlush(): void {
+    if (flushTimer || flushing || closed) return;
+    const now = Date.now();
+    const delay = Math.max(firstFlushMs, lastFlushAt + flushMs - now);
+    flushTimer = setTimeout(() => {
+      flushTimer = undefined;
+      void flush();
+    }, delay);
+    flushTimer.unref();
+  }
+
+  function remember(batch: Batch): void {
+    ring.push(batch);
+    if (ring.length > ringSize) ring.splice(0, ring.length - ringSize);
+  }
+
+  function textOf(batch: Batch): string {
+    let text = '';
+    if (batch.mails.length > 0) text += frame(batch.seq, 'mail', { mails: batch.mails });
+    if (batch.counts) text += frame(batch.seq, 'counts', { counts: batch.counts });
+    if (batch.resync) text += frame(batch.seq, 'resync', { reason: batch.resync });
+    return text;
+  }
+
+  async function flush(): Promise<void> {
+    if (flushing || closed) return;
+    const ids = pending;
+    const resync = pendingResync;
+    pending = new Map();
+    pendingResync = undefined;
+    if (ids.size === 0 && resync === undefined) return;
+    lastFlushAt = Date.now();
+    if (streams.size === 0) {
+      // Nobody listens: read nothing, but a resume from before this point must reload.
+      remember({ seq: ++seq, lost: true, mails: [], counts: undefined, resync: undefined });
+      lastCounts = undefined;
+      return;
+    }
+    flushing = true;
+    try {
+      // Newest first: a console shows the newest mails unless told otherwise, so a cut keeps what is seen.
+      const all = [...ids.keys()].sort((a, b) => b - a);
+      const chosen = all.slice(0, LIVE_MAX_MAILS);
+      const [rows, counts] = await Promise.all([findMailStates(store.db, chosen), getStatusCounts(store.db)]);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const mails: LiveMail[] = chosen.map((id) => {
+        const row = byId.get(id);
+        return {
+          id,
+          status: row ? row.status : null,
+          lastUpdate: iso(row?.last_update_at),
+          providerSentDate: iso(row?.provider_sent_at),
+          receivedDate: iso(row?.received_at),
+          isNew: ids.get(id) ?? false,
+        };
+      });
+      const countsRecord = Object.fromEntries([0, 1, 2, 3, 4, 5].map((code) => [String(code), counts.get(code) ?? 0]));
+      const countsText = JSON.stringify(countsRecord);
+      const countsChanged = countsText !== lastCounts;
+      lastCounts = countsText;
+      const batch: Batch = {
+        seq: ++seq,
+        lost: false,
+        mails,
+        counts: countsChanged ? countsRecord : undefined,
+        resync: resync ?? (all.length > chosen.length ? 'overflow' : undefined),
+      };
+      // Synchronously with the streams' set: a stream that connects now either finds it in the ring or gets it here.
+      remember(batch);
+      const text = textOf(batch);
+      // Encoded once for every stream: the same bytes go to all of them.
+      const bytes = Buffer.from(text);
+      if (text !== '') for (const stream of streams) send(stream, bytes);
+    } catch (error) {
+      logger?.error({ err: error }, 'live update flush failed; retrying');
+      // Put the ids back (later changes win) and try again at the next interval.
+      for (const [id, isNew] of ids) pending.set(id, (pending.get(id) ?? false) || isNew);
+      pendingResync ??= resync;
+    } finally {
+      flushing = false;
+    }
+    if (pending.size > 0 || pendingResync !== undefined) scheduleFlush();
+  }
+
+  function send(stream: Stream, chunk: string | Buffer): void {
+    if (stream.closed) return;
+    if (!stream.sink.write(chunk)) {
+      logger?.warn({ buffered: true }, 'live update stream too slow: ended (the client reconnects and resumes)');
+      end(stream);
+    }
+  }
+
+  function end(stream: Stream): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    streams.delete(stream);
+    stream.sink.end();
+  }
+
+  /** What a stream resuming after `lastEventId` missed, merged into one batch; undefined when it cannot be told. */
+  function missedSince(lastEventId: string | undefined): Batch | undefined {
+    const match = /^([0-9a-f]+)\.(\d+)$/.exec(lastEventId ?? '');
+    if (!match || match[1] !== epoch) return undefined;
+    const from = Number(match[2]);
+    if (from > seq) return undefined;
+    const oldest = ring[0]?.seq ?? seq + 1;
+    if (from < oldest - 1 && from < seq) return undefined;
+    const merged = new Map<number, LiveMail>();
+    let counts: Record<string, number> | undefined;
+    let resync: LiveResyncReason | undefined;
+    for (const batch of ring) {
+      if (batch.seq <= from) continue;
+      if (batch.lost) return undefined;
+      for (const mail of batch.mails) merged.set(mail.id, { ...mail, isNew: mail.isNew || (merged.get(mail.id)?.isNew ?? false) });
+      counts = batch.counts ?? counts;
+      resync = batch.resync ?? resync;
+    }
+    return { seq, lost: false, mails: [...merged.values()].sort((a, b) => b.id - a.id), counts, resync };
+  }
+
+  async function checkTokens(): Promise<void> {
+    const tokens = new Set([...streams].map((s) => s.token));
+    await Promise.all(
+      [...tokens].map(async (token) => {
+        let valid = true;
+        try {
+          valid = (await auth.findOperatorByToken(token)) !== undefined;
+        } catch {
+          return; // the store is away: keep the stream, check again next time
+        }
+        if (!valid) for (const stream of [...streams]) if (stream.token === token) end(stream);
+      }),
+    );
+  }
+
+  function start(): void {
+    if (unsubscribe || closed) return;
+    unsubscribe = store.changes.subscribe(onChange);
+    const keepAliveBytes = Buffer.from(': keep-alive\n\n');
+    const keepAlive = setInterval(() => {
+      for (const stream of [...streams]) send(stream, keepAliveBytes);
+    }, keepAliveMs);
+    const authCheck = setInterval(() => void checkTokens(), authCheckMs);
+    keepAlive.unref();
+    authCheck.unref();
+    timers = [keepAlive, authCheck];
+  }
+
+  // Listening from the start: on PostgreSQL the LISTEN connection is up before the first console connects
+  // (its "resync" at connect then finds no stream and costs nothing).
+  start();
+
+  return {
+    /** Whether one more stream may open (checked before the answer starts, so a refusal is a plain 503). */
+    hasRoom(): boolean {
+      return !closed && streams.size < maxStreams;
+    },
+
+    /**
+     * Opens a stream for an authenticated operator's token: a `counts` snapshot (or, resuming, what was
+     * missed, or `resync`), then every batch. The oldest stream of the same token ends when it has too many.
+     */
+    async connect(token: string, lastEventId: string | undefined, sink: LiveSink): Promise<{ close(): void }> {
+      if (!this.hasRoom()) throw new TooManyStreamsError('too many live streams');
+      start();
+      const stream: Stream = { token, sink, openedAt: Date.now(), closed: false };
+      const handle = { close: () => end(stream) };
+      sink.write('retry: 2000\n: connected\n\n');
+      const resuming = lastEventId !== undefined && lastEventId !== '';
+      const seqBefore = seq;
+      // Read before joining; what happens meanwhile is in the ring after seqBefore and is replayed below.
+      const counts = resuming ? undefined : await getStatusCounts(store.db);
+      if (stream.closed || closed) return handle;
+      let text: string;
+      if (resuming) {
+        const missed = missedSince(lastEventId);
+        text = missed ? textOf(missed) : frame(seq, 'resync', { reason: 'resume' });
+        // Nothing was missed: the id still moves on, so the next resume starts here.
+        if (text === '') text = `id: ${eventId(seq)}\n\n`;
+      } else {
+        const snapshot = Object.fromEntries([0, 1, 2, 3, 4, 5].map((code) => [String(code), counts?.get(code) ?? 0]));
+        text = frame(seqBefore, 'counts', { counts: snapshot });
+        const after = missedSince(eventId(seqBefore));
+        text += after ? textOf(after) : frame(seq, 'resync', { reason: 'resume' });
+      }
+      const same = [...streams].filter((s) => s.token === token).sort((a, b) => a.openedAt - b.openedAt);
+      for (const old of same.slice(0, Math.max(0, same.length - maxStreamsPerToken + 1))) end(old);
+      streams.add(stream);
+      send(stream, text);
+      return handle;
+    },
+
+    get streamCount(): number {
+      return streams.size;
+    },
+
+    /** Ends every stream (the server is stopping): clients reconnect with backoff to whichever instance answers. */
+    close(): void {
+      closed = true;
+      unsubscribe?.();
+      if (flushTimer) clearTimeout(flushTimer);
+      for (const timer of timers) clearInterval(timer);
+      for (const stream of [...streams]) end(stream);
+    },
+  };
+}
+
+export type LiveHub = ReturnType<typeof createLiveHub>;
