@@ -261,7 +261,14 @@ export function composerOptions(input: MessageInput, messageId: string, date: Da
 export async function buildMessage(input: MessageInput): Promise<BuiltMessage> {
   const problems = checkMessageInput(input);
   if (problems.length > 0) throw badRequest('invalid_message', problems.join('; '));
+  return composeMessage(input);
+}
 
+/**
+ * Composes a message whose input passed `checkMessageInput` already (the submission service checks every
+ * mail of a batch before building any, so checking again here would only cost time).
+ */
+export function composeMessage(input: MessageInput): BuiltMessage {
   const messageId = input.messageId ?? createMessageId();
   const cc = input.cc ?? [];
   const bcc = input.bcc ?? [];
