@@ -400,6 +400,8 @@ const CONTENT_COLUMNS = ['mail_id', 'raw', 'text_body', 'html_body', 'headers_js
  * The SQL text of a multi-row INSERT of `rowCount` rows, compiled by Kysely once per table and row count,
  * then reused with a flat parameter list. Building the query anew (an operation node per value, 3,400 of
  * them for 200 mails) cost more than SQLite's own work for the rows; the text is the same each time.
+ * Kept per dialect, told apart by how it writes a parameter (`?`, `$1`): one process may hold a SQLite
+ * and a PostgreSQL store at once (tests, benchmarks).
  */
 const insertTexts = new Map<string, string>();
 function insertText(
@@ -408,7 +410,7 @@ function insertText(
   columns: readonly string[],
   rowCount: number,
 ): string {
-  const key = `${table}:${rowCount}`;
+  const key = `${sql`${0}`.compile(db).sql}:${table}:${rowCount}`;
   let text = insertTexts.get(key);
   if (text === undefined) {
     const row = Object.fromEntries(columns.map((c) => [c, null]));
