@@ -1,6 +1,6 @@
 /**
  * A composer for the messages a JSON submission makes (text, HTML or both; no attachments), writing the
- * bytes nodemailer's MailComposer writes for the same input, in ~1/10 of its time. MailComposer builds a
+ * bytes nodemailer's MailComposer writes for the same input, in about a sixth of its time. MailComposer builds a
  * tree of MimeNodes (each normalising header names with a dozen regexps and drawing its own random
  * boundary) and streams it through Transforms with a `setImmediate` between parts: ~250 µs per mail,
  * the largest cost of intake (docs/benchmarks.md). This writes the same header block, transfer
