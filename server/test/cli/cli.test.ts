@@ -7,7 +7,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MailStatus } from '@outbox/contract';
 import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY_CACHE_MS } from '../../src/auth/auth.service.js';
 import type { RunningOutbox } from '../../src/main.js';
+import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
@@ -73,7 +75,7 @@ describe('CLI', () => {
     expect((await login('second password 2')).status).toBe(401);
   }, 60_000);
 
-  it('apikey create prints the key alone on the last line; it submits mail until apikey revoke', async () => {
+  it('apikey create prints the key alone on the last line; it submits mail until apikey revoke (within API_KEY_CACHE_MS)', async () => {
     environment = await freshEnvironment();
     const created = await cli(['apikey', 'create', 'shop'], environment.env);
     expect(created.code).toBe(0);
@@ -89,6 +91,10 @@ describe('CLI', () => {
       });
     expect((await submit()).status).toBe(202);
     expect((await cli(['apikey', 'revoke', 'shop'], environment.env)).code).toBe(0);
+    // The server trusts a key it found for API_KEY_CACHE_MS; the CLI's revocation reaches it within that.
+    const revokedAt = Date.now();
+    await waitUntil(async () => (await submit()).status === 401, { timeoutMs: API_KEY_CACHE_MS + 2_000, intervalMs: 250, what: 'a 401' });
+    expect(Date.now() - revokedAt).toBeLessThanOrEqual(API_KEY_CACHE_MS + 2_000);
     expect((await submit()).status).toBe(401);
   }, 60_000);
 
