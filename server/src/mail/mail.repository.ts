@@ -372,122 +372,58 @@ export function envelopeRecipientCount(recipients: readonly NewRecipient[]): num
   return new Set(recipients.filter((r) => r.kind === 'envelope').map((r) => r.address)).size;
 }
 
-const MAIL_COLUMNS = [
-  'message_id',
-  'from_name',
-  'from_mail',
-  'subject',
-  'status',
-  'search_text',
-  'received_at',
-  'last_update_at',
-  'next_attempt_at',
-  'lease_owner',
-  'lease_expires_at',
-  'provider_reply',
-  'api_key_id',
-  'idempotency_key',
-  'first_to_mail',
-  'recipient_count',
-  'provider_sent_at',
-  'attempts',
-  'rejected_recipients',
-] as const satisfies ReadonlyArray<keyof MailRow>;
-const RECIPIENT_COLUMNS = ['mail_id', 'kind', 'position', 'name', 'address', 'outcome'] as const;
-const CONTENT_COLUMNS = ['mail_id', 'raw', 'text_body', 'html_body', 'headers_json', 'envelope_from', 'size_bytes'] as const;
-
-/**
- * The SQL text of a multi-row INSERT of `rowCount` rows, compiled by Kysely once per table and row count,
- * then reused with a flat parameter list. Building the query anew (an operation node per value, 3,400 of
- * them for 200 mails) cost more than SQLite's own work for the rows; the text is the same each time.
- * Kept per dialect, told apart by how it writes a parameter (`?`, `$1`): one process may hold a SQLite
- * and a PostgreSQL store at once (tests, benchmarks).
- */
-const insertTexts = new Map<string, string>();
-function insertText(
-  db: DbOrTrx,
-  table: 'mails' | 'mail_recipients' | 'mail_contents',
-  columns: readonly string[],
-  rowCount: number,
-): string {
-  const key = `${sql`${0}`.compile(db).sql}:${table}:${rowCount}`;
-  let text = insertTexts.get(key);
-  if (text === undefined) {
-    const row = Object.fromEntries(columns.map((c) => [c, null]));
-    const query = db
-      .insertInto(table)
-      .values(Array.from({ length: rowCount }, () => row) as never)
-      .$if(table === 'mails', (q) => q.returning('id' as never));
-    text = query.compile().sql;
-    insertTexts.set(key, text);
-  }
-  return text;
-}
-
-async function insertRows(
-  db: DbOrTrx,
-  table: 'mails' | 'mail_recipients' | 'mail_contents',
-  columns: readonly string[],
-  rows: unknown[][],
-): Promise<Array<{ id: number }>> {
-  const result = await db.executeQuery<{ id: number }>(CompiledQuery.raw(insertText(db, table, columns, rows.length), rows.flat()));
-  return result.rows;
-}
-
 /** Inserts mails with their recipients and content; returns the new ids in order. Counters and events are the caller's. */
 export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number[]> {
   const ids: number[] = [];
   for (let start = 0; start < mails.length; start += 200) {
     const chunk = mails.slice(start, start + 200);
-    const inserted = await insertRows(
-      db,
-      'mails',
-      MAIL_COLUMNS,
-      chunk.map(({ row, recipients }) => {
-        // The To sort's column is derived here, so no caller can forget it or get it wrong.
-        const derived = {
-          first_to_mail: recipients.find((r) => r.kind === 'to')?.address ?? '',
-          recipient_count: row.recipient_count ?? envelopeRecipientCount(recipients),
-          // The columns' defaults (migrations 001 and 005), for rows that leave them out.
-          provider_sent_at: row.provider_sent_at ?? 0,
-          attempts: row.attempts ?? 0,
-          rejected_recipients: row.rejected_recipients ?? 0,
-        };
-        return MAIL_COLUMNS.map((c) => (c in derived ? derived[c as keyof typeof derived] : (row[c] ?? null)));
-      }),
-    );
+    const inserted = await db
+      .insertInto('mails')
+      // The To sort's column is derived here, so no caller can forget it or get it wrong.
+      .values(
+        chunk.map((m) => ({
+          recipient_count: envelopeRecipientCount(m.recipients),
+          ...m.row,
+          first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
+        })),
+      )
+      .returning('id')
+      .execute();
     // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
     ids.push(...inserted.map((r) => r.id));
     const recipients = chunk.flatMap((m, i) =>
-      m.recipients.map((r, position) => [
-        inserted[i]!.id,
-        r.kind,
+      m.recipients.map((r, position) => ({
+        mail_id: inserted[i]!.id,
+        kind: r.kind,
         position,
-        r.name,
-        r.address,
+        name: r.name,
+        address: r.address,
         // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts).
-        r.kind === 'envelope' ? 'pending' : null,
-      ]),
+        outcome: r.kind === 'envelope' ? 'pending' : null,
+      })),
     );
     for (let r = 0; r < recipients.length; r += 500) {
-      await insertRows(db, 'mail_recipients', RECIPIENT_COLUMNS, recipients.slice(r, r + 500));
+      await db
+        .insertInto('mail_recipients')
+        .values(recipients.slice(r, r + 500))
+        .execute();
     }
     const contents = chunk.flatMap((m, i) =>
       m.content
         ? [
-            [
-              inserted[i]!.id,
-              m.content.raw,
-              m.content.textBody,
-              m.content.htmlBody,
-              m.content.headersJson,
-              m.content.envelopeFrom,
-              m.content.sizeBytes,
-            ],
+            {
+              mail_id: inserted[i]!.id,
+              raw: m.content.raw,
+              text_body: m.content.textBody,
+              html_body: m.content.htmlBody,
+              headers_json: m.content.headersJson,
+              envelope_from: m.content.envelopeFrom,
+              size_bytes: m.content.sizeBytes,
+            },
           ]
         : [],
     );
-    if (contents.length > 0) await insertRows(db, 'mail_contents', CONTENT_COLUMNS, contents);
+    if (contents.length > 0) await db.insertInto('mail_contents').values(contents).execute();
   }
   return ids;
 }
