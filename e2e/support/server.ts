@@ -23,6 +23,8 @@ export interface RunningServer {
   password: string;
   /** An API key for submitting mails (POST /api/v1/mail), made with `cli.js apikey create`. */
   apiKey: string;
+  /** The SMTP submission listener (AUTH with apiKey), for mails a JSON submission cannot carry (attachments). */
+  smtpPort: number;
   stop: () => Promise<void>;
 }
 
@@ -81,6 +83,7 @@ export async function startServer(): Promise<RunningServer> {
   const password = `e2e-${Math.random().toString(36).slice(2)}-Pw1`;
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
+  const smtpPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -89,7 +92,8 @@ export async function startServer(): Promise<RunningServer> {
     OUTBOX_ADMIN_USER: username,
     OUTBOX_ADMIN_PASSWORD: password,
     WORKER: 'off',
-    SMTP_PORT: '0',
+    SMTP_PORT: String(smtpPort),
+    SMTP_HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
   };
   delete env.DATABASE_URL; // the embedded store, always
@@ -134,5 +138,5 @@ export async function startServer(): Promise<RunningServer> {
     await stop();
     throw error;
   }
-  return { baseURL, dataDir, username, password, apiKey, stop };
+  return { baseURL, dataDir, username, password, apiKey, smtpPort, stop };
 }
