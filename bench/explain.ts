@@ -186,6 +186,24 @@ await planOf('list, last 1 h, sort=subject (few rows: read by date and sorted)',
 await planOf('list, last 7 d, sort=subject (many rows: the sort index walked, date filtered)', () =>
   listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, receivedFrom: hoursAgo(168) }),
 );
+// The bounded walk (mail.service.ts listTuning.walkRows): a common search, or a large date range sorted by
+// another column, looks at 5,000 rows of the sort's index at most; when they hold less than a page, the
+// matches are read through their own index and sorted (`fewRows`).
+await planOf('list, q=shipped sort=subject, bounded walk (5,000 rows of the subject index; every match sorts under O: none found)', () =>
+  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, search: 'shipped', walkLimit: 5_000 }),
+);
+await planOf('list, q=shipped sort=subject, then: the matches through the trigram index, sorted', () =>
+  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, search: 'shipped', fewRows: true }),
+);
+await planOf('list, q=shipped sort=to, bounded walk (matches spread along the order: a page found)', () =>
+  listMailRows(db, engine, { sort: 'to', order: 'desc', limit: 50, search: 'shipped', walkLimit: 5_000 }),
+);
+await planOf('list, last 24 h sort=status, bounded walk', () =>
+  listMailRows(db, engine, { sort: 'status', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), walkLimit: 5_000 }),
+);
+await planOf('list, last 24 h sort=status, then: the range through the date index, sorted', () =>
+  listMailRows(db, engine, { sort: 'status', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), fewRows: true }),
+);
 await planOf('list, last page (sort=to, read from the far end)', () =>
   listMailRows(db, engine, {
     sort: 'to',
