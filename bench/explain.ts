@@ -7,6 +7,7 @@
  *
  *   DATA_DIR=/path/with/1M npx tsx bench/explain.ts                      # SQLite
  *   DATABASE_URL=postgres://... npx tsx bench/explain.ts                 # PostgreSQL (EXPLAIN ANALYZE)
+ *   EXPLAIN_ONLY='bounded walk|then:' …                                   # only the plans whose title holds one
  *
  * Fill the store first with `npm run outbox -- demo --count 1000000`.
  */
@@ -70,7 +71,11 @@ if (engine === 'sqlite') {
   };
 }
 
+/** `EXPLAIN_ONLY=text|text`: only the plans whose title contains one of them (and no deep-page lookups). */
+const only = process.env.EXPLAIN_ONLY?.split('|');
+
 async function planOf(title: string, run: () => Promise<unknown>): Promise<void> {
+  if (only && !only.some((text) => title.includes(text))) return;
   captured = undefined;
   const started = performance.now();
   await run();
@@ -100,15 +105,17 @@ for (const sort of MAIL_SORTS) {
   await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, engine, { sort, order: 'desc', limit: 50 }));
   // A deep page: the keyset cursor of the row at 80 % of the table in this order.
   const offset = Math.floor(total * 0.8);
-  const deepRow = await db
-    .selectFrom('mails')
-    .selectAll()
-    .orderBy(sql.ref(SORT_COLUMNS[sort]), 'desc')
-    .orderBy('id', 'desc')
-    .offset(offset)
-    .limit(1)
-    .executeTakeFirst();
-  if (deepRow) {
+  const deepRow = only
+    ? undefined
+    : await db
+        .selectFrom('mails')
+        .selectAll()
+        .orderBy(sql.ref(SORT_COLUMNS[sort]), 'desc')
+        .orderBy('id', 'desc')
+        .offset(offset)
+        .limit(1)
+        .executeTakeFirst();
+  if (deepRow && !only) {
     await planOf(`list, sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
       listMailRows(db, engine, {
         sort,
@@ -185,6 +192,24 @@ await planOf('list, last 1 h, sort=subject (few rows: read by date and sorted)',
 );
 await planOf('list, last 7 d, sort=subject (many rows: the sort index walked, date filtered)', () =>
   listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, receivedFrom: hoursAgo(168) }),
+);
+// The bounded walk (mail.service.ts listTuning.walkRows): a common search, or a large date range sorted by
+// another column, looks at 5,000 rows of the sort's index at most; when they hold less than a page, the
+// matches are read through their own index and sorted (`fewRows`).
+await planOf('list, q=shipped sort=subject, bounded walk (5,000 rows of the subject index; every match sorts under O: none found)', () =>
+  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, search: 'shipped', walkLimit: 5_000 }),
+);
+await planOf('list, q=shipped sort=subject, then: the matches through the trigram index, sorted', () =>
+  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, search: 'shipped', fewRows: true }),
+);
+await planOf('list, q=shipped sort=to, bounded walk (matches spread along the order: a page found)', () =>
+  listMailRows(db, engine, { sort: 'to', order: 'desc', limit: 50, search: 'shipped', walkLimit: 5_000 }),
+);
+await planOf('list, last 24 h sort=status, bounded walk', () =>
+  listMailRows(db, engine, { sort: 'status', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), walkLimit: 5_000 }),
+);
+await planOf('list, last 24 h sort=status, then: the range through the date index, sorted', () =>
+  listMailRows(db, engine, { sort: 'status', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), fewRows: true }),
 );
 await planOf('list, last page (sort=to, read from the far end)', () =>
   listMailRows(db, engine, {

@@ -4,7 +4,7 @@
  * and a text search. Goal: p99 ≤ 10 ms, and a deep page within 1.5× of page 1 (keyset paging). Each page is
  * asked `--samples` times one after the other (fewer when that takes over 2 s; at least 20), after 5 warm-ups.
  *
- *   npx tsx bench/list.ts [--count 200000] [--engine sqlite|postgres] [--samples 200] [--deep-pages 10000] [--fresh] [--drop] [--only TEXT]
+ *   npx tsx bench/list.ts [--count 200000] [--engine sqlite|postgres] [--samples 200] [--deep-pages 10000] [--fresh] [--drop] [--only TEXT] [--tag NAME]
  *
  * Cases: every sort, status filters, text search (a common word, a rare one, one that matches nothing, a
  * medium one), received-date ranges (relative to the newest mail) and their combinations (issue 8).
@@ -20,21 +20,16 @@
  * `--fresh` rebuilds it; `--drop` removes it after the run.
  */
 import http from 'node:http';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import { encodeCursor } from '../server/src/mail/cursor.js';
-import { insertDemoMails } from '../server/src/mail/demo-data.js';
-import { getStatusCounts, SORT_COLUMNS } from '../server/src/mail/mail.repository.js';
-import { openStore } from '../server/src/store/connection.js';
+import { SORT_COLUMNS } from '../server/src/mail/mail.repository.js';
 import {
   describeSetup,
   formatNumber,
   printTable,
-  resultsDir,
   setupLine,
   summarize,
   verdict,
@@ -42,8 +37,8 @@ import {
   writeResult,
   type LatencySummary,
 } from './support/common.js';
+import { prepareDemoStore } from './support/demo-store.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
-import { dropDatabase, namedDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
 
 const GOAL_P99_MS = 10;
 const GOAL_DEEP_RATIO = 1.5;
@@ -60,6 +55,11 @@ const { values } = parseArgs({
     drop: { type: 'boolean', default: false },
     /** Only the cases whose name contains this text (to rerun a few when the machine is quieter). */
     only: { type: 'string' },
+    /**
+     * Appended to the kept store's name: several worktrees on one PostgreSQL server (each with its own
+     * migrations) must not share outbox_bench_list_<count>.
+     */
+    tag: { type: 'string' },
   },
 });
 const engine = values.engine as Engine;
@@ -96,12 +96,16 @@ const CASES: Case[] = [
   { name: 'q=shipped sort=subject', sort: 'subject', q: 'shipped' },
   { name: 'q=shipped sort=to', sort: 'to', q: 'shipped' },
   { name: 'q=kowalski7 sort=to', sort: 'to', q: 'kowalski7' },
+  { name: 'q=shipped sort=status', sort: 'status', q: 'shipped' },
+  { name: 'q=shipped status=4 sort=subject', sort: 'subject', statuses: [4], q: 'shipped' },
   { name: 'last 1 h', sort: 'receivedDate', lastHours: 1 },
   { name: 'last 24 h', sort: 'receivedDate', lastHours: 24 },
   { name: 'last 7 d', sort: 'receivedDate', lastHours: 168 },
   { name: 'last 1 h sort=subject', sort: 'subject', lastHours: 1 },
   { name: 'last 24 h sort=subject', sort: 'subject', lastHours: 24 },
   { name: 'last 7 d sort=to', sort: 'to', lastHours: 168 },
+  { name: 'last 24 h sort=status', sort: 'status', lastHours: 24 },
+  { name: 'last 7 d sort=status', sort: 'status', lastHours: 168 },
   { name: 'last 24 h status=4', sort: 'receivedDate', statuses: [4], lastHours: 24 },
   { name: 'last 24 h status=0,4 sort=lastUpdate', sort: 'lastUpdate', statuses: [0, 4], lastHours: 24 },
   { name: 'last 7 d q=shipped', sort: 'receivedDate', q: 'shipped', lastHours: 168 },
@@ -109,71 +113,8 @@ const CASES: Case[] = [
   { name: 'last 24 h q=shipped status=4 sort=subject', sort: 'subject', statuses: [4], q: 'shipped', lastHours: 24 },
 ];
 
-/** A store holding exactly `count` demo mails: reused when a previous run left one, filled otherwise. */
-async function prepareStore(): Promise<{
-  dataDir: string;
-  databaseUrl: string | undefined;
-  filledSeconds: number | undefined;
-  cleanup(): Promise<void>;
-}> {
-  const dataDir = path.join(resultsDir, 'cache', `list-${engine}-${count}`);
-  let databaseUrl: string | undefined;
-  let dropFilled: (() => Promise<void>) | undefined;
-  if (engine === 'postgres') {
-    if (!(await postgresReachable()))
-      throw new Error(`--engine postgres: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
-    const name = `outbox_bench_list_${count}`;
-    if (values.fresh) await dropDatabase(name);
-    const database = await namedDatabase(name);
-    databaseUrl = database.url;
-    dropFilled = database.drop;
-  } else if (values.fresh) {
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  }
-  fs.mkdirSync(dataDir, { recursive: true });
-  const store = await openStore({ dataDir, databaseUrl });
-  let filledSeconds: number | undefined;
-  try {
-    const have = [...(await getStatusCounts(store.db)).values()].reduce((sum, n) => sum + n, 0);
-    if (have !== count) {
-      if (have > 0) throw new Error(`the cached store holds ${have} mails, not ${count}; run with --fresh`);
-      console.log(`filling the store with ${formatNumber(count)} demo mails (kept for later runs; --fresh rebuilds)...`);
-      const started = performance.now();
-      let lastReport = started;
-      await insertDemoMails(store, {
-        count,
-        now: Date.now(),
-        batchSize: 5000,
-        onProgress: (inserted) => {
-          if (performance.now() - lastReport > 5000) {
-            lastReport = performance.now();
-            console.log(`  ${formatNumber(inserted)} / ${formatNumber(count)}`);
-          }
-        },
-      });
-      // Fresh statistics, as a database that grew over time would have.
-      await sql`analyze`.execute(store.db);
-      filledSeconds = (performance.now() - started) / 1000;
-      console.log(`  filled in ${filledSeconds.toFixed(1)} s`);
-    } else if (engine === 'postgres') {
-      // openStore has just run any new migration (one may add columns and indexes to the filled store);
-      // autovacuum would analyze later, but the figures should not depend on when.
-      await sql`analyze mails`.execute(store.db);
-    }
-  } finally {
-    await store.close();
-  }
-  return {
-    dataDir,
-    databaseUrl,
-    filledSeconds,
-    async cleanup() {
-      if (!values.drop) return;
-      fs.rmSync(dataDir, { recursive: true, force: true });
-      await dropFilled?.();
-    },
-  };
-}
+/** The kept store of `count` demo mails for this engine (filled on the first run; --fresh rebuilds). */
+const prepareStore = () => prepareDemoStore({ engine, count, tag: values.tag, fresh: values.fresh, drop: values.drop });
 
 function get(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
   const target = new URL(url);

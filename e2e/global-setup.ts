@@ -3,7 +3,7 @@
  * operator's credentials to the tests through environment variables, which Playwright passes on to workers.
  * The returned function is the global teardown: SIGTERM to the server, then the temporary DATA_DIR goes.
  */
-import { ENV_API_KEY, ENV_BASE_URL, ENV_PASSWORD, ENV_USERNAME } from './support/env';
+import { ENV_API_KEY, ENV_BASE_URL, ENV_PASSWORD, ENV_SMTP_PORT, ENV_USERNAME } from './support/env';
 import { startServer } from './support/server';
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
@@ -12,5 +12,6 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   process.env[ENV_USERNAME] = server.username;
   process.env[ENV_PASSWORD] = server.password;
   process.env[ENV_API_KEY] = server.apiKey;
+  process.env[ENV_SMTP_PORT] = String(server.smtpPort);
   return server.stop;
 }

@@ -41,6 +41,18 @@ export const RecipientDelivery = Type.Object({
 });
 export type RecipientDelivery = Static<typeof RecipientDelivery>;
 
+/** One attachment of the stored message, as parsed from its bytes (its content is in the raw .eml). */
+export const MailAttachment = Type.Object({
+  /** null when the part names no file. */
+  filename: Type.Union([Type.String(), Type.Null()]),
+  contentType: Type.String(),
+  /** Decoded bytes (what the file holds), not the base64 size in the message. */
+  size: Type.Integer(),
+  /** `inline`: shown in the body (e.g. an image the HTML refers to by cid:), `attachment`: a file. */
+  disposition: Type.Unsafe<'attachment' | 'inline'>({ type: 'string', enum: ['attachment', 'inline'] }),
+});
+export type MailAttachment = Static<typeof MailAttachment>;
+
 /** `to` sorts by the first To recipient's address. */
 export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from', 'to'] as const;
 export type MailSort = (typeof MAIL_SORTS)[number];
@@ -120,6 +132,8 @@ export const MailDetail = Type.Composite([
     events: Type.Array(MailEvent),
     /** Every To, Cc, Bcc and envelope recipient with its delivery outcome; optional in the type for older fixtures. */
     recipients: Type.Optional(Type.Array(RecipientDelivery)),
+    /** The message's attachments (none for demo mails, which have no stored message); optional in the type for older fixtures. */
+    attachments: Type.Optional(Type.Array(MailAttachment)),
   }),
 ]);
 export type MailDetail = Static<typeof MailDetail>;

@@ -3,12 +3,14 @@
  * the real API (so it has a stored message: headers, text and HTML bodies, raw .eml).
  */
 import fs from 'node:fs';
-import type { Page } from '@playwright/test';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Api } from '../support/api';
 import { expect, test } from '../support/fixtures';
+import { submitOverSmtp } from '../support/smtp';
 import { isList } from '../support/traffic';
 
-async function submitHtmlMail(api: Api, apiKey: string, baseURL: string, subject: string) {
+async function submitHtmlMail(api: Api, apiKey: string, imageURL: string, subject: string) {
   return api.submit(apiKey, {
     fromName: 'Drawer Test',
     fromMail: 'drawer@example.com',
@@ -17,26 +19,43 @@ async function submitHtmlMail(api: Api, apiKey: string, baseURL: string, subject
     subject,
     text: 'Plain text body line',
     html:
-      `<p id="para">Hello <b>HTML</b></p><img alt="pixel" src="${baseURL}/remote-probe.png?m=${encodeURIComponent(subject)}">` +
+      `<p id="para">Hello <b>HTML</b></p><img id="remote" alt="pixel" src="${imageURL}">` +
       '<script>parent.document.body.dataset.pwned = "yes"; document.body.dataset.ran = "yes";</script>',
     headers: { 'X-Campaign': 'drawer-e2e' },
   });
 }
 
 /**
- * Probe images that were really fetched. Chromium's preload scanner may start a request for an <img> before
- * the frame's policy is read; the policy then blocks it (net::ERR_BLOCKED_BY_CSP), but the browser still
- * reports the attempt. Only a request that finished reached the sender, so only those count.
+ * A loopback HTTP server standing for a sender's image host (another origin than the console): it counts every
+ * request for its image, so "no remote image before the click" is checked where the sender would see it.
  */
-function probeRequests(page: Page): string[] {
-  const seen: string[] = [];
-  page.on('requestfinished', (request) => {
-    if (request.url().includes('/remote-probe.png')) seen.push(request.url());
+async function startImageHost(): Promise<{ url: (tag: string) => string; hits: string[]; close: () => Promise<void> }> {
+  // A 1×1 transparent PNG.
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
+  const hits: string[] = [];
+  const server = http.createServer((request, response) => {
+    hits.push(request.url ?? '');
+    response.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length, 'cache-control': 'no-store' });
+    response.end(png);
   });
-  return seen;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: (tag) => `http://127.0.0.1:${port}/pixel.png?m=${encodeURIComponent(tag)}`,
+    hits,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 test.describe('The detail drawer', () => {
+  let images: Awaited<ReturnType<typeof startImageHost>>;
+  test.beforeAll(async () => {
+    images = await startImageHost();
+  });
+  test.afterAll(async () => {
+    await images.close();
+  });
+
   test('Beyond the spec: a row click opens the detail (summary, recipients, event log, headers, bodies); the HTML is sandboxed; .eml downloads; Esc closes', async ({
     app,
     api,
@@ -44,8 +63,7 @@ test.describe('The detail drawer', () => {
     page,
   }) => {
     const subject = `Drawer ${Date.now()}`;
-    const mail = await submitHtmlMail(api, env.apiKey, env.baseURL, subject);
-    const probes = probeRequests(page);
+    const mail = await submitHtmlMail(api, env.apiKey, images.url(subject), subject);
     await app.login();
     const row = app.dataRows.filter({ hasText: subject });
     await app.cell(row, 'Subject').click();
@@ -68,15 +86,23 @@ test.describe('The detail drawer', () => {
     await expect(page.frameLocator('iframe[title="HTML body"]').locator('#para')).toHaveText('Hello HTML');
     expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined();
     expect(await page.frameLocator('iframe[title="HTML body"]').locator('body').getAttribute('data-ran')).toBeNull();
-    // Remote images are blocked until asked for.
+    // Remote images are blocked until asked for: the image host sees no request (the page's CSP would allow
+    // one; the frame's own policy is what blocks it).
+    const frame = page.frameLocator('iframe[title="HTML body"]');
+    await expect(frame.locator('#remote')).toHaveJSProperty('complete', true);
     await page.waitForTimeout(500); // nothing to wait for: a request that must not happen
-    expect(probes).toHaveLength(0);
+    expect(images.hits).toEqual([]);
+    expect(await frame.locator('#remote').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(0);
     expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data:;');
     await drawer.getByRole('button', { name: 'Load remote images' }).click();
-    // The frame's own policy now lets images through. (They load only where the console page's CSP, which the
-    // frame inherits, allows them too: today img-src 'self' data:, see docs/limits.md.)
+    // The click really loads it: one request reaches the image host and the image is decoded in the frame.
     await expect(drawer.getByText('Remote images are loaded.')).toBeVisible();
     expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data: https: http:;');
+    await expect.poll(() => images.hits.length).toBeGreaterThanOrEqual(1);
+    expect(images.hits[0]).toBe(`/pixel.png?m=${encodeURIComponent(subject)}`);
+    await expect.poll(() => frame.locator('#remote').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
+    // Still sandboxed after the click: its script did not run.
+    expect(await frame.locator('body').getAttribute('data-ran')).toBeNull();
 
     // The raw message downloads as mail-{id}.eml.
     const [download] = await Promise.all([page.waitForEvent('download'), drawer.getByRole('button', { name: 'Download .eml' }).click()]);
@@ -95,6 +121,55 @@ test.describe('The detail drawer', () => {
     await expect(drawer).toHaveCount(0);
   });
 
+  test('Beyond the spec: a mail with attachments, sent over SMTP, lists them by name, type and size; each recipient (also an envelope-only Bcc) shows its own outcome', async ({
+    app,
+    env,
+    page,
+  }) => {
+    const subject = `Drawer attachments ${Date.now()}`;
+    const pdf = Buffer.alloc(3000, 0x25).toString('base64');
+    const id = await submitOverSmtp(
+      env.smtpPort,
+      env.apiKey,
+      { from: 'shop@example.com', to: ['ann@example.com', 'hidden@example.com'] },
+      [
+        'From: Shop <shop@example.com>',
+        'To: Ann Reader <ann@example.com>',
+        `Subject: ${subject}`,
+        'MIME-Version: 1.0',
+        'Content-Type: multipart/mixed; boundary="b1"',
+        '',
+        '--b1',
+        'Content-Type: text/plain; charset=utf-8',
+        '',
+        'See the invoice.',
+        '--b1',
+        'Content-Type: application/pdf; name="invoice-42.pdf"',
+        'Content-Disposition: attachment; filename="invoice-42.pdf"',
+        'Content-Transfer-Encoding: base64',
+        '',
+        ...(pdf.match(/.{1,76}/g) ?? []),
+        '--b1--',
+        '',
+      ].join('\r\n'),
+    );
+    await app.login();
+    await app.cell(app.dataRows.filter({ hasText: subject }), 'Subject').click();
+    const drawer = page.getByRole('dialog', { name: `Mail #${id}` });
+    const attachments = drawer.getByRole('region', { name: `Detail of mail #${id}` }).locator('section', {
+      has: page.getByRole('heading', { name: 'Attachments' }),
+    });
+    await expect(attachments.getByRole('row').filter({ hasText: 'invoice-42.pdf' })).toContainText('application/pdf');
+    await expect(attachments.getByRole('row').filter({ hasText: 'invoice-42.pdf' })).toContainText('2.9 KiB');
+    await expect(attachments.getByRole('row').filter({ hasText: 'invoice-42.pdf' }).getByTitle('3,000 bytes')).toBeVisible();
+
+    const recipients = drawer.locator('section', { has: page.getByRole('heading', { name: 'Recipients' }) });
+    await expect(recipients.getByRole('row').filter({ hasText: 'ann@example.com' })).toHaveText('ToAnn Reader | ann@example.compending');
+    // Only in the envelope (an SMTP Bcc): still listed, with its own outcome.
+    await expect(recipients.getByRole('row').filter({ hasText: 'hidden@example.com' })).toHaveText('Envelopehidden@example.compending');
+    await expect(recipients.getByRole('row')).toHaveCount(3); // the header row, ann once, hidden
+  });
+
   test("Beyond the spec: the drawer's Dequeue, Requeue and Delete act on the mail shown, with the spec's alert on failure", async ({
     app,
     api,
@@ -104,7 +179,7 @@ test.describe('The detail drawer', () => {
     alerts,
   }) => {
     const subject = `Drawer actions ${Date.now()}`;
-    const mail = await submitHtmlMail(api, env.apiKey, env.baseURL, subject);
+    const mail = await submitHtmlMail(api, env.apiKey, 'http://127.0.0.1:9/never.png', subject);
     await app.login();
     const row = app.dataRows.filter({ hasText: subject });
     await app.cell(row, 'Subject').click();

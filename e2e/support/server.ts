@@ -23,6 +23,8 @@ export interface RunningServer {
   password: string;
   /** An API key for submitting mails (POST /api/v1/mail), made with `cli.js apikey create`. */
   apiKey: string;
+  /** The SMTP submission listener (AUTH with apiKey), for mails a JSON submission cannot carry (attachments). */
+  smtpPort: number;
   stop: () => Promise<void>;
   /** Stops the server (SIGTERM, graceful) and starts it again on the same port and DATA_DIR. */
   restart: (options?: { downMs?: number }) => Promise<void>;
@@ -90,6 +92,7 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   const password = `e2e-${Math.random().toString(36).slice(2)}-Pw1`;
   const port = await freePort();
   const baseURL = `http://127.0.0.1:${port}`;
+  const smtpPort = await freePort();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -98,7 +101,8 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     OUTBOX_ADMIN_USER: username,
     OUTBOX_ADMIN_PASSWORD: password,
     WORKER: 'off',
-    SMTP_PORT: '0',
+    SMTP_PORT: String(smtpPort),
+    SMTP_HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     ...options.env,
   };
@@ -161,5 +165,5 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     await stop();
     throw error;
   }
-  return { baseURL, dataDir, username, password, apiKey, stop, restart };
+  return { baseURL, dataDir, username, password, apiKey, smtpPort, stop, restart };
 }

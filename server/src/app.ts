@@ -141,7 +141,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         defaultSrc: ["'self'"],
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
-        imgSrc: ["'self'", 'data:'],
+        // Remote images only for a mail's HTML body: its sandboxed srcdoc frame inherits this policy and adds its
+        // own, img-src data: until the operator asks for them (docs/console.md §10.10). The console itself
+        // never shows a remote image, and scripts, styles and connections stay 'self'.
+        imgSrc: ["'self'", 'data:', 'https:', 'http:'],
         connectSrc: ["'self'"],
         fontSrc: ["'self'"],
         objectSrc: ["'none'"],

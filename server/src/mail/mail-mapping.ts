@@ -7,6 +7,7 @@ import {
   RECIPIENT_OUTCOMES,
   STATUSES,
   type Mail,
+  type MailAttachment,
   type MailDetail,
   type RecipientDelivery,
   type RecipientOutcome,
@@ -69,15 +70,20 @@ function recipientDeliveries(recipients: MailRecipientRow[]): RecipientDelivery[
   });
 }
 
-/** The header block as name/value pairs, in order, unfolded. */
-async function readHeaderLines(raw: Buffer): Promise<Array<{ name: string; value: string }>> {
+/**
+ * The header block as name/value pairs (in order, unfolded) and the attachments, parsed from the stored bytes.
+ * A message without a multipart body has no attachments, so only its header block is parsed.
+ */
+async function readMessage(raw: Buffer): Promise<{ headers: MailDetail['headers']; attachments: MailAttachment[] }> {
   const end = raw.indexOf('\r\n\r\n');
-  const parsed = await simpleParser(end >= 0 ? raw.subarray(0, end + 4) : raw, {
+  const headerBlock = end >= 0 ? raw.subarray(0, end + 4) : raw;
+  const multipart = /^content-type:[ \t]*multipart\//im.test(headerBlock.toString('latin1').replace(/\r\n[ \t]+/g, ' '));
+  const parsed = await simpleParser(multipart ? raw : headerBlock, {
     skipHtmlToText: true,
     skipTextToHtml: true,
     skipImageLinks: true,
   });
-  return parsed.headerLines.map((line) => {
+  const headers = parsed.headerLines.map((line) => {
     const colon = line.line.indexOf(':');
     return {
       name: line.line.slice(0, colon),
@@ -87,6 +93,13 @@ async function readHeaderLines(raw: Buffer): Promise<Array<{ name: string; value
         .trim(),
     };
   });
+  const attachments = parsed.attachments.map((a) => ({
+    filename: a.filename ?? null,
+    contentType: a.contentType,
+    size: a.size,
+    disposition: a.contentDisposition === 'inline' ? ('inline' as const) : ('attachment' as const),
+  }));
+  return { headers, attachments };
 }
 
 /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
@@ -97,7 +110,7 @@ export async function toMailDetail(
   events: MailEventRow[],
 ): Promise<MailDetail> {
   const ofKind = (kind: string) => recipients.filter((r) => r.kind === kind);
-  const headers = content?.raw ? await readHeaderLines(content.raw) : [];
+  const { headers, attachments } = content?.raw ? await readMessage(content.raw) : { headers: [], attachments: [] };
   return {
     ...toMail(row, ofKind('to')),
     messageId: row.message_id,
@@ -115,6 +128,7 @@ export async function toMailDetail(
     text: content?.text_body ?? null,
     html: content?.html_body ?? null,
     recipients: recipientDeliveries(recipients),
+    attachments,
     events: events.map((e) => ({
       at: new Date(e.at).toISOString(),
       actor: e.actor,

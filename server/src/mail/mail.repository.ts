@@ -5,7 +5,7 @@
  * Functions take `db | trx` first. A little over ~250 lines: the list query (keyset paging with its index
  * notes) is one piece, and the insert of new mails belongs beside the reads of what it inserted.
  */
-import { CompiledQuery, sql, type SelectQueryBuilder } from 'kysely';
+import { CompiledQuery, sql, type AliasedSelectQueryBuilder, type SelectQueryBuilder } from 'kysely';
 import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
@@ -49,6 +49,13 @@ export interface ListPageQuery extends MailFilter {
    * walking the sort's own index past every row outside the range. Implied by `candidateIds`.
    */
   fewRows?: boolean | undefined;
+  /**
+   * Look at no more than this many rows of the sort's index, and filter those: a page found among them is
+   * exact; otherwise `walkedOut` says so and the caller reads the matches through their own indexes
+   * (`fewRows`). Bounds the walk when the matches may sit far along the sort order (a common word whose
+   * mails all share a subject; a date range sorted by status).
+   */
+  walkLimit?: number | undefined;
 }
 
 function escapeLike(text: string): string {
@@ -97,7 +104,11 @@ function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter:
  * in the direction of travel; `prev` pages are read in reverse order and turned around. A `prev` cursor
  * without a row (`id` null) reads from the far end: the last page, without OFFSET.
  */
-export async function listMailRows(db: DbOrTrx, engine: Engine, query: ListPageQuery): Promise<{ rows: MailRow[]; hasMore: boolean }> {
+export async function listMailRows(
+  db: DbOrTrx,
+  engine: Engine,
+  query: ListPageQuery,
+): Promise<{ rows: MailRow[]; hasMore: boolean; walkedOut: boolean }> {
   const column = SORT_COLUMNS[query.sort];
   const isBackwards = query.cursor?.direction === 'prev';
   const readDescending = (query.order === 'desc') !== isBackwards;
@@ -108,22 +119,48 @@ export async function listMailRows(db: DbOrTrx, engine: Engine, query: ListPageQ
       : undefined;
 
   const fetch = query.limit !== undefined ? query.limit + 1 : undefined;
-  const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (fetch !== undefined ? (q.limit(fetch) as Q) : q);
+  const walkLimit =
+    fetch !== undefined && query.walkLimit !== undefined && !query.fewRows && !query.candidateIds ? query.walkLimit : undefined;
+  // A bounded walk reads the sort's index with only the terms that seek in it (status and date range in
+  // received order: the index is (status, received_at, id) or (received_at, id)), and filters outside.
+  const walkFilter: MailFilter =
+    walkLimit === undefined
+      ? query
+      : query.sort === 'receivedDate'
+        ? {
+            statuses: query.statuses?.length === 1 ? query.statuses : undefined,
+            receivedFrom: query.receivedFrom,
+            receivedTo: query.receivedTo,
+          }
+        : {};
+  const take = walkLimit ?? fetch;
+  /** The walked rows, filtered by every term the walk did not apply, in order, one page. */
+  const filterWalk = async (walk: { as(alias: 'walk'): AliasedSelectQueryBuilder<MailRow, 'walk'> }): Promise<MailRow[]> => {
+    let q = db.selectFrom(walk.as('walk')).selectAll();
+    for (const term of termsOutside(query, walkFilter)) q = q.where(term);
+    return (await q.orderBy(column, direction).orderBy('id', direction).limit(fetch!).execute()) as MailRow[];
+  };
+  const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (take !== undefined ? (q.limit(take) as Q) : q);
   let rows: MailRow[];
   if (query.candidateIds !== undefined || query.fewRows) {
-    // Few rows, read through their own index (ids, date range) and sorted: the sort column must not drive,
-    // or SQLite walks its index and probes each entry against the few rows. `+column` keeps it out.
-    const sortBy = engine === 'sqlite' ? sql`+${sql.ref(column)}` : sql.ref(column);
+    // Few rows, read through their own index (ids, date range, the search's trigrams) and sorted: the sort
+    // column must not drive, or the engine walks its index and probes each entry against the few rows.
+    // `+column` keeps it out on SQLite; on PostgreSQL an expression no index holds does.
+    const sortBy = fencedSortColumn(engine, query.sort);
     let q = applyFilter(db.selectFrom('mails').selectAll(), query, query.sort, true);
+    if (engine === 'sqlite' && query.search && query.candidateIds === undefined && Array.from(query.search).length >= 3) {
+      q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(query.search)})`);
+    }
     if (anchor) {
       const past = sql.raw(readDescending ? '<' : '>');
       q = q.where(sql<boolean>`(${sortBy} ${past} ${anchor.value} or (${sortBy} = ${anchor.value} and id ${past} ${anchor.id}))`);
     }
     rows = await page(q.orderBy(sortBy, direction).orderBy('id', direction)).execute();
   } else if (!anchor) {
-    rows = await page(
-      applyFilter(db.selectFrom('mails').selectAll(), query, query.sort).orderBy(column, direction).orderBy('id', direction),
-    ).execute();
+    const walk = page(
+      applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort).orderBy(column, direction).orderBy('id', direction),
+    );
+    rows = walkLimit === undefined ? await walk.execute() : await filterWalk(walk);
   } else {
     // Keyset past (value, id), written as two index seeks: the rest of the rows sharing `value`, then the
     // rows beyond it. A row comparison `(column, id) < (value, id)` is one seek on PostgreSQL, but SQLite
@@ -132,13 +169,13 @@ export async function listMailRows(db: DbOrTrx, engine: Engine, query: ListPageQ
     const { value, id } = anchor;
     const past = readDescending ? '<' : '>';
     const sameValue = page(
-      applyFilter(db.selectFrom('mails').selectAll(), query, query.sort)
+      applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort)
         .where(column, '=', value as never)
         .where('id', past, id)
         .orderBy('id', direction),
     );
     const beyond = page(
-      applyFilter(db.selectFrom('mails').selectAll(), query, query.sort)
+      applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort)
         .where(column, past, value as never)
         .orderBy(column, direction)
         .orderBy('id', direction),
@@ -147,16 +184,40 @@ export async function listMailRows(db: DbOrTrx, engine: Engine, query: ListPageQ
       .selectFrom(sameValue.as('same_value'))
       .selectAll()
       .unionAll(db.selectFrom(beyond.as('beyond')).selectAll());
-    rows = (await (
-      fetch !== undefined
-        ? both.orderBy(column, direction).orderBy('id', direction).limit(fetch)
-        : both.orderBy(column, direction).orderBy('id', direction)
-    ).execute()) as MailRow[];
+    const walk =
+      take !== undefined
+        ? both.orderBy(column, direction).orderBy('id', direction).limit(take)
+        : both.orderBy(column, direction).orderBy('id', direction);
+    rows = walkLimit === undefined ? ((await walk.execute()) as MailRow[]) : await filterWalk(walk);
   }
+  // Fewer than a page among the walked rows: the page lies further (or this is the end; the caller's other
+  // plan answers that too).
+  const walkedOut = walkLimit !== undefined && rows.length < fetch!;
   const hasMore = query.limit !== undefined && rows.length > query.limit;
   if (hasMore) rows.pop();
   if (isBackwards) rows.reverse();
-  return { rows, hasMore };
+  return { rows, hasMore, walkedOut };
+}
+
+/** The sort column as an expression no index holds, so that the planner cannot walk the sort's index. */
+function fencedSortColumn(engine: Engine, sort: MailSort) {
+  const column = SORT_COLUMNS[sort];
+  if (engine === 'sqlite') return sql`+${sql.ref(column)}`;
+  return TEXT_SORTS.has(sort) ? sql`(${sql.ref(column)} || '')` : sql`(${sql.ref(column)} + 0)`;
+}
+
+const TEXT_SORTS = new Set<MailSort>(['subject', 'from', 'to']);
+
+/** The terms of `filter` that `applied` does not hold, as conditions on the walked rows. */
+function termsOutside(filter: MailFilter, applied: MailFilter) {
+  const terms = [];
+  if (filter.statuses && filter.statuses.length > 0 && !applied.statuses)
+    terms.push(sql<boolean>`status in (${sql.join(filter.statuses)})`);
+  if (filter.receivedFrom !== undefined && applied.receivedFrom === undefined)
+    terms.push(sql<boolean>`received_at >= ${filter.receivedFrom}`);
+  if (filter.receivedTo !== undefined && applied.receivedTo === undefined) terms.push(sql<boolean>`received_at < ${filter.receivedTo}`);
+  if (filter.search) terms.push(likeSearch(filter.search));
+  return terms;
 }
 
 export function sortValueOf(row: MailRow, sort: MailSort): SortValue {

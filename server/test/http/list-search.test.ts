@@ -247,6 +247,16 @@ describe('paging through every plan', () => {
       rangeCountCap: 10,
       fewRows: 3,
     },
+    // The walk of the sort index is bounded: a page not found within walkRows rows is read through the
+    // search's (or date's) own index and sorted. 4 rows: almost every page takes the second plan; 12: some
+    // pages are found by the walk, others (the matches sitting further along the order) are not.
+    'bounded walk runs out at once (matches read through their own index and sorted)': {
+      searchCandidateCap: 5,
+      rangeCountCap: 10,
+      fewRows: 3,
+      walkRows: 4,
+    },
+    'bounded walk finds some pages, runs out on others': { searchCandidateCap: 5, rangeCountCap: 10, fewRows: 3, walkRows: 12 },
   };
 
   for (const [plan, tuning] of Object.entries(plans)) {
@@ -287,6 +297,25 @@ describe('paging through every plan', () => {
           key: (r) => r.receivedAt,
         },
         { name: 'sort=to', params: { sort: 'to' }, rows: () => seeded, key: (r) => r.firstTo },
+        // Every match sorts after (desc: before) all 'plain …' subjects: the walk meets none of them at first.
+        {
+          name: 'q=common sort=subject',
+          params: { q: 'common', sort: 'subject' },
+          rows: () => seeded.filter((r) => r.common),
+          key: (r) => r.subject,
+        },
+        {
+          name: 'received range sort=status',
+          params: { receivedFrom: new Date(T0 + 30 * 60_000).toISOString(), sort: 'status' },
+          rows: () => seeded.filter((r) => r.receivedAt >= T0 + 30 * 60_000),
+          key: (r) => r.status,
+        },
+        {
+          name: 'received range + status=0,4 + q=common sort=from',
+          params: { receivedTo: new Date(T0 + 35 * 60_000).toISOString(), status: '0,4', q: 'common', sort: 'from' },
+          rows: () => seeded.filter((r) => r.receivedAt < T0 + 35 * 60_000 && [0, 4].includes(r.status) && r.common),
+          key: () => 'sam@example.com', // one sender: every value ties, the id decides
+        },
       ];
       for (const c of cases) {
         for (const order of ['asc', 'desc'] as const) {

@@ -338,6 +338,9 @@ describe('mail API', () => {
       // Outbox serves plain HTTP; the console must load over http on a LAN address too.
       expect(response.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
       expect(response.headers['strict-transport-security']).toBeUndefined();
+      // Remote images for a mail's HTML frame only (its own policy blocks them until asked); scripts stay strict.
+      expect(response.headers['content-security-policy']).toContain("img-src 'self' data: https: http:");
+      expect(response.headers['content-security-policy']).toContain("script-src 'self';");
     });
   });
 });

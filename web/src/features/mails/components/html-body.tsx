@@ -6,8 +6,9 @@ import { Button } from '../../../components/ui/button';
  * `allow-same-origin` (no script runs, the frame has an opaque origin and cannot reach the console),
  * content through `srcdoc`, and a CSP of its own that blocks every fetch; remote images only after the
  * operator asks ("Load remote images"), since they tell the sender the mail was opened.
- * The frame also inherits the console page's CSP (img-src 'self' data:), so remote images load only where
- * the page's policy allows them too.
+ * The frame also inherits the console page's CSP, and a fetch must pass both: the page allows images from
+ * anywhere (server/src/app.ts) so that this frame's own policy is what decides, img-src data: until the click.
+ * The policy is a <meta> in <head>, before any <img>, so Chromium applies it before the body is parsed.
  */
 export function frameDocumentOf(html: string, loadRemoteImages: boolean): string {
   const images = loadRemoteImages ? 'data: https: http:' : 'data:';

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { MailDetail, MailEvent } from '@outbox/contract';
+import type { MailAttachment, MailDetail, MailEvent, RecipientDelivery, RecipientOutcome } from '@outbox/contract';
 import { MailStatus, STATUSES } from '@outbox/contract/status';
 import { formatDate } from '../../../lib/format-date';
 import { StatusCell } from './status-cell';
@@ -43,49 +43,118 @@ export function Summary({ mail }: { mail: MailDetail }) {
   );
 }
 
+const KIND_LABELS = { to: 'To', cc: 'Cc', bcc: 'Bcc', envelope: 'Envelope' } as const;
+
+/** What each outcome means to an operator (docs/lifecycle.md §4). */
+const OUTCOME_LABELS: Record<RecipientOutcome, string> = {
+  pending: 'pending',
+  accepted: 'accepted',
+  rejected: 'rejected',
+  deferred: 'deferred (will be retried)',
+};
+
 /**
- * Each recipient's outcome, as far as the API tells it today: the addresses the relay refused are listed in the
- * delivery event (`rejectedRecipients`); a finished mail's other recipients were accepted, or all refused when
- * the provider refused the mail; a mail still in the queue has them pending.
+ * Rows of the recipients table: every To, Cc and Bcc recipient with its own outcome, then the envelope
+ * addresses that are in none of them (an SMTP submission's Bcc, whose header was removed). An older answer
+ * without `recipients` shows the header recipients with no outcome.
  */
-function outcomeOf(mail: MailDetail, address: string): string {
-  const delivered = [...mail.events].reverse().find((event) => event.type === 'sent' || event.type === 'rejected');
-  const refused = delivered?.detail?.rejectedRecipients;
-  if (Array.isArray(refused) && refused.some((entry) => String(entry).toLowerCase() === address.toLowerCase())) return 'rejected';
-  if (mail.status === MailStatus.ProviderSent) return 'accepted';
-  if (mail.status === MailStatus.ProviderError) return 'rejected';
-  if (mail.status === MailStatus.Error || mail.status === MailStatus.Dequeued) return 'not sent';
-  return 'pending';
+function recipientRows(mail: MailDetail): RecipientDelivery[] {
+  if (!mail.recipients) {
+    const plain = (kind: 'to' | 'cc' | 'bcc', list: MailDetail['to']) =>
+      list.map((r) => ({ kind, ...r, outcome: null, reply: null, updatedAt: null }));
+    return [...plain('to', mail.to), ...plain('cc', mail.cc), ...plain('bcc', mail.bcc)];
+  }
+  const order = { to: 0, cc: 1, bcc: 2, envelope: 3 };
+  const named = new Set(mail.recipients.filter((r) => r.kind !== 'envelope').map((r) => r.recipientMail.toLowerCase()));
+  return mail.recipients
+    .filter((r) => r.kind !== 'envelope' || !named.has(r.recipientMail.toLowerCase()))
+    .sort((a, b) => order[a.kind] - order[b.kind]);
 }
 
+function OutcomeCell({ recipient }: { recipient: RecipientDelivery }) {
+  if (recipient.outcome === null) {
+    return (
+      <span className="muted" title="Not an envelope address, or delivered before outcomes were kept per recipient">
+        —
+      </span>
+    );
+  }
+  return <span className={`outcome outcome--${recipient.outcome}`}>{OUTCOME_LABELS[recipient.outcome]}</span>;
+}
+
+/** Each recipient with what the relay said about it; "N of M rejected" names a partial failure (docs/console.md). */
 export function Recipients({ mail }: { mail: MailDetail }) {
-  const groups = [
-    ['To', mail.to],
-    ['Cc', mail.cc],
-    ['Bcc', mail.bcc],
-  ] as const;
+  const rows = recipientRows(mail);
+  const rejected = mail.rejectedRecipients ?? 0;
   return (
-    <table className="detail-table">
-      <thead>
-        <tr>
-          <th scope="col">Kind</th>
-          <th scope="col">Recipient</th>
-          <th scope="col">Outcome</th>
-        </tr>
-      </thead>
-      <tbody>
-        {groups.flatMap(([kind, list]) =>
-          list.map((recipient, index) => (
-            <tr key={`${kind}-${index}`}>
-              <td>{kind}</td>
+    <>
+      {rejected > 0 ? (
+        <p className="recipients__summary" role="note">
+          {`${rejected} of ${mail.recipientCount ?? rows.length} recipients rejected`}
+        </p>
+      ) : null}
+      <table className="detail-table">
+        <thead>
+          <tr>
+            <th scope="col">Kind</th>
+            <th scope="col">Recipient</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Provider reply</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((recipient, index) => (
+            <tr key={`${recipient.kind}-${index}`}>
+              <td>{KIND_LABELS[recipient.kind]}</td>
               <td>
                 {recipient.recipientName ? `${recipient.recipientName} | ` : ''}
                 {recipient.recipientMail}
               </td>
-              <td>{outcomeOf(mail, recipient.recipientMail)}</td>
+              <td className="nowrap">
+                <OutcomeCell recipient={recipient} />
+              </td>
+              <td className="mono detail-table__detail">{recipient.reply ?? ''}</td>
             </tr>
-          )),
-        )}
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+const byteFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+
+/** 1,234 bytes; 12.5 KiB; 3.2 MiB: the decoded size of the file. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${byteFormat.format(bytes)} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  if (bytes < 1024 * 1024) return `${byteFormat.format(bytes / 1024)} KiB`;
+  return `${byteFormat.format(bytes / (1024 * 1024))} MiB`;
+}
+
+/** The message's attachments by name, type and size; their bytes are in the .eml download. */
+export function Attachments({ attachments }: { attachments: MailAttachment[] }) {
+  return (
+    <table className="detail-table">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Type</th>
+          <th scope="col">Size</th>
+        </tr>
+      </thead>
+      <tbody>
+        {attachments.map((attachment, index) => (
+          <tr key={index}>
+            <td className="detail-table__detail">
+              {attachment.filename ?? <span className="muted">(no name)</span>}
+              {attachment.disposition === 'inline' ? <span className="muted"> (inline)</span> : null}
+            </td>
+            <td className="mono">{attachment.contentType}</td>
+            <td className="nowrap" title={`${attachment.size.toLocaleString('en-US')} bytes`}>
+              {formatSize(attachment.size)}
+            </td>
+          </tr>
+        ))}
       </tbody>
     </table>
   );

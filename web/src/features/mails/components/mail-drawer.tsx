@@ -3,7 +3,7 @@ import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, type MailStatusCo
 import { Button } from '../../../components/ui/button';
 import { downloadRawMail, useMailDetail } from '../api/get-mail';
 import { HtmlBody } from './html-body';
-import { EventLog, Headers, Recipients, Summary } from './mail-detail-sections';
+import { Attachments, EventLog, Headers, Recipients, Summary } from './mail-detail-sections';
 
 export interface DrawerActions {
   onDequeue: (id: number) => void;
@@ -114,6 +114,14 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
             <section aria-labelledby="d-html">
               <h3 id="d-html">HTML body</h3>
               {mail.html === null ? <p className="muted">No HTML body</p> : <HtmlBody html={mail.html} />}
+            </section>
+            <section aria-labelledby="d-attachments">
+              <h3 id="d-attachments">Attachments</h3>
+              {mail.attachments && mail.attachments.length > 0 ? (
+                <Attachments attachments={mail.attachments} />
+              ) : (
+                <p className="muted">No attachments</p>
+              )}
             </section>
             <section aria-labelledby="d-headers">
               <h3 id="d-headers">Headers</h3>

@@ -105,7 +105,13 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
       header: 'Status',
       ...sized,
       size: DEFAULT_COLUMN_SIZES.status,
-      cell: ({ row }) => <StatusCell status={row.original.status} />,
+      cell: ({ row }) => (
+        <StatusCell
+          status={row.original.status}
+          rejectedRecipients={row.original.rejectedRecipients}
+          recipientCount={row.original.recipientCount}
+        />
+      ),
     }),
     column.display({
       id: 'providerSentDate',

@@ -438,3 +438,25 @@ describe('column layout', () => {
     expect(stored.order?.slice(0, 2)).toEqual(['to', 'from']);
   });
 });
+
+describe('partial refusals', () => {
+  it('marks a mail refused for some recipients "N of M rejected" under its status; none when all or none were refused', async () => {
+    handleList(() =>
+      buildMailList([
+        buildMail({ subject: 'partly refused', status: 3, recipientCount: 4, rejectedRecipients: 2 }),
+        buildMail({ subject: 'all refused', status: 4, recipientCount: 2, rejectedRecipients: 2 }),
+        buildMail({ subject: 'all accepted', status: 3, recipientCount: 3, rejectedRecipients: 0 }),
+      ]),
+    );
+    renderView();
+    await screen.findByText('partly refused');
+    const statusOf = (subject: string) => {
+      const index = screen.getAllByRole('columnheader').findIndex((header) => header.textContent === 'Status');
+      return (rowOf(subject) as HTMLTableRowElement).cells[index]!;
+    };
+    expect(statusOf('partly refused')).toHaveTextContent('ProviderSent2 of 4 rejected');
+    expect(within(statusOf('partly refused')).getByTitle('ProviderSent, 2 of 4 rejected')).toBeInTheDocument();
+    expect(statusOf('all refused')).toHaveTextContent(/^ProviderError$/);
+    expect(statusOf('all accepted')).toHaveTextContent(/^ProviderSent$/);
+  });
+});

@@ -1,0 +1,305 @@
+/**
+ * The console as an operator feels it, in Chromium at 1M mails (issue 8): login → rows, filter change → rows,
+ * search keystroke → rows, row click → detail shown. p50 and p95 over `--rounds` rounds of each; goals ≤ 300,
+ * ≤ 100, ≤ 150 and ≤ 100 ms.
+ *
+ *   npx tsx bench/console-latency.ts [--engine sqlite|postgres] [--count 1000000] [--rounds 20] [--tag NAME]
+ *
+ * - The BUILT server (`npm run -s build` first: server/dist/main.js serving web/dist) in a child process, on
+ *   the store bench/list.ts keeps (bench/support/demo-store.ts: filled once with the demo data, then reused;
+ *   pass the same --tag), WORKER=off so nothing changes under the measurement.
+ * - Chromium is the system's (/usr/bin/chromium or CHROMIUM_PATH), driven by playwright-core, headless,
+ *   1280×800. Clicks and keys are real input events.
+ * - Each figure is measured inside the page, from the input event's own timestamp (`event.timeStamp`) to the
+ *   moment the DOM shows the answer (a MutationObserver sees the grid no longer busy and its rows changed as
+ *   the action implies, or the drawer's sections), so the driver's round trips are not counted. Paint follows
+ *   within a frame.
+ * - Every round asks for something not asked before (another search term, another status), so no answer
+ *   comes from the console's cache (staleTime 5 s).
+ * - The search box waits SEARCH_DEBOUNCE_MS (web/src/features/mails/components/mails-filters.tsx) after the
+ *   last keystroke before it asks; "search request → rows" is the same sample measured from the list
+ *   request's start instead.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium, type Page } from 'playwright-core';
+import {
+  benchDir,
+  describeSetup,
+  printTable,
+  setupLine,
+  summarize,
+  verdict,
+  warnIfBusy,
+  writeResult,
+  type LatencySummary,
+} from './support/common.js';
+import { prepareDemoStore } from './support/demo-store.js';
+import { BENCH_ADMIN, type Engine } from './support/outbox.js';
+
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'sqlite' },
+    count: { type: 'string', default: '1000000' },
+    rounds: { type: 'string', default: '20' },
+    tag: { type: 'string' },
+  },
+});
+const engine = values.engine as Engine;
+if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
+const count = Number(values.count);
+const rounds = Number(values.rounds);
+const repoRoot = path.resolve(benchDir, '..');
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const GOALS = { login: 300, filter: 100, search: 150, detail: 100 } as const;
+/** Surnames of the demo data (server/src/mail/demo-words.ts) as they appear in addresses: search terms. */
+const TERMS = ['andersen', 'bauer', 'castillo', 'dubois', 'eriksson', 'fischer', 'garcia', 'hoffmann', 'jensen', 'kowalski'];
+const MORE_TERMS = ['lopez', 'muller', 'novak', 'obrien', 'petrovic', 'rossi', 'schmidt', 'tanaka', 'usman', 'virtanen', 'weber', 'zhang'];
+const STATUS_CHIPS = ['ProviderError', 'ProviderSent', 'Queued', 'Error', 'Dequeued'];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startBuiltServer(dataDir: string, databaseUrl: string | undefined) {
+  const main = path.join(repoRoot, 'server', 'dist', 'main.js');
+  if (!fs.existsSync(main) || !fs.existsSync(path.join(repoRoot, 'web', 'dist', 'index.html'))) {
+    throw new Error('server/dist or web/dist is missing: run `npm run -s build` first');
+  }
+  const port = await freePort();
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SMTP_PORT: 'off',
+    WORKER: 'off',
+    LOG_LEVEL: 'error',
+    OUTBOX_ADMIN_USER: BENCH_ADMIN.username,
+    OUTBOX_ADMIN_PASSWORD: BENCH_ADMIN.password,
+  };
+  delete env.DATABASE_URL;
+  if (databaseUrl) env.DATABASE_URL = databaseUrl;
+  const child = spawn(process.execPath, [main], { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('the server did not become healthy in 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    baseUrl,
+    pid: child.pid,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+/**
+ * In the page: the timestamp of the last click or key, the start of each list request, and `settle(kind,
+ * arg)`, which resolves with the time from that input (and from the last list request) to the DOM showing
+ * the answer. `snap()` records the rows shown before the action.
+ */
+const PAGE_HELPERS = String.raw`(() => {
+  const w = window;
+  w.__lastInput = 0;
+  w.__listStarts = [];
+  for (const type of ['mousedown', 'keydown']) {
+    document.addEventListener(type, (event) => (w.__lastInput = event.timeStamp), true);
+  }
+  const realFetch = window.fetch.bind(window);
+  window.fetch = (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url.includes('/api/v1/mail/list')) w.__listStarts.push(performance.now());
+    return realFetch(input, init);
+  };
+  const rowIds = () => [...document.querySelectorAll('#mails-grid tbody tr[data-mail-id]')].map((r) => r.getAttribute('data-mail-id')).join(',');
+  let before = '';
+  w.__snap = () => {
+    before = rowIds();
+  };
+  const listReady = () => {
+    const grid = document.querySelector('#mails-grid');
+    if (!grid || grid.getAttribute('aria-busy') !== 'false') return undefined;
+    const rows = [...grid.querySelectorAll('tbody tr[data-mail-id]')];
+    const empty = grid.querySelector('tbody tr.empty-row')?.textContent === 'No data to display';
+    if (!empty && (rows.length === 0 || rowIds() === before)) return undefined;
+    return rows;
+  };
+  const conditions = {
+    rows: () => (listReady()?.length ?? 0) > 0,
+    status: (name) => {
+      const rows = listReady();
+      return rows !== undefined && rows.every((r) => r.querySelector('.td--status')?.textContent?.startsWith(name));
+    },
+    search: (term) => {
+      const rows = listReady();
+      return rows !== undefined && rows.every((r) => (r.textContent ?? '').toLowerCase().includes(term));
+    },
+    detail: (id) => {
+      const drawer = document.querySelector('aside.drawer[aria-label="Mail #' + id + '"]');
+      return drawer !== null && drawer.querySelector('.drawer__body section') !== null;
+    },
+  };
+  w.__settle = (kind, arg, timeoutMs) =>
+    new Promise((resolve, reject) => {
+      const check = conditions[kind];
+      const finish = () => {
+        const now = performance.now();
+        const lastStart = w.__listStarts.at(-1);
+        observer.disconnect();
+        clearTimeout(timer);
+        resolve({
+          fromInput: now - w.__lastInput,
+          fromRequest: lastStart !== undefined && lastStart >= w.__lastInput ? now - lastStart : null,
+        });
+      };
+      const observer = new MutationObserver(() => {
+        if (check(arg)) finish();
+      });
+      const timer = setTimeout(() => {
+        observer.disconnect();
+        reject(new Error(kind + '(' + arg + ') not shown within ' + timeoutMs + ' ms'));
+      }, timeoutMs);
+      observer.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+      if (check(arg)) finish();
+    });
+})();`;
+
+type Settled = { fromInput: number; fromRequest: number | null };
+
+/** Starts waiting for `kind` before the action, so no mutation is missed, then runs the action. */
+async function measure(page: Page, kind: string, arg: string, action: () => Promise<void>): Promise<Settled> {
+  await page.evaluate('window.__snap()');
+  const settled = page.evaluate(`window.__settle(${JSON.stringify(kind)}, ${JSON.stringify(arg)}, 30000)`) as Promise<Settled>;
+  await action();
+  return settled;
+}
+
+async function main(): Promise<void> {
+  const store = await prepareDemoStore({ engine, count, tag: values.tag });
+  const setup = describeSetup({
+    engine,
+    count,
+    rounds,
+    server: 'server/dist/main.js (child process, WORKER=off)',
+    browser: `${chromiumPath} headless via playwright-core, 1280×800`,
+  });
+  console.log('Console latency in Chromium: login → rows, filter change → rows, search keystroke → rows, row click → detail');
+  console.log(setupLine(setup));
+  warnIfBusy(setup);
+
+  const server = await startBuiltServer(store.dataDir, store.databaseUrl);
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
+  });
+  const samples = {
+    login: [] as number[],
+    filter: [] as number[],
+    search: [] as number[],
+    searchRequest: [] as number[],
+    detail: [] as number[],
+  };
+  try {
+    const newPage = async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: server.baseUrl });
+      await context.addInitScript({ content: PAGE_HELPERS });
+      const page = await context.newPage();
+      await page.goto('/');
+      await page.getByLabel('Username', { exact: true }).fill(BENCH_ADMIN.username);
+      await page.getByLabel('Password', { exact: true }).fill(BENCH_ADMIN.password);
+      return { context, page };
+    };
+    // One warm-up login (the server's first queries, Chromium's first page), not counted.
+    const warm = await newPage();
+    await measure(warm.page, 'rows', '', () => warm.page.getByRole('button', { name: 'Login', exact: true }).click());
+    await warm.context.close();
+
+    for (let i = 0; i < rounds; i++) {
+      const { context, page } = await newPage();
+      const login = await measure(page, 'rows', '', () => page.getByRole('button', { name: 'Login', exact: true }).click());
+      samples.login.push(login.fromInput);
+
+      // Filter change: a status chip on a search not asked before (the search itself is set untimed).
+      const search = page.getByRole('searchbox', { name: 'Search sender, recipients and subject' });
+      const term = [...TERMS, ...MORE_TERMS][i % (TERMS.length + MORE_TERMS.length)]!;
+      await measure(page, 'search', term, () => search.fill(term));
+      const chip = STATUS_CHIPS[i % STATUS_CHIPS.length]!;
+      const filter = await measure(page, 'status', chip, () => page.getByRole('button', { name: new RegExp(`^${chip}\\b`) }).click());
+      samples.filter.push(filter.fromInput);
+      await measure(page, 'rows', '', () => page.getByRole('button', { name: new RegExp(`^${chip}\\b`) }).click());
+
+      // Search keystroke: one more character narrows the search (surname → surname + digit).
+      const narrowed = `${term}${i % 10}`;
+      const keystroke = await measure(page, 'search', narrowed, () => search.press(String(i % 10)));
+      samples.search.push(keystroke.fromInput);
+      if (keystroke.fromRequest !== null) samples.searchRequest.push(keystroke.fromRequest);
+
+      // Row click → detail: a different row each round, of the whole list (Esc clears the search, untimed).
+      await measure(page, 'rows', '', () => search.press('Escape'));
+      const row = page.locator('#mails-grid tbody tr[data-mail-id]').nth(i % 10);
+      const id = (await row.getAttribute('data-mail-id'))!;
+      const detail = await measure(page, 'detail', id, () => row.locator('.td--subject').click());
+      samples.detail.push(detail.fromInput);
+      await context.close();
+      console.log(
+        `  round ${i + 1}: login ${login.fromInput.toFixed(0)} ms, filter ${filter.fromInput.toFixed(0)} ms, keystroke ${keystroke.fromInput.toFixed(0)} ms (request ${keystroke.fromRequest?.toFixed(0) ?? '?'} ms), detail ${detail.fromInput.toFixed(0)} ms; load ${os.loadavg()[0]!.toFixed(2)}`,
+      );
+    }
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+
+  const summaries: Record<string, LatencySummary> = Object.fromEntries(Object.entries(samples).map(([k, v]) => [k, summarize(v)]));
+  const rows: Array<[string, keyof typeof samples, number | undefined]> = [
+    ['login → rows', 'login', GOALS.login],
+    ['filter change → rows', 'filter', GOALS.filter],
+    ['search keystroke → rows (incl. debounce)', 'search', GOALS.search],
+    ['  search request → rows', 'searchRequest', undefined],
+    ['row click → detail shown', 'detail', GOALS.detail],
+  ];
+  console.log('');
+  printTable(
+    ['measure', 'n', 'p50 ms', 'p95 ms', 'max ms', 'goal'],
+    rows.map(([label, key, goal]) => {
+      const s = summaries[key]!;
+      return [label, s.count, s.p50, s.p95, s.max, goal === undefined ? '' : `≤ ${goal}: ${verdict(s.p95 <= goal)} (p95)`];
+    }),
+  );
+  console.log(
+    `load average after: ${os
+      .loadavg()
+      .map((v) => v.toFixed(2))
+      .join('/')}`,
+  );
+  console.log(`written: ${writeResult('console-latency', setup, { summaries, samples, loadAfter: os.loadavg() })}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

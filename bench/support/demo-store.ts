@@ -1,0 +1,92 @@
+/** The kept 1M-mail (or any size) demo store of the list and console benchmarks. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { insertDemoMails } from '../../server/src/mail/demo-data.js';
+import { getStatusCounts } from '../../server/src/mail/mail.repository.js';
+import { openStore } from '../../server/src/store/connection.js';
+import { formatNumber, resultsDir } from './common.js';
+import type { Engine } from './outbox.js';
+import { dropDatabase, namedDatabase, postgresAdminUrl, postgresReachable } from './postgres.js';
+
+export interface DemoStoreOptions {
+  engine: Engine;
+  count: number;
+  /** Appended to the kept store's name: worktrees sharing one PostgreSQL server (each with its own migrations) must not share a store. */
+  tag?: string | undefined;
+  /** Rebuild it. */
+  fresh?: boolean | undefined;
+  /** Remove it in cleanup(). */
+  drop?: boolean | undefined;
+}
+
+/**
+ * A store holding exactly `count` demo mails (`insertDemoMails`, the `demo --count N` data): reused when a
+ * previous run left one, filled otherwise. Kept as bench/results/cache/list-<engine>-<count>[_tag]/ or the
+ * PostgreSQL database outbox_bench_list_<count>[_tag], shared by bench/list.ts and bench/console-latency.ts.
+ */
+export async function prepareDemoStore({ engine, count, tag, fresh = false, drop = false }: DemoStoreOptions): Promise<{
+  dataDir: string;
+  databaseUrl: string | undefined;
+  filledSeconds: number | undefined;
+  cleanup(): Promise<void>;
+}> {
+  const storeTag = tag ? `_${tag.replace(/[^a-z0-9_]/gi, '').toLowerCase()}` : '';
+  const dataDir = path.join(resultsDir, 'cache', `list-${engine}-${count}${storeTag}`);
+  let databaseUrl: string | undefined;
+  let dropFilled: (() => Promise<void>) | undefined;
+  if (engine === 'postgres') {
+    if (!(await postgresReachable()))
+      throw new Error(`--engine postgres: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
+    const name = `outbox_bench_list_${count}${storeTag}`;
+    if (fresh) await dropDatabase(name);
+    const database = await namedDatabase(name);
+    databaseUrl = database.url;
+    dropFilled = database.drop;
+  } else if (fresh) {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  const store = await openStore({ dataDir, databaseUrl });
+  let filledSeconds: number | undefined;
+  try {
+    const have = [...(await getStatusCounts(store.db)).values()].reduce((sum, n) => sum + n, 0);
+    if (have !== count) {
+      if (have > 0) throw new Error(`the cached store holds ${have} mails, not ${count}; run with --fresh`);
+      console.log(`filling the store with ${formatNumber(count)} demo mails (kept for later runs; --fresh rebuilds)...`);
+      const started = performance.now();
+      let lastReport = started;
+      await insertDemoMails(store, {
+        count,
+        now: Date.now(),
+        batchSize: 5000,
+        onProgress: (inserted) => {
+          if (performance.now() - lastReport > 5000) {
+            lastReport = performance.now();
+            console.log(`  ${formatNumber(inserted)} / ${formatNumber(count)}`);
+          }
+        },
+      });
+      // Fresh statistics, as a database that grew over time would have.
+      await sql`analyze`.execute(store.db);
+      filledSeconds = (performance.now() - started) / 1000;
+      console.log(`  filled in ${filledSeconds.toFixed(1)} s`);
+    } else if (engine === 'postgres') {
+      // openStore has just run any new migration (one may add columns and indexes to the filled store);
+      // autovacuum would analyze later, but the figures should not depend on when.
+      await sql`analyze mails`.execute(store.db);
+    }
+  } finally {
+    await store.close();
+  }
+  return {
+    dataDir,
+    databaseUrl,
+    filledSeconds,
+    async cleanup() {
+      if (!drop) return;
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      await dropFilled?.();
+    },
+  };
+}

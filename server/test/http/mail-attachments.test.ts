@@ -1,0 +1,107 @@
+/**
+ * The detail lists a message's attachments by name, type and decoded size, parsed from the stored bytes. JSON
+ * submissions carry no attachments (docs/api.md), so the mail arrives over SMTP through the real listener.
+ */
+import type { MailDetailResponse } from '@outbox/contract';
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSmtpListener, type SmtpListener } from '../../src/intake/smtp-listener.js';
+import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+
+let context: TestContext;
+let listener: SmtpListener;
+let apiKey: string;
+let token: string;
+
+beforeAll(async () => {
+  context = await createTestContext();
+  token = await loginAs(context);
+  apiKey = await context.services.auth.createApiKey('attachments');
+  listener = await startSmtpListener({
+    port: 0,
+    closeTimeoutMs: 1000,
+    now: () => context.clock.now(),
+    authenticate: (key) => context.services.auth.findApiKeyPrincipal(key),
+    accept: async (submission) => ({ id: (await context.services.submissions.submitRaw(submission.principal, submission)).id }),
+  });
+});
+
+afterAll(async () => {
+  await listener?.close();
+  await context?.close();
+});
+
+async function sendOverSmtp(mail: nodemailer.SendMailOptions): Promise<number> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: listener.port,
+    secure: false,
+    ignoreTLS: true,
+    auth: { user: 'app', pass: apiKey },
+  });
+  try {
+    const info = await transport.sendMail(mail);
+    const id = /queued as (\d+)/.exec(info.response)?.[1];
+    if (!id) throw new Error(`no id in ${info.response}`);
+    return Number(id);
+  } finally {
+    transport.close();
+  }
+}
+
+async function detailOf(id: number) {
+  const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
+  expect(response.statusCode).toBe(200);
+  return (response.json() as MailDetailResponse).data[0]!;
+}
+
+describe('GET /api/v1/mail/{id}: attachments', () => {
+  it('lists each attachment with its file name, content type and decoded size, inline parts marked inline', async () => {
+    const pdf = Buffer.alloc(10_000, 7); // base64 in the message (13,5xx bytes); the detail says 10,000
+    const id = await sendOverSmtp({
+      from: 'Shop <shop@example.com>',
+      to: 'ann@example.com',
+      subject: 'Your invoice',
+      text: 'See attached.',
+      html: '<p>Logo: <img src="cid:logo@shop"></p>',
+      attachments: [
+        { filename: 'invoice-42.pdf', content: pdf, contentType: 'application/pdf' },
+        { filename: 'notes.txt', content: 'héllo\n', contentType: 'text/plain; charset=utf-8' },
+        { filename: 'logo.png', content: Buffer.from([137, 80, 78, 71, 1, 2, 3]), contentType: 'image/png', cid: 'logo@shop' },
+      ],
+    });
+    const mail = await detailOf(id);
+    expect(mail.subject).toBe('Your invoice');
+    // In the message's order: nodemailer puts the inline image (multipart/related) before the files.
+    expect(mail.attachments).toEqual([
+      { filename: 'logo.png', contentType: 'image/png', size: 7, disposition: 'inline' },
+      { filename: 'invoice-42.pdf', contentType: 'application/pdf', size: 10_000, disposition: 'attachment' },
+      { filename: 'notes.txt', contentType: 'text/plain', size: Buffer.byteLength('héllo\n'), disposition: 'attachment' },
+    ]);
+    // The headers are still the message's own, and the raw download still holds the attachment's bytes.
+    expect(mail.headers.find((h) => h.name === 'Subject')?.value).toBe('Your invoice');
+    const raw = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}/raw`, headers: auth(token) });
+    expect(raw.body).toContain('filename=invoice-42.pdf');
+  });
+
+  it('a message without attachments lists none, and a JSON submission too', async () => {
+    const id = await sendOverSmtp({ from: 'shop@example.com', to: 'ann@example.com', subject: 'Plain', text: 'No files.' });
+    expect((await detailOf(id)).attachments).toEqual([]);
+    const submitted = await context.app.inject({
+      method: 'POST',
+      url: '/api/v1/mail',
+      headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' },
+      payload: {
+        fromName: 'Shop',
+        fromMail: 'shop@example.com',
+        to: [{ recipientName: 'Bob', recipientMail: 'bob@example.com' }],
+        subject: 'JSON',
+        text: 't',
+        html: '<p>h</p>',
+      },
+    });
+    expect(submitted.statusCode, submitted.body).toBe(202);
+    const jsonId = (submitted.json() as { data: Array<{ id: number }> }).data[0]!.id;
+    expect((await detailOf(jsonId)).attachments).toEqual([]);
+  });
+});

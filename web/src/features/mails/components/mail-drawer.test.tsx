@@ -1,0 +1,175 @@
+import type { MailDetail } from '@outbox/contract';
+import { QueryClientProvider } from '@tanstack/react-query';
+import { render, screen, within } from '@testing-library/react';
+import { http, HttpResponse } from 'msw';
+import { describe, expect, it, vi } from 'vitest';
+import { createTestQueryClient } from '../../../test/app-harness';
+import { buildMail } from '../../../test/factories';
+import { server } from '../../../test/server';
+import { MailDrawer } from './mail-drawer';
+
+const TOKEN = 'drawer-token';
+
+function buildDetail(overrides: Partial<MailDetail> = {}): MailDetail {
+  return {
+    ...buildMail({ id: 7, status: 3, subject: 'Invoice' }),
+    messageId: '<7@outbox.test>',
+    cc: [],
+    bcc: [],
+    envelopeFrom: 'shop@example.com',
+    envelopeTo: [],
+    attempts: 1,
+    nextAttemptAt: null,
+    providerReply: '250 ok',
+    leaseOwner: null,
+    leaseExpiresAt: null,
+    sizeBytes: 2048,
+    headers: [{ name: 'Subject', value: 'Invoice' }],
+    text: 'Hello',
+    html: null,
+    events: [],
+    recipients: [],
+    attachments: [],
+    ...overrides,
+  };
+}
+
+function renderDrawer(detail: MailDetail) {
+  server.use(http.get('/api/v1/mail/:id', () => HttpResponse.json({ data: [detail] })));
+  render(
+    <QueryClientProvider client={createTestQueryClient()}>
+      <MailDrawer
+        token={TOKEN}
+        id={detail.id}
+        actions={{ onDequeue: vi.fn(), onDelete: vi.fn(), onRequeue: vi.fn(), pendingIds: new Set() }}
+        onClose={vi.fn()}
+      />
+    </QueryClientProvider>,
+  );
+}
+
+const section = async (name: string) => (await screen.findByRole('heading', { name })).closest('section')!;
+const rowWith = (container: HTMLElement, text: string) =>
+  within(container).getByText(text, { exact: false }).closest('tr')! as HTMLTableRowElement;
+const rowsOf = (container: HTMLElement) => within(container).getAllByRole('row').slice(1) as HTMLTableRowElement[];
+const texts = (rows: HTMLTableRowElement[]) => rows.map((row) => Array.from(row.cells, (cell) => cell.textContent));
+
+describe('MailDrawer', () => {
+  it("shows each To/Cc/Bcc recipient's own outcome from the API, the provider's reply for a rejected one, and names the partial failure", async () => {
+    const at = '2026-11-23T13:05:10.000Z';
+    renderDrawer(
+      buildDetail({
+        to: [
+          { recipientName: 'Ann', recipientMail: 'ann@example.com' },
+          { recipientName: 'Bob', recipientMail: 'bob@example.com' },
+        ],
+        cc: [{ recipientName: '', recipientMail: 'carl@example.com' }],
+        bcc: [{ recipientName: '', recipientMail: 'dora@example.com' }],
+        recipientCount: 5,
+        rejectedRecipients: 2,
+        recipients: [
+          { kind: 'to', recipientName: 'Ann', recipientMail: 'ann@example.com', outcome: 'accepted', reply: '250 2.0.0 ok', updatedAt: at },
+          {
+            kind: 'to',
+            recipientName: 'Bob',
+            recipientMail: 'bob@example.com',
+            outcome: 'rejected',
+            reply: '550 5.1.1 no such user',
+            updatedAt: at,
+          },
+          {
+            kind: 'cc',
+            recipientName: '',
+            recipientMail: 'carl@example.com',
+            outcome: 'deferred',
+            reply: '451 4.2.0 try later',
+            updatedAt: at,
+          },
+          { kind: 'bcc', recipientName: '', recipientMail: 'dora@example.com', outcome: 'pending', reply: null, updatedAt: null },
+          {
+            kind: 'envelope',
+            recipientName: '',
+            recipientMail: 'ann@example.com',
+            outcome: 'accepted',
+            reply: '250 2.0.0 ok',
+            updatedAt: at,
+          },
+          {
+            kind: 'envelope',
+            recipientName: '',
+            recipientMail: 'bob@example.com',
+            outcome: 'rejected',
+            reply: '550 5.1.1 no such user',
+            updatedAt: at,
+          },
+          {
+            kind: 'envelope',
+            recipientName: '',
+            recipientMail: 'carl@example.com',
+            outcome: 'deferred',
+            reply: '451 4.2.0 try later',
+            updatedAt: at,
+          },
+          { kind: 'envelope', recipientName: '', recipientMail: 'dora@example.com', outcome: 'pending', reply: null, updatedAt: null },
+          {
+            kind: 'envelope',
+            recipientName: '',
+            recipientMail: 'eve@example.com',
+            outcome: 'rejected',
+            reply: '550 5.7.1 refused',
+            updatedAt: at,
+          },
+        ],
+      }),
+    );
+    const recipients = await section('Recipients');
+    expect(within(recipients).getByRole('note')).toHaveTextContent('2 of 5 recipients rejected');
+    const rows = rowsOf(recipients);
+    // Header recipients once each (their envelope rows are not repeated), then the envelope-only address.
+    expect(texts(rows)).toEqual([
+      ['To', 'Ann | ann@example.com', 'accepted', '250 2.0.0 ok'],
+      ['To', 'Bob | bob@example.com', 'rejected', '550 5.1.1 no such user'],
+      ['Cc', 'carl@example.com', 'deferred (will be retried)', '451 4.2.0 try later'],
+      ['Bcc', 'dora@example.com', 'pending', ''],
+      ['Envelope', 'eve@example.com', 'rejected', '550 5.7.1 refused'],
+    ]);
+  });
+
+  it('a header recipient outside the envelope has no outcome; a mail with no refusal has no summary', async () => {
+    renderDrawer(
+      buildDetail({
+        to: [{ recipientName: 'List', recipientMail: 'list@example.com' }],
+        rejectedRecipients: 0,
+        recipients: [{ kind: 'to', recipientName: 'List', recipientMail: 'list@example.com', outcome: null, reply: null, updatedAt: null }],
+      }),
+    );
+    const recipients = await section('Recipients');
+    expect(within(recipients).queryByRole('note')).not.toBeInTheDocument();
+    expect(rowWith(recipients, 'list@example.com').cells[2]).toHaveTextContent('—');
+  });
+
+  it('lists the attachments by name, type and size, inline parts marked', async () => {
+    renderDrawer(
+      buildDetail({
+        attachments: [
+          { filename: 'invoice-42.pdf', contentType: 'application/pdf', size: 10_000, disposition: 'attachment' },
+          { filename: 'logo.png', contentType: 'image/png', size: 7, disposition: 'inline' },
+          { filename: null, contentType: 'application/octet-stream', size: 3 * 1024 * 1024, disposition: 'attachment' },
+        ],
+      }),
+    );
+    const attachments = await section('Attachments');
+    const rows = rowsOf(attachments);
+    expect(texts(rows)).toEqual([
+      ['invoice-42.pdf', 'application/pdf', '9.8 KiB'],
+      ['logo.png (inline)', 'image/png', '7 bytes'],
+      ['(no name)', 'application/octet-stream', '3 MiB'],
+    ]);
+    expect(rows[0]!.cells[2]).toHaveAttribute('title', '10,000 bytes');
+  });
+
+  it('says so when the message has no attachments', async () => {
+    renderDrawer(buildDetail());
+    expect(within(await section('Attachments')).getByText('No attachments')).toBeInTheDocument();
+  });
+});
