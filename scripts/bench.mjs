@@ -15,6 +15,7 @@ const BENCHMARKS = {
   'idle-latency': 'bench/idle-latency.ts',
   list: 'bench/list.ts',
   'delivery-processes': 'bench/delivery-processes.ts',
+  bulk: 'bench/bulk.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
 };
