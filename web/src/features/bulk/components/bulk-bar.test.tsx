@@ -130,7 +130,8 @@ describe('bulk bar', () => {
       { action: 'requeue', filter: { status: '4' }, expectedCount: 120, dryRun: true },
       { action: 'requeue', filter: { status: '4' }, expectedCount: 120 },
     ]);
-    expect(onActed).not.toHaveBeenCalled();
+    // The list reloads (its count is out of date) and the selection clears; the dialog stays to say why.
+    expect(onActed).toHaveBeenCalledTimes(1);
     await user.keyboard('{Escape}');
     expect(screen.queryByRole('dialog')).toBeNull();
   });

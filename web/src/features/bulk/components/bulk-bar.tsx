@@ -88,6 +88,8 @@ export function BulkBar({ token, selection, onActed }: BulkBarProps) {
           count={pending.count}
           onCancel={() => setPending(null)}
           onDone={done}
+          // The list reloads with the new count and the selection clears; the dialog stays to say why.
+          onCountChanged={onActed}
         />
       ) : null}
     </>

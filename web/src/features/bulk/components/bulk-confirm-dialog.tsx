@@ -13,6 +13,8 @@ interface BulkConfirmDialogProps {
   count: number;
   onCancel: () => void;
   onDone: (result: BulkResult) => void;
+  /** The server refused with 409 count_changed: the list the operator saw is out of date. */
+  onCountChanged: () => void;
 }
 
 type Preview = { state: 'loading' } | { state: 'ready'; result: BulkResult } | { state: 'failed'; countChanged: boolean };
@@ -25,16 +27,26 @@ function countChangedText(count: number): string {
  * The confirmation before a bulk action (docs/console.md §10): it first asks the server what would happen (a dry
  * run), then names how many mails will move, per status, and how many will be skipped and why.
  */
-export function BulkConfirmDialog({ token, action, target, count, onCancel, onDone }: BulkConfirmDialogProps) {
+export function BulkConfirmDialog({ token, action, target, count, onCancel, onDone, onCountChanged }: BulkConfirmDialogProps) {
   const [preview, setPreview] = useState<Preview>({ state: 'loading' });
   const run = useBulkAction(token);
   const label = ACTION_LABEL[action];
+
+  // Asked once per opening, whatever the callback's identity.
+  const countChanged = useRef(onCountChanged);
+  useEffect(() => {
+    countChanged.current = onCountChanged;
+  });
 
   useEffect(() => {
     let live = true;
     postBulkAction(token, { action, target, dryRun: true }).then(
       (result) => live && setPreview({ state: 'ready', result }),
-      (error: unknown) => live && setPreview({ state: 'failed', countChanged: isCountChanged(error) }),
+      (error: unknown) => {
+        if (!live) return;
+        setPreview({ state: 'failed', countChanged: isCountChanged(error) });
+        if (isCountChanged(error)) countChanged.current();
+      },
     );
     return () => {
       live = false;
@@ -88,7 +100,12 @@ export function BulkConfirmDialog({ token, action, target, count, onCancel, onDo
           <Button
             variant={action === 'delete' ? 'danger' : 'primary'}
             disabled={moving === 0 || run.isPending}
-            onClick={() => run.mutate({ action, target, dryRun: false }, { onSuccess: onDone })}
+            onClick={() =>
+              run.mutate(
+                { action, target, dryRun: false },
+                { onSuccess: onDone, onError: (error) => isCountChanged(error) && onCountChanged() },
+              )
+            }
           >
             {run.isPending ? `${label}…` : `${label} ${mailsText(moving)}`}
           </Button>
