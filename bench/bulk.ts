@@ -15,6 +15,7 @@
  * (p50, p99, max); and the longest gap between two arrivals during the call (a stall), next to the same gap
  * before it. A submitter at 100/s puts a mail in every 10 ms, so a gap near that is flow, a gap of seconds is a stall.
  */
+import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
@@ -52,6 +53,26 @@ const { values } = parseArgs({
 const count = Number(values.count);
 const submitRate = Number(values.rate);
 const action = values.action === 'dequeue' ? 'dequeue' : 'delete';
+
+/** POST with no time limit: fetch gives up on headers after 300 s, and a large filter action may take longer. */
+function postJson(url: string, token: string, body: unknown): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Token ${token}` } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown }),
+        );
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(JSON.stringify(body));
+  });
+}
 
 async function chooseEngines(): Promise<Engine[]> {
   if (values.engine === 'sqlite' || values.engine === 'postgres') return [values.engine];
@@ -125,13 +146,9 @@ async function runEngine(engine: Engine) {
     const before = await fetch(`${outbox.baseUrl}/api/v1/mail/list?limit=1`, { headers: { authorization: `Token ${token}` } });
     const expectedCount = ((await before.json()) as { meta: { total: number } }).meta.total;
     const bulkStart = performance.timeOrigin + performance.now();
-    const response = await fetch(`${outbox.baseUrl}/api/v1/mail/bulk`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Token ${token}` },
-      body: JSON.stringify({ action, filter: {}, expectedCount }),
-    });
+    const response = await postJson(`${outbox.baseUrl}/api/v1/mail/bulk`, token, { action, filter: {}, expectedCount });
     const bulkEnd = performance.timeOrigin + performance.now();
-    const body = (await response.json()) as { data?: Array<{ done: number; skipped: Array<{ reason: string; count: number }> }> };
+    const body = response.body as { data?: Array<{ done: number; skipped: Array<{ reason: string; count: number }> }> };
     if (response.status !== 200 || !body.data?.[0]) throw new Error(`bulk answered ${response.status}: ${JSON.stringify(body)}`);
     const result = body.data[0];
     await sleep(AROUND_MS);
