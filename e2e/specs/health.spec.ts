@@ -3,13 +3,22 @@
  * few seconds. The suite's server runs with WORKER=off, so a due mail makes it say "No worker running".
  */
 import AxeBuilder from '@axe-core/playwright';
+import type { Api } from '../support/api';
 import { expect, test } from '../support/fixtures';
 import type { ApiCall } from '../support/traffic';
 
 const isHealth = (call: ApiCall) => call.method === 'GET' && call.path === '/api/v1/queue/health';
 
+/**
+ * The demo data's Processing mails were claimed in the minute before the seed, which reads as worker activity
+ * for the first minute of the suite's server: wait it out (only when this spec runs first).
+ */
+async function quietWorker(api: Api): Promise<void> {
+  await expect.poll(async () => (await api.health()).workerActiveLastMinute, { timeout: 90_000, intervals: [2000] }).toBe(false);
+}
+
 test.describe('Queue health strip', () => {
-  test.describe.configure({ timeout: 90_000 });
+  test.describe.configure({ timeout: 180_000 });
 
   test('Beyond the spec: the strip shows the server\'s figures, polls them, and says "No worker running" while due mails wait', async ({
     app,
@@ -18,6 +27,7 @@ test.describe('Queue health strip', () => {
     page,
     traffic,
   }) => {
+    await quietWorker(api);
     await app.login();
     const strip = page.getByRole('region', { name: 'Queue health' });
     await expect(strip).toBeVisible();
