@@ -36,6 +36,11 @@ const webLayers = [
     from: './web/src/features/!(mails)/**',
     message: 'Features never import each other; the app shell wires them.',
   },
+  ...['bulk', 'health', 'audit'].map((feature) => ({
+    target: `./web/src/features/${feature}`,
+    from: `./web/src/features/!(${feature})/**`,
+    message: 'Features never import each other; the app shell wires them.',
+  })),
   {
     target: './web/src/components',
     from: ['./web/src/features', './web/src/app'],

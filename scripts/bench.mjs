@@ -16,6 +16,7 @@ const BENCHMARKS = {
   list: 'bench/list.ts',
   'delivery-processes': 'bench/delivery-processes.ts',
   live: 'bench/live.ts',
+  bulk: 'bench/bulk.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
 };

@@ -41,6 +41,12 @@ export const BulkRequest = Type.Object(
       }),
     ),
     filter: Type.Optional(BulkFilter),
+    dryRun: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: move nothing and write no audit entry; answer what would move (done, and moving per status) and what would be skipped',
+      }),
+    ),
     expectedCount: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -63,10 +69,19 @@ export const BulkSkipped = Type.Object({
 });
 export type BulkSkipped = Static<typeof BulkSkipped>;
 
+/** With dryRun: how many mails of one status would move. */
+export const BulkMoving = Type.Object({
+  reason: Type.String({ description: "The status they are in now, named like a skip reason ('queued', 'provider_error', …)" }),
+  count: Type.Integer(),
+});
+export type BulkMoving = Static<typeof BulkMoving>;
+
 export const BulkResult = Type.Object({
   action: Type.Unsafe<BulkAction>({ type: 'string', enum: [...BULK_ACTIONS] }),
-  done: Type.Integer({ description: 'Mails that moved' }),
+  done: Type.Integer({ description: 'Mails that moved (with dryRun: that would move now)' }),
   skipped: Type.Array(BulkSkipped),
+  dryRun: Type.Optional(Type.Boolean({ description: 'true when nothing was moved (the request asked for a dry run)' })),
+  moving: Type.Optional(Type.Array(BulkMoving, { description: 'With dryRun: the mails that would move, counted per status' })),
 });
 export type BulkResult = Static<typeof BulkResult>;
 

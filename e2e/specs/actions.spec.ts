@@ -1,6 +1,6 @@
 import type { MailListResponse } from '@outbox/contract';
 import { Status, STATUS_NAMES } from '../support/api';
-import { ACTION_COLUMN_INDEX } from '../support/console';
+import { ACTION_COLUMN_INDEX, SELECT_COLUMNS } from '../support/console';
 import { expect, test } from '../support/fixtures';
 import { isDeleteOf, isDequeueOf } from '../support/traffic';
 
@@ -12,7 +12,7 @@ test.describe('Row actions', () => {
     app,
   }) => {
     const seen = new Set<number>();
-    const actionCells = app.dataRows.locator(`td:nth-child(${ACTION_COLUMN_INDEX + 1})`);
+    const actionCells = app.dataRows.locator(`td:nth-child(${SELECT_COLUMNS + ACTION_COLUMN_INDEX + 1})`);
     const check = async (list: MailListResponse) => {
       await expect(actionCells).toHaveText(list.data.map((mail) => ACTION_OF_STATUS[mail.status]!));
       const count = (wanted: number[]) => list.data.filter((mail) => wanted.includes(mail.status)).length;

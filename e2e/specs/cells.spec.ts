@@ -1,7 +1,7 @@
 import type { Mail, MailListResponse } from '@outbox/contract';
 import type { Locator } from '@playwright/test';
 import { STATUS_NAMES } from '../support/api';
-import { COLUMN_NAMES, STATUS_ICON_SIZE, utcInstant, type ConsolePage } from '../support/console';
+import { COLUMN_NAMES, SELECT_COLUMNS, STATUS_ICON_SIZE, utcInstant, type ConsolePage } from '../support/console';
 import { expect, test } from '../support/fixtures';
 
 /** docs/console.md §10.8 status colours (yellow #F5B700, green #2E9D4F, red #D64545), as computed CSS colours. */
@@ -17,7 +17,7 @@ async function box(locator: Locator) {
 }
 
 function columnCells(app: ConsolePage, name: (typeof COLUMN_NAMES)[number]): Locator {
-  return app.dataRows.locator(`td:nth-child(${COLUMN_NAMES.indexOf(name) + 1})`);
+  return app.dataRows.locator(`td:nth-child(${SELECT_COLUMNS + COLUMN_NAMES.indexOf(name) + 1})`);
 }
 
 test.describe('Table cells', () => {

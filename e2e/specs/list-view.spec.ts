@@ -1,5 +1,5 @@
 import type { Locator } from '@playwright/test';
-import { ACTION_COLUMN_WIDTH, COLUMN_NAMES, FOOTER_HEIGHT, HEADER_HEIGHT, PAGE_SIZE, ROW_HEIGHT } from '../support/console';
+import { ACTION_COLUMN_WIDTH, COLUMN_NAMES, FOOTER_HEIGHT, HEADER_HEIGHT, PAGE_SIZE, ROW_HEIGHT, SELECT_COLUMNS } from '../support/console';
 import { expect, test } from '../support/fixtures';
 import { DEMO_COUNT } from '../support/server';
 import { isList } from '../support/traffic';
@@ -26,8 +26,9 @@ test.describe('Mails list view', () => {
     await app.login();
     await expect(app.columnHeaders).toHaveCount(COLUMN_NAMES.length + 1);
     await expect(app.columnHeaders).toHaveText([...COLUMN_NAMES, '']);
-    // Every data row has a cell under each of the eight headers.
-    await expect(app.row(0).getByRole('gridcell')).toHaveCount(COLUMN_NAMES.length + 1);
+    // Every data row has a cell under each of the eight headers (after the selection column's, §10).
+    await expect(app.row(0).getByRole('gridcell')).toHaveCount(SELECT_COLUMNS + COLUMN_NAMES.length + 1);
+    await expect(app.headerRow.getByRole('columnheader').first().getByRole('checkbox', { name: 'Select all on this page' })).toBeVisible();
     // The action column is last on screen too.
     const action = await box(app.actionHeader);
     const last = await box(app.columnHeader('LastUpdate'));
@@ -223,7 +224,8 @@ test.describe('Mails list view', () => {
     await expect(app.table.getByRole('rowgroup')).toHaveCount(2);
     await expect(app.table.getByRole('row')).toHaveCount(PAGE_SIZE + 1);
     await expect(app.columnHeaders).toHaveCount(COLUMN_NAMES.length + 1);
-    await expect(app.table.getByRole('gridcell')).toHaveCount(PAGE_SIZE * (COLUMN_NAMES.length + 1));
+    await expect(app.headerRow.getByRole('columnheader')).toHaveCount(SELECT_COLUMNS + COLUMN_NAMES.length + 1);
+    await expect(app.table.getByRole('gridcell')).toHaveCount(PAGE_SIZE * (SELECT_COLUMNS + COLUMN_NAMES.length + 1));
     // The action column has no visible title, but a name for screen readers.
     await expect(app.table.getByRole('columnheader', { name: 'Actions', exact: true })).toHaveCount(1);
 
@@ -238,8 +240,8 @@ test.describe('Mails list view', () => {
     }
     expect(roles.get('grid')).toBe(1);
     expect(roles.get('row')).toBe(PAGE_SIZE + 1);
-    expect(roles.get('columnheader')).toBe(COLUMN_NAMES.length + 1);
-    expect(roles.get('gridcell')).toBe(PAGE_SIZE * (COLUMN_NAMES.length + 1));
+    expect(roles.get('columnheader')).toBe(SELECT_COLUMNS + COLUMN_NAMES.length + 1);
+    expect(roles.get('gridcell')).toBe(PAGE_SIZE * (SELECT_COLUMNS + COLUMN_NAMES.length + 1));
   });
 
   test('Beyond the spec (docs/console.md §10.8): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({

@@ -1,5 +1,6 @@
 /**
- * Screenshots for a human to look at (list, filters, drawer at 1440×900 and 1024×700, light and dark), taken
+ * Screenshots for a human to look at (list, filters, drawer, and issue 9's bulk bar and confirmation, health strip
+ * and audit panel, at 1440×900 and 1024×700, light and dark), taken
  * on every run while the same steps check that each view shows at every size and scheme; the images go to
  * e2e/test-results/screenshots/.
  */
@@ -9,7 +10,7 @@ import { expect, test } from '../support/fixtures';
 const dir = path.join(import.meta.dirname, '..', 'test-results', 'screenshots');
 
 test.describe('Screenshots', () => {
-  test.describe.configure({ timeout: 120_000 });
+  test.describe.configure({ timeout: 180_000 });
 
   for (const scheme of ['light', 'dark'] as const) {
     for (const [width, height] of [
@@ -30,6 +31,38 @@ test.describe('Screenshots', () => {
         await app.cell(app.row(0), 'Subject').click();
         await expect(page.getByRole('dialog').getByRole('heading', { name: 'Event log' })).toBeVisible();
         await page.screenshot({ path: path.join(dir, `drawer-${width}-${scheme}.png`) });
+      });
+
+      test(`bulk bar and confirmation, health strip and audit panel at ${width}×${height}, ${scheme}`, async ({ app, api, env, page }) => {
+        await page.emulateMedia({ colorScheme: scheme });
+        await page.setViewportSize({ width, height });
+        // A due mail and no worker (the suite runs WORKER=off): the strip's alarm shows.
+        const mail = await api.submit(env.apiKey, {
+          fromMail: 'shots@example.com',
+          to: [{ recipientMail: 'ann@example.net' }],
+          subject: 'shots',
+          text: 'hi',
+        });
+        // The demo's Processing mails read as worker activity for the first minute of the suite's server.
+        await expect.poll(async () => (await api.health()).workerActiveLastMinute, { timeout: 90_000, intervals: [2000] }).toBe(false);
+        await app.login();
+        await expect(page.getByRole('region', { name: 'Queue health' }).getByRole('alert')).toBeVisible({ timeout: 15_000 });
+        await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
+        const bar = page.getByRole('toolbar', { name: 'Selected mails' });
+        await expect(bar).toBeInViewport();
+        const box = (await bar.boundingBox())!;
+        expect(box.x + box.width).toBeLessThanOrEqual(width);
+        await page.screenshot({ path: path.join(dir, `bulk-bar-${width}-${scheme}.png`) });
+        await bar.getByRole('button', { name: 'Delete…' }).click();
+        await expect(page.getByRole('dialog').getByTestId('bulk-will-move')).toBeVisible();
+        await page.screenshot({ path: path.join(dir, `bulk-confirm-${width}-${scheme}.png`) });
+        await page.keyboard.press('Escape');
+        await bar.getByRole('button', { name: 'Clear selection' }).click();
+        await page.getByRole('button', { name: 'Audit log' }).click();
+        await expect(page.getByRole('dialog', { name: 'Audit log' }).getByRole('cell').first()).toBeVisible();
+        await page.screenshot({ path: path.join(dir, `audit-${width}-${scheme}.png`) });
+        await page.keyboard.press('Escape');
+        expect(await api.dequeue(mail.id)).toBe(200);
       });
     }
   }

@@ -88,6 +88,26 @@ export class Api {
     return (await this.request.delete(`/api/v1/mail/${id}`, { headers: this.headers })).status();
   }
 
+  /** Submits many mails in one batch (POST /api/v1/mail with an array); with WORKER=off they stay Queued. */
+  async submitMany(apiKey: string, mails: Record<string, unknown>[]): Promise<Mail[]> {
+    const response = await this.request.post('/api/v1/mail', { headers: { Authorization: `Token ${apiKey}` }, data: mails });
+    expect(response.status(), `POST /api/v1/mail (batch): ${await response.text()}`).toBe(202);
+    return ((await response.json()) as { data: Mail[] }).data;
+  }
+
+  /** POST /api/v1/mail/bulk; returns the HTTP status and the body. */
+  async bulk(body: Record<string, unknown>): Promise<{ status: number; body: any }> {
+    const response = await this.request.post('/api/v1/mail/bulk', { headers: this.headers, data: body });
+    return { status: response.status(), body: await response.json() };
+  }
+
+  /** GET /api/v1/queue/health */
+  async health(): Promise<any> {
+    const response = await this.request.get('/api/v1/queue/health', { headers: this.headers });
+    expect(response.status(), 'GET /api/v1/queue/health').toBe(200);
+    return ((await response.json()) as { data: unknown[] }).data[0];
+  }
+
   /** POST /api/v1/logout with `token` (beyond the spec: revokes it). */
   async revoke(token: string): Promise<number> {
     return (await this.request.post('/api/v1/logout', { headers: { Authorization: `Token ${token}` } })).status();

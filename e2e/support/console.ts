@@ -11,6 +11,11 @@ import { isList, isLogin, type Traffic } from './traffic';
 export const COLUMN_NAMES = ['From', 'To', 'Subject', 'Status', 'ProviderSentDate', 'ReceivedDate', 'LastUpdate'] as const;
 export type ColumnName = (typeof COLUMN_NAMES)[number];
 export const ACTION_COLUMN_INDEX = COLUMN_NAMES.length;
+/**
+ * Beyond the spec (docs/console.md §10): a selection column (checkboxes) comes before the spec's columns.
+ * `columnHeaders` and `cell()` count the spec's columns only; raw cell positions add this.
+ */
+export const SELECT_COLUMNS = 1;
 
 /** docs/console.md §9 business constants. */
 export const PAGE_SIZE = 50;
@@ -61,7 +66,8 @@ export class ConsolePage {
     this.logoutButton = page.getByRole('button', { name: 'Logout', exact: true });
     this.table = page.getByRole('grid', { name: 'Mails' });
     this.headerRow = this.table.getByRole('rowgroup').first().getByRole('row');
-    this.columnHeaders = this.headerRow.getByRole('columnheader');
+    // The spec's eight headers: the selection column's header holds a checkbox.
+    this.columnHeaders = this.headerRow.getByRole('columnheader').filter({ hasNot: page.getByRole('checkbox') });
     this.body = this.table.getByRole('rowgroup').nth(1);
     this.dataRows = this.body.getByRole('row');
     this.footerTotal = page.getByText(/^total: \d+$/);
@@ -105,7 +111,7 @@ export class ConsolePage {
       await expect(this.dataRows.first()).toHaveText('No data to display');
     } else {
       await expect(this.dataRows).toHaveCount(list.data.length);
-      const receivedCells = this.dataRows.locator(`td:nth-child(${COLUMN_NAMES.indexOf('ReceivedDate') + 1})`);
+      const receivedCells = this.dataRows.locator(`td:nth-child(${SELECT_COLUMNS + COLUMN_NAMES.indexOf('ReceivedDate') + 1})`);
       await expect
         .poll(() => receivedCells.evaluateAll((cells) => cells.map((cell) => cell.getAttribute('title'))))
         .toEqual(list.data.map((mail) => (mail.receivedDate ? utcInstant(mail.receivedDate) : null)));
@@ -124,7 +130,7 @@ export class ConsolePage {
 
   cell(row: Locator, column: ColumnName | 'action'): Locator {
     const index = column === 'action' ? ACTION_COLUMN_INDEX : COLUMN_NAMES.indexOf(column);
-    return row.getByRole('gridcell').nth(index);
+    return row.getByRole('gridcell').nth(SELECT_COLUMNS + index);
   }
 
   columnHeader(name: ColumnName): Locator {

@@ -17,23 +17,23 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
       schema: {
         tags: ['mail'],
         summary:
-          'Dequeue, delete or requeue many mails: by ids (up to 1,000) or by the list filter with expectedCount (409 count_changed when it now matches more than expectedCount × 1.1 + 10)',
+          'Dequeue, delete or requeue many mails: by ids (up to 1,000) or by the list filter with expectedCount (409 count_changed when it now matches more than expectedCount × 1.1 + 10); dryRun answers what would happen',
         body: BulkRequest,
         response: { 200: BulkResponse, ...errors },
       },
     },
     async (request) => {
-      const { action, ids, filter, expectedCount } = request.body;
+      const { action, ids, filter, expectedCount, dryRun } = request.body;
       const actor = `operator:${request.operator?.username ?? 'unknown'}`;
       if (ids !== undefined && filter !== undefined) throw badRequest('invalid_request', 'body.ids and body.filter cannot both be given.');
       if (ids !== undefined) {
         if (expectedCount !== undefined)
           throw badRequest('invalid_request', 'body.expectedCount goes with body.filter, not with body.ids.');
-        return { data: [await mails.bulkAction({ action, ids }, actor)] };
+        return { data: [await mails.bulkAction({ action, ids, dryRun }, actor)] };
       }
       if (filter === undefined) throw badRequest('invalid_request', 'body.ids or body.filter is required.');
       if (expectedCount === undefined) throw badRequest('invalid_request', 'body.expectedCount is required with body.filter.');
-      return { data: [await mails.bulkAction({ action, filter, expectedCount }, actor)] };
+      return { data: [await mails.bulkAction({ action, filter, expectedCount, dryRun }, actor)] };
     },
   );
 };

@@ -4,12 +4,24 @@
  * `applyTransitions`), so a worker claiming at the same moment wins or loses cleanly; a mail that does not
  * move is reported under the status it is in (or `not_found`), never silently dropped.
  * - ids: one transaction for the moves and the audit entry; all or nothing on a store failure.
- * - filter: walked by id in chunks of FILTER_CHUNK, one short transaction each, so delivery (which commits
- *   between our chunks) is never held up for long. The walk stops at the highest id that existed when the
+ * - filter: walked by id in chunks sized to take ~40 ms (at most FILTER_CHUNK), one short transaction each,
+ *   with a pause as long as the chunk after each, so delivery (which commits between our chunks) is never held
+ *   up for long. The walk stops at the highest id that existed when the
  *   action began: mails accepted meanwhile were not seen by the operator and are left alone. Refused before
  *   anything moves when the filter now matches far more than the operator saw (`countLimit`).
+ * - dryRun: the same walk and the same refusal, reading statuses instead of moving them, and no audit entry.
+ *   The console asks it before its confirmation ("48 Queued will move, 2 Processing will be skipped"); a
+ *   worker may take a mail between the two calls, and the real answer then says so.
  */
-import { MAX_SKIPPED_IDS_LISTED, STATUSES, type BulkAction, type BulkFilter, type BulkResult, type BulkSkipped } from '@outbox/contract';
+import {
+  MAX_SKIPPED_IDS_LISTED,
+  STATUSES,
+  type BulkAction,
+  type BulkFilter,
+  type BulkMoving,
+  type BulkResult,
+  type BulkSkipped,
+} from '@outbox/contract';
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import type { Clock } from '../clock.js';
 import { badRequest, conflict } from '../errors.js';
@@ -19,8 +31,25 @@ import * as repo from './mail.repository.js';
 import { applyTransitions, findStatuses } from './transition.repository.js';
 import type { Transition } from './transition.js';
 
-/** Mails per transaction of a filter action: short enough that a worker's commit waits milliseconds. */
+/** The most mails per transaction of a filter action. */
 export const FILTER_CHUNK = 500;
+const FIRST_CHUNK = 100;
+const MIN_CHUNK = 10;
+/**
+ * A filter action's chunks are sized to take about this long, and after each one the action waits as long as
+ * the chunk took (at most MAX_PAUSE_MS): delivery and intake get at least half of the time, and on SQLite
+ * (one writer, statements that hold the event loop) no delivery waits much longer than one chunk.
+ * Measured with bench/bulk.ts: 500-mail chunks with only a setImmediate between them stalled delivery
+ * for seconds on a busy machine.
+ */
+const CHUNK_TARGET_MS = 40;
+const MAX_PAUSE_MS = 250;
+
+/** The next chunk size from the last one and how long it took: towards CHUNK_TARGET_MS, within bounds. */
+export function nextChunkSize(size: number, tookMs: number): number {
+  const scaled = Math.round((size * CHUNK_TARGET_MS) / Math.max(1, tookMs));
+  return Math.max(MIN_CHUNK, Math.min(FILTER_CHUNK, scaled, size * 2));
+}
 
 /**
  * The most mails a filter action may find when the operator saw `expectedCount`: 10 % more plus 10.
@@ -31,7 +60,9 @@ export function countLimit(expectedCount: number): number {
   return Math.floor(expectedCount * 1.1) + 10;
 }
 
-export type BulkInput = { action: BulkAction; ids: number[] } | { action: BulkAction; filter: BulkFilter; expectedCount: number };
+export type BulkInput = ({ action: BulkAction; ids: number[] } | { action: BulkAction; filter: BulkFilter; expectedCount: number }) & {
+  dryRun?: boolean;
+};
 
 export interface BulkActionsDeps {
   store: Store;
@@ -58,6 +89,13 @@ function transitionFor(action: BulkAction, id: number, at: number, actor: string
 class Outcome {
   done = 0;
   private readonly skipped = new Map<string, { count: number; ids: number[] }>();
+  /** Dry run only: would-move counts per current status. */
+  private readonly moving = new Map<string, number>();
+
+  wouldMove(reason: string): void {
+    this.done++;
+    this.moving.set(reason, (this.moving.get(reason) ?? 0) + 1);
+  }
 
   skip(reason: string, id: number): void {
     const entry = this.skipped.get(reason) ?? { count: 0, ids: [] };
@@ -70,6 +108,12 @@ class Outcome {
     const skipped: BulkSkipped[] = [...this.skipped].map(([reason, { count, ids }]) => ({ reason, count, ids }));
     skipped.sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
     return { action, done: this.done, skipped };
+  }
+
+  preview(action: BulkAction): BulkResult {
+    const moving: BulkMoving[] = [...this.moving].map(([reason, count]) => ({ reason, count }));
+    moving.sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+    return { ...this.result(action), dryRun: true, moving };
   }
 }
 
@@ -103,7 +147,23 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
     return moved.map((m) => m.id);
   }
 
-  async function byIds(action: BulkAction, ids: number[], actor: string): Promise<BulkResult> {
+  /** What moveChunk would do to `ids` now, moving nothing. */
+  async function previewChunk(action: BulkAction, ids: number[], outcome: Outcome): Promise<void> {
+    const statuses = await findStatuses(db, ids);
+    for (const id of ids) {
+      const status = statuses.get(id);
+      const { from } = transitionFor(action, id, 0, '');
+      if (status !== undefined && from !== null && (from as readonly number[]).includes(status)) outcome.wouldMove(reasonOf(status));
+      else outcome.skip(reasonOf(status), id);
+    }
+  }
+
+  async function byIds(action: BulkAction, ids: number[], actor: string, dryRun: boolean): Promise<BulkResult> {
+    if (dryRun) {
+      const outcome = new Outcome();
+      await previewChunk(action, ids, outcome);
+      return outcome.preview(action);
+    }
     const outcome = new Outcome();
     const moved = await db.transaction().execute(async (trx) => {
       const movedIds = await moveChunk(trx, action, ids, actor, outcome);
@@ -124,7 +184,13 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
     return outcome.result(action);
   }
 
-  async function byFilter(action: BulkAction, filter: BulkFilter, expectedCount: number, actor: string): Promise<BulkResult> {
+  async function byFilter(
+    action: BulkAction,
+    filter: BulkFilter,
+    expectedCount: number,
+    actor: string,
+    dryRun: boolean,
+  ): Promise<BulkResult> {
     const mailFilter = toMailFilter(filter);
     const limit = countLimit(expectedCount);
     // Counting stops one past the limit: cheap however large the filter has grown.
@@ -138,16 +204,26 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
     const maxId = await repo.findMaxMailId(db);
     const outcome = new Outcome();
     let after = 0;
+    let size = FIRST_CHUNK;
     // Bounded: every round moves `after` forward, and ids stop at maxId.
     for (;;) {
-      const ids = await repo.listMatchingIds(db, mailFilter, after, maxId, FILTER_CHUNK);
+      // Pacing is wall time on purpose (performance.now, not the Clock): it shares this process, not a rule.
+      const started = performance.now();
+      const ids = await repo.listMatchingIds(db, mailFilter, after, maxId, size);
       if (ids.length === 0) break;
       after = ids.at(-1)!;
-      const moved = await db.transaction().execute((trx) => moveChunk(trx, action, ids, actor, outcome));
-      if (moved.length > 0) notify({ type: CHANGE_TYPE[action], ids: moved });
-      // Let the worker's and intake's queued work run between chunks (one SQLite writer at a time).
-      await new Promise((resolve) => setImmediate(resolve));
+      if (dryRun) {
+        await previewChunk(action, ids, outcome);
+      } else {
+        const moved = await db.transaction().execute((trx) => moveChunk(trx, action, ids, actor, outcome));
+        if (moved.length > 0) notify({ type: CHANGE_TYPE[action], ids: moved });
+      }
+      const took = performance.now() - started;
+      size = nextChunkSize(size, took);
+      // Let the worker's and intake's work run between chunks (one SQLite writer at a time): see CHUNK_TARGET_MS.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_PAUSE_MS, took)));
     }
+    if (dryRun) return outcome.preview(action);
     const result = outcome.result(action);
     await insertAuditEntries(db, [
       {
@@ -164,7 +240,10 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
 
   /** One bulk action, by ids or by filter; see the module comment. */
   async function bulkAction(input: BulkInput, actor: string): Promise<BulkResult> {
-    return 'ids' in input ? byIds(input.action, input.ids, actor) : byFilter(input.action, input.filter, input.expectedCount, actor);
+    const dryRun = input.dryRun === true;
+    return 'ids' in input
+      ? byIds(input.action, input.ids, actor, dryRun)
+      : byFilter(input.action, input.filter, input.expectedCount, actor, dryRun);
   }
 
   return { bulkAction };

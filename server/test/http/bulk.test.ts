@@ -171,6 +171,56 @@ describe('POST /api/v1/mail/bulk', () => {
     expect((await bulkOk({ action: 'dequeue', filter: { status: '0' }, expectedCount: 46 })).done).toBe(60);
   });
 
+  it('dryRun answers what would move (per status) and be skipped, by ids or by filter, moving nothing and writing no audit entry', async () => {
+    const [queued, dequeued, providerError, processing, sent] = await seedMails(context.store, [
+      { status: MailStatus.Queued },
+      { status: MailStatus.Dequeued },
+      { status: MailStatus.ProviderError },
+      { status: MailStatus.Processing },
+      { status: MailStatus.ProviderSent },
+    ]);
+    const before = await counts();
+    const missing = sent! + 1000;
+    expect(await bulkOk({ action: 'requeue', ids: [queued, dequeued, providerError, processing, sent, missing], dryRun: true })).toEqual({
+      action: 'requeue',
+      dryRun: true,
+      done: 2,
+      moving: [
+        { reason: 'dequeued', count: 1 },
+        { reason: 'provider_error', count: 1 },
+      ],
+      skipped: [
+        { reason: 'not_found', count: 1, ids: [missing] },
+        { reason: 'processing', count: 1, ids: [processing] },
+        { reason: 'provider_sent', count: 1, ids: [sent] },
+        { reason: 'queued', count: 1, ids: [queued] },
+      ],
+    });
+    expect(await bulkOk({ action: 'delete', filter: {}, expectedCount: 5, dryRun: true })).toEqual({
+      action: 'delete',
+      dryRun: true,
+      done: 3,
+      moving: [
+        { reason: 'dequeued', count: 1 },
+        { reason: 'provider_error', count: 1 },
+        { reason: 'provider_sent', count: 1 },
+      ],
+      skipped: [
+        { reason: 'processing', count: 1, ids: [processing] },
+        { reason: 'queued', count: 1, ids: [queued] },
+      ],
+    });
+    expect(await counts()).toEqual(before);
+    expect(await statusOf(sent!)).toBe(MailStatus.ProviderSent);
+    expect(await bulkAudit()).toHaveLength(0);
+    // The count check is the same as for the real action.
+    await seedMails(
+      context.store,
+      Array.from({ length: 30 }, () => ({ status: MailStatus.Queued })),
+    );
+    expect((await bulk({ action: 'dequeue', filter: { status: '0' }, expectedCount: 10, dryRun: true })).status).toBe(409);
+  });
+
   it('takes 1,000 ids in one request and refuses 1,001', async () => {
     const ids = await seedMails(
       context.store,

@@ -1,12 +1,16 @@
-import { useEffect } from 'react';
+import { useCallback, useEffect } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
+import { AuditButton, auditKeys } from '../features/audit';
 import { LoginView, useSession } from '../features/auth';
-import { MailsListView, mailKeys } from '../features/mails';
+import { BulkBar } from '../features/bulk';
+import { HealthStrip, healthKeys } from '../features/health';
+import { MailsListView, mailKeys, type MailSelection } from '../features/mails';
 import { subscribeUnauthorized } from '../lib/api-client';
 
 /**
  * The login/list switch (docs/console.md §2). The auth feature owns the session; the app hands its token to the
- * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again.
+ * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again. The app also
+ * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions.
  */
 export function App() {
   const { session, start, end, expire } = useSession();
@@ -17,8 +21,38 @@ export function App() {
 
   // Nothing of a finished session stays in the cache for the next one.
   useEffect(() => {
-    if (token === '') queryClient.removeQueries({ queryKey: mailKeys.all });
+    if (token === '') {
+      queryClient.removeQueries({ queryKey: mailKeys.all });
+      queryClient.removeQueries({ queryKey: healthKeys.all });
+      queryClient.removeQueries({ queryKey: auditKeys.all });
+    }
   }, [token, queryClient]);
 
-  return token === '' ? <LoginView onLoggedIn={start} /> : <MailsListView key={token} token={token} onLogout={end} />;
+  const renderSelection = useCallback(
+    (selection: MailSelection, onActed: () => void) => (
+      <BulkBar
+        token={token}
+        selection={selection}
+        onActed={() => {
+          onActed();
+          void queryClient.invalidateQueries({ queryKey: healthKeys.all });
+          void queryClient.invalidateQueries({ queryKey: auditKeys.all });
+        }}
+      />
+    ),
+    [token, queryClient],
+  );
+
+  return token === '' ? (
+    <LoginView onLoggedIn={start} />
+  ) : (
+    <MailsListView
+      key={token}
+      token={token}
+      onLogout={end}
+      headerActions={<AuditButton token={token} />}
+      aboveTable={<HealthStrip token={token} />}
+      renderSelection={renderSelection}
+    />
+  );
 }

@@ -4,6 +4,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { App } from '../app/app';
 import { AppProvider } from '../app/provider';
+import { buildQueueHealth } from './factories';
 import { server } from './server';
 
 export const TOKEN = 'test-token-1';
@@ -16,6 +17,8 @@ export function createTestQueryClient(): QueryClient {
 }
 
 export function renderApp() {
+  // The list view's health strip polls queue health as soon as a session is held.
+  server.use(http.get('/api/v1/queue/health', () => HttpResponse.json({ data: [buildQueueHealth()] })));
   const user = userEvent.setup();
   const queryClient = createTestQueryClient();
   const view = render(

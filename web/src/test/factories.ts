@@ -1,4 +1,4 @@
-import type { Mail, MailListResponse } from '@outbox/contract';
+import type { Mail, MailListResponse, QueueHealth } from '@outbox/contract';
 
 let nextId = 1;
 
@@ -29,5 +29,23 @@ export function buildMailList(mails: Mail[], meta: Partial<MailListResponse['met
       counts: {},
       ...meta,
     },
+  };
+}
+
+export function buildQueueHealth(overrides: Partial<QueueHealth> = {}): QueueHealth {
+  return {
+    at: '2026-11-23T13:10:00.000Z',
+    queued: 0,
+    dueNow: 0,
+    oldestQueuedAt: null,
+    oldestQueuedAgeSeconds: null,
+    inFlight: 0,
+    deliveredLastMinute: 0,
+    deliveredLastHour: 0,
+    failedLastHour: 0,
+    failureRateLastHour: null,
+    lastWorkerActivityAt: null,
+    workerActiveLastMinute: false,
+    ...overrides,
   };
 }

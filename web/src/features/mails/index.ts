@@ -1,2 +1,3 @@
 export { MailsListView } from './components/mails-list-view';
 export { mailKeys } from './api/list-mails';
+export type { MailSelection } from './components/use-mail-selection';

@@ -2,12 +2,21 @@ import type { Mail } from '@outbox/contract';
 import type { ListSort } from '../api/list-mails';
 import { STATUSES } from '@outbox/contract/status';
 import { createColumnHelper, type ColumnDef } from '@tanstack/react-table';
+import { SelectAllCheckbox } from './select-all-checkbox';
 import { Button } from '../../../components/ui/button';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { formatDate } from '../../../lib/format-date';
 import { DateText } from './date-cell';
 import { StatusCell } from './status-cell';
-import { ACTION_COLUMN_ID, ACTION_COLUMN_WIDTH, DEFAULT_COLUMN_SIZES, MAX_COLUMN_SIZE, MIN_COLUMN_SIZE } from './table-layout';
+import {
+  ACTION_COLUMN_ID,
+  ACTION_COLUMN_WIDTH,
+  DEFAULT_COLUMN_SIZES,
+  MAX_COLUMN_SIZE,
+  MIN_COLUMN_SIZE,
+  SELECT_COLUMN_ID,
+  SELECT_COLUMN_WIDTH,
+} from './table-layout';
 
 /** Which server sort key a column header sorts by (columns without one are not sortable). */
 export const SORT_KEY_OF_COLUMN: Partial<Record<string, ListSort>> = {
@@ -72,8 +81,34 @@ const column = createColumnHelper<Mail>();
 
 const sized = { size: 0, minSize: MIN_COLUMN_SIZE, maxSize: MAX_COLUMN_SIZE };
 
+const fixed = (width: number) => ({ size: width, minSize: width, maxSize: width, enableSorting: false, enableResizing: false });
+
 export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>[] {
   const columns = [
+    column.display({
+      id: SELECT_COLUMN_ID,
+      // docs/console.md §10: an addition before the spec's columns; the grid stays one tab stop (Space on a row
+      // selects it), so the row checkboxes are for the mouse and named for screen readers.
+      ...fixed(SELECT_COLUMN_WIDTH),
+      header: ({ table }) => (
+        <SelectAllCheckbox
+          checked={table.getIsAllPageRowsSelected()}
+          indeterminate={table.getIsSomePageRowsSelected()}
+          disabled={table.getRowModel().rows.length === 0}
+          onChange={(checked) => table.toggleAllPageRowsSelected(checked)}
+        />
+      ),
+      cell: ({ row }) => (
+        <input
+          type="checkbox"
+          className="select-box"
+          checked={row.getIsSelected()}
+          onChange={() => row.toggleSelected()}
+          aria-label={`Select mail #${row.original.id}`}
+          tabIndex={-1}
+        />
+      ),
+    }),
     column.display({
       id: 'from',
       header: 'From',
@@ -138,11 +173,7 @@ export function createMailColumns(actions: RowActions): ColumnDef<Mail, unknown>
       id: ACTION_COLUMN_ID,
       // docs/console.md §2: unnamed, width 70, cannot be sorted, resized or dragged.
       header: '',
-      size: ACTION_COLUMN_WIDTH,
-      minSize: ACTION_COLUMN_WIDTH,
-      maxSize: ACTION_COLUMN_WIDTH,
-      enableSorting: false,
-      enableResizing: false,
+      ...fixed(ACTION_COLUMN_WIDTH),
       cell: ({ row }) => {
         const mail = row.original;
         const action = Number.isInteger(mail.status) ? STATUSES[mail.status]?.action : undefined;

@@ -62,7 +62,9 @@ describe('mails table', () => {
     handleList(() => buildMailList([buildMail()]));
     renderView();
     const table = await screen.findByRole('grid', { name: 'Mails' });
-    const headers = within(table).getAllByRole('columnheader');
+    // The selection column comes first (docs/console.md §10), then the spec's columns.
+    const [select, ...headers] = within(table).getAllByRole('columnheader');
+    expect(within(select!).getByRole('checkbox', { name: 'Select all on this page' })).toBeInTheDocument();
     expect(headers.map((header) => header.textContent)).toEqual([
       'From',
       'To',
@@ -106,7 +108,8 @@ describe('mails table', () => {
     renderView();
 
     const row = rowOf(await screen.findByText('Quarterly report').then((el) => el.textContent ?? ''));
-    const cells = within(row).getAllByRole('gridcell');
+    const [select, ...cells] = within(row).getAllByRole('gridcell');
+    expect(within(select!).getByRole('checkbox', { name: `Select mail #${mail.id}` })).not.toBeChecked();
     expect(cells).toHaveLength(8);
     expect(within(cells[0]!).getByText('Alice Sender')).toBeInTheDocument();
     expect(within(cells[0]!).getByText('alice@example.com')).toBeInTheDocument();
@@ -132,7 +135,7 @@ describe('mails table', () => {
     handleList(() => buildMailList([buildMail({ id: 40 + status, status, subject: 'the mail' })]));
     renderView();
     const row = rowOf(await screen.findByText('the mail').then((el) => el.textContent ?? ''));
-    const cells = within(row).getAllByRole('gridcell');
+    const cells = within(row).getAllByRole('gridcell').slice(1);
     expect(cells[3]).toHaveTextContent(name);
     const icon = within(cells[3]!).getByTestId('status-icon');
     expect(icon).toHaveStyle({ width: '30px', height: '30px', borderRadius: '50%', backgroundColor: colour });
@@ -433,7 +436,7 @@ describe('column layout', () => {
     await user.keyboard('{Alt>}{ArrowRight}{/Alt}');
 
     const texts = screen.getAllByRole('columnheader').map((header) => header.textContent);
-    expect(texts).toEqual(['To', 'From', 'Subject', 'Status', 'ProviderSentDate', 'ReceivedDate', 'LastUpdate', '']);
+    expect(texts).toEqual(['', 'To', 'From', 'Subject', 'Status', 'ProviderSentDate', 'ReceivedDate', 'LastUpdate', '']);
     const stored = JSON.parse(window.localStorage.getItem('outbox.columns.v1') ?? '{}') as { order?: string[] };
     expect(stored.order?.slice(0, 2)).toEqual(['to', 'from']);
   });

@@ -1,6 +1,5 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useMutationState } from '@tanstack/react-query';
-import type { RowSelectionState, Updater } from '@tanstack/react-table';
+import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useMutationState, useQueryClient } from '@tanstack/react-query';
 import { Button } from '../../../components/ui/button';
 import { useDeleteMail } from '../api/delete-mail';
 import { useDequeueMail } from '../api/dequeue-mail';
@@ -11,6 +10,7 @@ import { MailsFilters } from './mails-filters';
 import { MailsFooter } from './mails-footer';
 import { MailDrawer, type DrawerActions } from './mail-drawer';
 import { MailsTable } from './mails-table';
+import { useMailSelection, type MailSelection } from './use-mail-selection';
 import { useMailView } from './use-mail-view';
 import { LiveNotices } from '../live/live-notices';
 import { useLiveUpdates } from '../live/use-live-updates';
@@ -20,6 +20,11 @@ interface MailsListViewProps {
   /** Non-empty: the app shell renders this view only while a session is held. */
   token: string;
   onLogout: () => void;
+  /** Slots the app fills with other features (they never import this one): header buttons, above the table. */
+  headerActions?: ReactNode;
+  aboveTable?: ReactNode;
+  /** Actions on the selection (the bulk bar); `onActed` reloads the list and clears the selection. */
+  renderSelection?: (selection: MailSelection, onActed: () => void) => ReactNode;
 }
 
 /**
@@ -39,7 +44,7 @@ function refocusAfterAction(id: number): () => void {
 }
 
 /** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
-export function MailsListView({ token, onLogout }: MailsListViewProps) {
+export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection }: MailsListViewProps) {
   const view = useMailView();
   const { state, dispatch } = view;
   const list = useMailList(token, view.params);
@@ -53,10 +58,6 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const requeue = useRequeueMail(token);
   const [openId, setOpenId] = useState<number | null>(null);
   const searchRef = useRef<HTMLInputElement>(null);
-  // Selection belongs to the page on screen: another page, order or filter starts from an empty one.
-  const pageKey = JSON.stringify(view.params);
-  const [selection, setSelection] = useState<{ pageKey: string; rows: RowSelectionState }>({ pageKey, rows: {} });
-  const rowSelection = selection.pageKey === pageKey ? selection.rows : {};
 
   // docs/console.md §8: a failed load empties the rows silently (no message, no alert).
   const failed = list.isError;
@@ -79,7 +80,13 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
   const canPrevious = fromEnd ? ready && forwardCursor !== null && firstRow > 1 : state.pageIndex > 0;
   const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
   const canLast = ready && !totalIsEstimate && lastRow < total;
-  const selected = mails.reduce((count, mail) => (rowSelection[String(mail.id)] ? count + 1 : count), 0);
+  const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsEstimate);
+  const queryClient = useQueryClient();
+  const { clear: clearSelection } = selection;
+  const onBulkActed = useCallback(() => {
+    clearSelection();
+    void queryClient.invalidateQueries({ queryKey: mailKeys.all });
+  }, [clearSelection, queryClient]);
 
   // A page that emptied under us (its mails were deleted elsewhere): go back to the first page.
   useEffect(() => {
@@ -138,14 +145,6 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
 
   const { sortBy } = view;
   const handleSort = useCallback((sort: ListSort) => sortBy(sort), [sortBy]);
-  const handleSelection = useCallback(
-    (updater: Updater<RowSelectionState>) =>
-      setSelection((current) => {
-        const rows = current.pageKey === pageKey ? current.rows : {};
-        return { pageKey, rows: typeof updater === 'function' ? updater(rows) : updater };
-      }),
-    [pageKey],
-  );
 
   return (
     <div className="mails-view">
@@ -161,17 +160,21 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
       </a>
       <header className="app-header">
         <h1 className="app-header__title">MAILS LIST</h1>
-        <Button
-          onClick={() => {
-            clearViewFromUrl();
-            onLogout();
-          }}
-        >
-          Logout
-        </Button>
+        <div className="app-header__actions">
+          {headerActions}
+          <Button
+            onClick={() => {
+              clearViewFromUrl();
+              onLogout();
+            }}
+          >
+            Logout
+          </Button>
+        </div>
       </header>
       <main className="mails-main">
         <MailsFilters filters={state.filters} counts={meta?.counts} onChange={view.setFilters} searchRef={searchRef} />
+        {aboveTable}
         <MailsTable
           mails={mails}
           sort={state.sort}
@@ -179,7 +182,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
           onSort={handleSort}
           actions={actions}
           rowSelection={rowSelection}
-          onRowSelectionChange={handleSelection}
+          onRowSelectionChange={onRowSelectionChange}
           isLoading={list.isPending && list.fetchStatus === 'fetching'}
           isFetching={list.isFetching}
           onOpen={setOpenId}
@@ -188,7 +191,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
         <MailsFooter
           total={total}
           totalIsEstimate={totalIsEstimate}
-          selected={selected}
+          selected={selection.count}
           firstRow={firstRow}
           rowCount={mails.length}
           canPrevious={canPrevious}
@@ -206,6 +209,7 @@ export function MailsListView({ token, onLogout }: MailsListViewProps) {
           onLast={() => dispatch({ type: 'last', total })}
         />
         <LiveNotices live={live} />
+        {renderSelection?.(selection, onBulkActed)}
       </main>
       {openId === null ? null : <MailDrawer key={openId} token={token} id={openId} actions={drawerActions} onClose={closeDrawer} />}
     </div>

@@ -2,7 +2,7 @@ import type { Mail } from '@outbox/contract';
 import { flexRender, type Header } from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
 import { SORT_KEY_OF_COLUMN } from './mails-columns';
-import { ACTION_COLUMN_ID } from './table-layout';
+import { ACTION_COLUMN_ID, SELECT_COLUMN_ID } from './table-layout';
 import type { useTableLayout } from './use-table-layout';
 
 function SortIcon({ direction }: { direction: false | 'asc' | 'desc' }) {
@@ -35,6 +35,7 @@ interface HeaderCellProps {
 export function HeaderCell({ header, sort, order, onSort, layout, isResizing }: HeaderCellProps) {
   const columnId = header.column.id;
   const isAction = columnId === ACTION_COLUMN_ID;
+  const isSelect = columnId === SELECT_COLUMN_ID;
   const sortKey = SORT_KEY_OF_COLUMN[columnId];
   const direction = sortKey === sort ? order : false;
   const ariaSort = sortKey === undefined ? undefined : direction === 'asc' ? 'ascending' : direction === 'desc' ? 'descending' : 'none';
@@ -58,7 +59,9 @@ export function HeaderCell({ header, sort, order, onSort, layout, isResizing }: 
       // Anywhere on a sortable header sorts, not only its text (the resize handle stops its own clicks).
       onClick={sortKey === undefined ? undefined : () => onSort(sortKey)}
     >
-      {isAction ? null : sortKey !== undefined ? (
+      {isAction ? null : isSelect ? (
+        label
+      ) : sortKey !== undefined ? (
         <button
           type="button"
           className="th__sort"

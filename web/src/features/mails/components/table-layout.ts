@@ -7,23 +7,30 @@ export const STATUS_ICON_SIZE = 30;
 
 export const ACTION_COLUMN_ID = 'actions';
 
+/**
+ * The selection column (docs/console.md §10): a checkbox per row, before the spec's columns. Fixed, like the
+ * action column: not sorted, resized or moved.
+ */
+export const SELECT_COLUMN_ID = 'select';
+export const SELECT_COLUMN_WIDTH = 40;
+
 /** The data columns in their default order; the action column is always appended last. */
 export const DATA_COLUMN_IDS = ['from', 'to', 'subject', 'status', 'providerSentDate', 'receivedDate', 'lastUpdate'] as const;
 export type DataColumnId = (typeof DATA_COLUMN_IDS)[number];
 
 export const DEFAULT_COLUMN_SIZES: Record<DataColumnId, number> = {
   from: 160,
-  to: 190,
-  subject: 190,
+  to: 180,
+  subject: 180,
   status: 150,
-  providerSentDate: 165,
-  receivedDate: 165,
-  lastUpdate: 165,
+  providerSentDate: 158,
+  receivedDate: 158,
+  lastUpdate: 158,
 };
 
 /**
  * How a column shares the width beyond the sum of sizes (wide screens): text columns take most of it,
- * dates and status barely grow. The defaults fit 1280 px without a horizontal scroll bar.
+ * dates and status barely grow. The defaults (with the selection and action columns) fit 1280 px without a horizontal scroll bar.
  */
 export const COLUMN_GROWTH: Record<DataColumnId, number> = {
   from: 1.2,

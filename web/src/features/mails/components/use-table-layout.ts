@@ -7,6 +7,8 @@ import {
   DEFAULT_COLUMN_SIZES,
   MAX_COLUMN_SIZE,
   MIN_COLUMN_SIZE,
+  SELECT_COLUMN_ID,
+  SELECT_COLUMN_WIDTH,
   loadLayout,
   moveColumn,
   saveLayout,
@@ -29,7 +31,9 @@ export function gridTemplateOf(columns: readonly { id: string; size: number }[])
     .map(({ id, size }) =>
       id === ACTION_COLUMN_ID
         ? `${ACTION_COLUMN_WIDTH}px`
-        : `minmax(${size}px, ${Math.round(size * (COLUMN_GROWTH[id as DataColumnId] ?? 1))}fr)`,
+        : id === SELECT_COLUMN_ID
+          ? `${SELECT_COLUMN_WIDTH}px`
+          : `minmax(${size}px, ${Math.round(size * (COLUMN_GROWTH[id as DataColumnId] ?? 1))}fr)`,
     )
     .join(' ');
 }
@@ -70,7 +74,13 @@ export function useTableLayout() {
 
   /** Alt+←/→ moves the column, Alt+Shift+←/→ resizes it; returns whether the key was taken. */
   function handleHeaderKey(event: KeyboardEvent<HTMLElement>, columnId: string): boolean {
-    if (columnId === ACTION_COLUMN_ID || !event.altKey || (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight')) return false;
+    if (
+      columnId === ACTION_COLUMN_ID ||
+      columnId === SELECT_COLUMN_ID ||
+      !event.altKey ||
+      (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight')
+    )
+      return false;
     event.preventDefault();
     const direction = event.key === 'ArrowLeft' ? -1 : 1;
     if (event.shiftKey) resizeBy(columnId, direction * RESIZE_STEP);
@@ -80,7 +90,7 @@ export function useTableLayout() {
 
   function dragHandlers(columnId: string, isResizing: boolean) {
     // draggable="false" explicitly: a <th> is not draggable anyway, but the attribute says so to tools and tests.
-    if (columnId === ACTION_COLUMN_ID) return { draggable: false };
+    if (columnId === ACTION_COLUMN_ID || columnId === SELECT_COLUMN_ID) return { draggable: false };
     return {
       draggable: !isResizing,
       onDragStart(event: DragEvent<HTMLElement>) {
@@ -116,8 +126,8 @@ export function useTableLayout() {
   }
 
   return {
-    /** Data columns in their order, then the action column. */
-    columnOrder: [...layout.order, ACTION_COLUMN_ID],
+    /** The selection column, data columns in their order, then the action column. */
+    columnOrder: [SELECT_COLUMN_ID, ...layout.order, ACTION_COLUMN_ID],
     sizing: layout.sizing,
     onSizingChange,
     handleHeaderKey,

@@ -1,0 +1,137 @@
+import { useState } from 'react';
+import { Button } from '../../../components/ui/button';
+import { ModalDialog } from '../../../components/ui/modal-dialog';
+import { formatDate } from '../../../lib/format-date';
+import { downloadAuditCsv, useAuditLog, type AuditFilters } from '../api/list-audit';
+import { operatorOf, outcomeText, targetText } from './audit-text';
+
+/** The action filter's choices: a dotted prefix matches every action under it ('mail' → mail.dequeue, mail.bulk.*, …). */
+const ACTIONS: { value: string; label: string }[] = [
+  { value: '', label: 'Every action' },
+  { value: 'login', label: 'Logins (and failed logins)' },
+  { value: 'login.failed', label: 'Failed logins' },
+  { value: 'logout', label: 'Logouts' },
+  { value: 'mail', label: 'Every mail action' },
+  { value: 'mail.bulk', label: 'Bulk actions' },
+  { value: 'mail.dequeue', label: 'Dequeue' },
+  { value: 'mail.requeue', label: 'Requeue' },
+  { value: 'mail.delete', label: 'Delete' },
+  { value: 'mail.purge', label: 'Purge' },
+  { value: 'apikey', label: 'API keys' },
+  { value: 'operator', label: 'Operators' },
+];
+
+/** A local calendar day (yyyy-mm-dd) → its first instant; `next` → the first instant of the day after (`to` is exclusive). */
+function dayToInstant(day: string, next: boolean): string {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!match) return '';
+  const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]) + (next ? 1 : 0));
+  return date.toISOString();
+}
+
+interface AuditPanelProps {
+  token: string;
+  onClose: () => void;
+}
+
+/**
+ * The audit log panel (docs/console.md §10): who did what, when, to which mails, with the outcome; newest first,
+ * keyset paged ("Load more"), filtered by operator, action and day, exported as CSV.
+ */
+export function AuditPanel({ token, onClose }: AuditPanelProps) {
+  const [operator, setOperator] = useState('');
+  const [action, setAction] = useState('');
+  const [fromDay, setFromDay] = useState('');
+  const [toDay, setToDay] = useState('');
+  const [downloadFailed, setDownloadFailed] = useState(false);
+  const filters: AuditFilters = { operator, action, from: dayToInstant(fromDay, false), to: dayToInstant(toDay, true) };
+  const log = useAuditLog(token, filters);
+  const entries = log.data?.pages.flatMap((page) => page.data) ?? [];
+
+  return (
+    <ModalDialog title="Audit log" onClose={onClose} placement="side" className="audit">
+      <div className="audit__toolbar">
+        <label className="audit__field">
+          <span>Operator</span>
+          <input type="search" value={operator} onChange={(event) => setOperator(event.target.value)} placeholder="Any" data-autofocus />
+        </label>
+        <label className="audit__field">
+          <span>Action</span>
+          <select value={action} onChange={(event) => setAction(event.target.value)}>
+            {ACTIONS.map((choice) => (
+              <option key={choice.value} value={choice.value}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label className="audit__field">
+          <span>From</span>
+          <input type="date" value={fromDay} onChange={(event) => setFromDay(event.target.value)} />
+        </label>
+        <label className="audit__field">
+          <span>To</span>
+          <input type="date" value={toDay} onChange={(event) => setToDay(event.target.value)} />
+        </label>
+        <span className="audit__buttons">
+          <Button
+            size="small"
+            onClick={() => {
+              setDownloadFailed(false);
+              downloadAuditCsv(token, filters).catch(() => setDownloadFailed(true));
+            }}
+          >
+            Download CSV
+          </Button>
+          <Button size="small" variant="ghost" onClick={onClose}>
+            Close
+          </Button>
+        </span>
+      </div>
+      {downloadFailed ? (
+        <p className="modal__error" role="alert">
+          The CSV could not be downloaded; try again.
+        </p>
+      ) : null}
+      <div className="audit__scroll" tabIndex={0} role="region" aria-label="Audit entries">
+        <table className="audit__table">
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Operator</th>
+              <th scope="col">Action</th>
+              <th scope="col">Mails</th>
+              <th scope="col">Outcome</th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((entry) => {
+              const at = formatDate(entry.at);
+              return (
+                <tr key={entry.id}>
+                  <td title={at?.utc}>{at?.local}</td>
+                  <td>{operatorOf(entry.actor)}</td>
+                  <td>{entry.action}</td>
+                  <td>{targetText(entry)}</td>
+                  <td>{outcomeText(entry)}</td>
+                </tr>
+              );
+            })}
+            {entries.length === 0 ? (
+              <tr>
+                <td colSpan={5} className="muted">
+                  {log.isPending ? 'Loading…' : log.isError ? 'The audit log could not be loaded.' : 'No entries'}
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+        {log.hasNextPage ? (
+          <Button size="small" className="audit__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
+            {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
+          </Button>
+        ) : null}
+      </div>
+    </ModalDialog>
+  );
+}

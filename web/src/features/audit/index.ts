@@ -1,0 +1,2 @@
+export { AuditButton } from './components/audit-button';
+export { auditKeys } from './api/list-audit';

@@ -1,0 +1,1 @@
+export { BulkBar, type BulkSelection } from './components/bulk-bar';

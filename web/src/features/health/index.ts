@@ -1,0 +1,2 @@
+export { HealthStrip } from './components/health-strip';
+export { healthKeys } from './api/get-queue-health';
