@@ -91,9 +91,12 @@ test.describe('Row actions', () => {
   test("§8 Dequeue fails → alert 'Unable to Dequeue the mail #{id}' (dequeued behind the console's back: 409)", async ({
     app,
     api,
+    page,
     traffic,
     alerts,
   }) => {
+    // Without live updates (a server answering 404 to the stream), so the row still offers the stale Dequeue.
+    await page.route('**/api/v1/events', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{}' }));
     const { mail } = await app.showStatus((await app.login()).list, Status.Queued);
     const row = app.rowOf(mail);
     await expect(row.getByRole('button')).toHaveText(['Dequeue']);

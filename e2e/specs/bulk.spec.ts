@@ -39,6 +39,9 @@ async function seriousViolations(page: Page) {
 }
 
 test.describe('Bulk actions', () => {
+  // What each test submitted goes again afterwards (Api.purge): later specs count against the seed.
+  const added: number[] = [];
+  test.afterEach(async ({ api }) => api.purge(added.splice(0)));
   test.describe.configure({ timeout: 90_000 });
 
   test('Beyond the spec: rows selected by checkbox and Space, a confirmation that names what moves and what is skipped, then the outcome', async ({
@@ -50,6 +53,7 @@ test.describe('Bulk actions', () => {
   }) => {
     const word = `bulkrows${Date.now().toString(36)}`;
     const mails = await api.submitMany(env.apiKey, mailsWith(word, 3));
+    added.push(...mails.map((m) => m.id));
     await app.login();
     await search(app, word, 3);
 
@@ -122,7 +126,7 @@ test.describe('Bulk actions', () => {
     traffic,
   }) => {
     const word = `bulkall${Date.now().toString(36)}`;
-    await api.submitMany(env.apiKey, mailsWith(word, 55));
+    added.push(...(await api.submitMany(env.apiKey, mailsWith(word, 55))).map((m) => m.id));
     await app.login();
     await search(app, word, 50);
     await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
@@ -139,7 +143,7 @@ test.describe('Bulk actions', () => {
     await expect(dialog.getByTestId('bulk-will-move')).toHaveText('Will dequeue: 55 mails (55 Queued)');
     const dry = await traffic.next((c) => isBulk(c) && c.done, mark);
     expect(JSON.parse(dry.payload!)).toEqual({ action: 'dequeue', filter: { q: word }, expectedCount: 55, dryRun: true });
-    await api.submitMany(env.apiKey, mailsWith(word, 20));
+    added.push(...(await api.submitMany(env.apiKey, mailsWith(word, 20))).map((m) => m.id));
     await dialog.getByRole('button', { name: 'Dequeue 55 mails' }).click();
     await expect(dialog.getByRole('alert')).toHaveText(
       'The filter now matches far more mails than the 55 you selected. Nothing was changed: look at the list again and select anew.',

@@ -7,6 +7,7 @@
 import type { Page } from '@playwright/test';
 import type { Mail } from '@outbox/contract';
 import { Status } from '../support/api';
+import { SELECT_COLUMNS } from '../support/console';
 import { expect, test } from '../support/fixtures';
 import { startServer, type RunningServer } from '../support/server';
 import { isList, Traffic } from '../support/traffic';
@@ -119,7 +120,10 @@ test.describe('Live updates with deliveries (a server of its own, worker on)', (
   }
 
   const rowOf = (page: Page, id: number) => page.locator(`#mails-grid tr[data-mail-id="${id}"]`);
-  const statusOf = (page: Page, id: number) => rowOf(page, id).getByRole('gridcell').nth(3);
+  const statusOf = (page: Page, id: number) =>
+    rowOf(page, id)
+      .getByRole('gridcell')
+      .nth(SELECT_COLUMNS + 3);
 
   test('a mail shown while its delivery is retried turns to ProviderError in place when the worker gives up, with no list call', async ({
     page,
