@@ -76,7 +76,7 @@ test.describe('Audit log', () => {
     const next = await traffic.next((c) => isAudit(c) && c.done, mark);
     expect(next.query.get('cursor')).toBeTruthy();
     await expect(rows).toHaveCount(Math.min(100, 50 + (next.body as { data: unknown[] }).data.length));
-    const pageIds = (call: { body: unknown }) => (call.body as { data: { id: number }[] }).data.map((entry) => entry.id);
+    const pageIds = (call: { body?: unknown }) => (call.body as { data: { id: number }[] }).data.map((entry) => entry.id);
     const firstPage = traffic.find((c) => isAudit(c) && c.done && c.seq <= mark).at(-1)!;
     const ids = [...pageIds(firstPage), ...pageIds(next)];
     expect(new Set(ids).size).toBe(ids.length);
