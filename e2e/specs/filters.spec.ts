@@ -64,7 +64,7 @@ test.describe('Filters, search and the pager', () => {
     const word = list.data[0]!.to[0]!.recipientMail.split('@')[0]!;
     const mark = traffic.mark();
     const search = app.search;
-    await search.pressSequentially(word, { delay: 20 });
+    await search.pressSequentially(word);
     const searched = await traffic.next((c) => isList(c) && c.done && c.query.get('q') === word, mark);
     // Typing the word made one call, not one per key (two if the busy browser paused mid-word).
     const searches = traffic.find(isList).filter((c) => c.seq > mark && c.query.has('q'));

@@ -4,10 +4,10 @@ import type { MailFilters } from './mail-view';
 
 /**
  * How long typing pauses before the search is sent: one call per word, not per key, for a typist going
- * faster than ten keys a second. Short, because the rows should follow a keystroke within ~150 ms
+ * faster than about seven keys a second. Short, because the rows should follow a keystroke quickly
  * (docs/benchmarks.md); a slower typist costs a few more cheap calls.
  */
-export const SEARCH_DEBOUNCE_MS = 100;
+export const SEARCH_DEBOUNCE_MS = 150;
 
 const numberFormat = new Intl.NumberFormat('en-US');
 export const formatCount = (value: number) => numberFormat.format(value);
