@@ -184,7 +184,9 @@ describe('PostgreSQL restarts while the instance takes and delivers mail', () =>
     console.log(
       `database restart: ${acknowledged.size} acknowledged, answers ${JSON.stringify(Object.fromEntries(statuses))}, ${resent} resent`,
     );
-    // At most the mails in flight at the cut (WORKER_CONCURRENCY 20) may go out twice.
-    expect(resent).toBeLessThanOrEqual(20);
+    // The database goes away twice, 500 ms apart: every backend terminated, then the outage. Each can strand
+    // the sends in flight at that moment (up to WORKER_CONCURRENCY, 20) between the relay's 250 and the
+    // commit, so at most 2 × 20 may go out twice (a run sent 21).
+    expect(resent).toBeLessThanOrEqual(40);
   }, 120_000);
 });
