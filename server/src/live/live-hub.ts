@@ -11,7 +11,7 @@
  * batch; from an id the hub no longer holds (too old, another process or a restart) it gets `resync`.
  */
 import crypto from 'node:crypto';
-import { LIVE_MAX_MAILS, type LiveMail, type LiveResyncReason } from '@outbox/contract';
+import { LIVE_MAX_MAILS, STATUS_CODES, type LiveMail, type LiveResyncReason } from '@outbox/contract';
 import { SESSIONS_REVOKED, type AuthService } from '../auth/auth.service.js';
 import { iso } from '../mail/mail-mapping.js';
 import type { Store } from '../store/connection.js';
@@ -58,6 +58,11 @@ interface Stream {
 }
 
 export class TooManyStreamsError extends Error {}
+
+/** The six status counters as the `counts` event carries them: every code present, keyed by its string. */
+function countsByCode(counts: ReadonlyMap<number, number>): Record<string, number> {
+  return Object.fromEntries(STATUS_CODES.map((code) => [String(code), counts.get(code) ?? 0]));
+}
 
 export function createLiveHub(options: LiveHubOptions) {
   const { store, auth, logger } = options;
@@ -155,7 +160,7 @@ export function createLiveHub(options: LiveHubOptions) {
           isNew: ids.get(id) ?? false,
         };
       });
-      const countsRecord = Object.fromEntries([0, 1, 2, 3, 4, 5].map((code) => [String(code), counts.get(code) ?? 0]));
+      const countsRecord = countsByCode(counts);
       const countsText = JSON.stringify(countsRecord);
       const countsChanged = countsText !== lastCounts;
       lastCounts = countsText;
@@ -279,7 +284,7 @@ export function createLiveHub(options: LiveHubOptions) {
         // Nothing was missed: the id still moves on, so the next resume starts here.
         if (text === '') text = `id: ${eventId(seq)}\n\n`;
       } else {
-        const snapshot = Object.fromEntries([0, 1, 2, 3, 4, 5].map((code) => [String(code), counts?.get(code) ?? 0]));
+        const snapshot = countsByCode(counts ?? new Map());
         text = frame(seqBefore, 'counts', { counts: snapshot });
         const after = missedSince(eventId(seqBefore));
         text += after ? textOf(after) : frame(seq, 'resync', { reason: 'resume' });
