@@ -8,6 +8,14 @@ import type { MailFilters } from './mail-view';
  * (docs/benchmarks.md); a slower typist costs a few more cheap calls.
  */
 export const SEARCH_DEBOUNCE_MS = 150;
+/**
+ * A key after this much quiet is sent at once (leading edge): one more letter narrowing a search the
+ * operator has looked at. Longer than a busy browser's hiccup mid-word, so a word typed still costs one or
+ * two calls.
+ */
+export const SEARCH_SEND_AT_ONCE_AFTER_MS = 500;
+/** Trigram indexes answer searches of 3+ characters; shorter ones read rows, so they never skip the pause. */
+const MIN_INDEXED_SEARCH = 3;
 
 const numberFormat = new Intl.NumberFormat('en-US');
 export const formatCount = (value: number) => numberFormat.format(value);
@@ -27,6 +35,8 @@ interface MailsFiltersProps {
 export function MailsFilters({ filters, counts, onChange, searchRef }: MailsFiltersProps) {
   const [text, setText] = useState(filters.q);
   const sentRef = useRef(filters.q);
+  /** When the last key changed the text: a key after a pause starts a burst. */
+  const lastKeyAtRef = useRef(Number.NEGATIVE_INFINITY);
 
   // The box follows the view when it changes from elsewhere (a link, a reset), not while the operator types.
   useEffect(() => {
@@ -85,7 +95,20 @@ export function MailsFilters({ filters, counts, onChange, searchRef }: MailsFilt
           placeholder="Search sender, recipients, subject  ( / )"
           value={text}
           maxLength={200}
-          onChange={(event) => setText(event.target.value)}
+          onChange={(event) => {
+            const next = event.target.value;
+            const now = performance.now();
+            const afterPause = now - lastKeyAtRef.current >= SEARCH_SEND_AT_ONCE_AFTER_MS;
+            lastKeyAtRef.current = now;
+            setText(next);
+            // Leading edge: the first key after a pause (one more letter narrowing a search) is sent at
+            // once, so the rows follow it without waiting out the debounce. Keys typed in a burst after it
+            // still wait for the debounce.
+            if (afterPause && next.trim().length >= MIN_INDEXED_SEARCH && next !== sentRef.current) {
+              sentRef.current = next;
+              onChange({ q: next });
+            }
+          }}
           onKeyDown={(event) => {
             if (event.key !== 'Escape') return;
             event.preventDefault();
