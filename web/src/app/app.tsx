@@ -1,10 +1,10 @@
-import { useCallback, useEffect } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { AuditButton, auditKeys } from '../features/audit';
-import { LoginView, useSession } from '../features/auth';
+import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
 import { HealthStrip, healthKeys } from '../features/health';
-import { MailsListView, mailKeys, type MailSelection } from '../features/mails';
+import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailSelection } from '../features/mails';
 import { subscribeUnauthorized } from '../lib/api-client';
 
 /**
@@ -18,6 +18,20 @@ export function App() {
   const token = session?.token ?? '';
 
   useEffect(() => subscribeUnauthorized(expire), [expire]);
+
+  // The first page is asked for with the login's answer, not after the list view has been built (~50 ms
+  // of rendering on a busy machine): login → rows is the first thing an operator waits for.
+  // Each login gets a fresh login view for the next time it shows: a session ended at once (a 401 on that
+  // first page can land in the same render as the login) still finds the fields empty.
+  const [logins, setLogins] = useState(0);
+  const onLoggedIn = useCallback(
+    (result: LoginResult) => {
+      if (result.token !== '') prefetchMailList(queryClient, result.token, initialListParams());
+      setLogins((count) => count + 1);
+      start(result);
+    },
+    [queryClient, start],
+  );
 
   // Nothing of a finished session stays in the cache for the next one.
   useEffect(() => {
@@ -44,7 +58,7 @@ export function App() {
   );
 
   return token === '' ? (
-    <LoginView onLoggedIn={start} />
+    <LoginView key={logins} onLoggedIn={onLoggedIn} />
   ) : (
     <MailsListView
       key={token}

@@ -1,3 +1,4 @@
 export { MailsListView } from './components/mails-list-view';
-export { mailKeys } from './api/list-mails';
+export { mailKeys, prefetchMailList } from './api/list-mails';
+export { initialListParams } from './components/use-mail-view';
 export type { MailSelection } from './components/use-mail-selection';

@@ -1,4 +1,4 @@
-import { keepPreviousData, queryOptions, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
 import { MAIL_SORTS, type Mail, type MailListResponse } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 
@@ -95,4 +95,12 @@ export function listMailsQueryOptions(token: string, params: MailListParams) {
 
 export function useMailList(token: string, params: MailListParams) {
   return useQuery(listMailsQueryOptions(token, params));
+}
+
+/**
+ * Starts loading the first page of `params` before the list view is on screen (right after login), so the
+ * request runs while React builds the view; the view's own query finds it under the same key.
+ */
+export function prefetchMailList(queryClient: QueryClient, token: string, params: MailListParams): void {
+  void queryClient.prefetchQuery(listMailsQueryOptions(token, params));
 }

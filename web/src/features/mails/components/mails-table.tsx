@@ -1,6 +1,14 @@
-import { useMemo, useState, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
+import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
 import type { Mail } from '@outbox/contract';
-import { flexRender, getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
+import {
+  flexRender,
+  getCoreRowModel,
+  useReactTable,
+  type Row,
+  type RowSelectionState,
+  type SortingState,
+  type Updater,
+} from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
 import { cellTitle, createMailColumns, type RowActions } from './mails-columns';
 import { HeaderCell } from './mails-table-header';
@@ -118,6 +126,23 @@ export function MailsTable({
     }
   }
 
+  // The rows get handlers that never change identity (they call the latest closures through a ref), so a
+  // memoized row re-renders only when its own mail, selection, focus or the column layout changes: a click
+  // that selects one row and opens its detail re-renders two rows, not fifty.
+  const latest = useRef({ handleRowClick, handleRowKeyDown, setActiveId: (id: string) => setActiveId(id) });
+  latest.current = { handleRowClick, handleRowKeyDown, setActiveId: (id: string) => setActiveId(id) };
+  const rowHandlers = useMemo<RowHandlers>(
+    () => ({
+      onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
+      onKeyDown: (event, rowId) => latest.current.handleRowKeyDown(event, rowId),
+      onFocus: (rowId) => latest.current.setActiveId(rowId),
+    }),
+    [],
+  );
+  // What the cells depend on besides their row: the columns (new ones when a row action starts or ends),
+  // their order, their sizes (gridTemplateColumns).
+  const columnKey = headers.map((header) => header.column.id).join(',');
+
   const rows = table.getRowModel().rows;
   // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
   const [activeId, setActiveId] = useState<string | null>(null);
@@ -148,38 +173,64 @@ export function MailsTable({
               <td colSpan={headers.length}>{isLoading ? 'Loading…' : 'No data to display'}</td>
             </tr>
           ) : (
-            rows.map((row) => {
-              const selected = row.getIsSelected();
-              return (
-                <tr
-                  key={row.id}
-                  className={
-                    [selected ? 'is-selected' : '', openId === row.original.id ? 'is-open' : ''].filter(Boolean).join(' ') || undefined
-                  }
-                  data-mail-id={row.original.id}
-                  aria-selected={selected}
-                  tabIndex={row.id === tabStopId ? 0 : -1}
-                  onFocus={() => setActiveId(row.id)}
-                  style={{ ...rowStyle, height: ROW_HEIGHT }}
-                  onClick={(event) => handleRowClick(event, row.id)}
-                  onKeyDown={(event) => handleRowKeyDown(event, row.id)}
-                >
-                  {row.getVisibleCells().map((cell) => (
-                    <td
-                      key={cell.id}
-                      role="gridcell"
-                      className={`td td--${cell.column.id}`}
-                      title={cellTitle(row.original, cell.column.id)}
-                    >
-                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
-                    </td>
-                  ))}
-                </tr>
-              );
-            })
+            rows.map((row) => (
+              <MailRow
+                key={row.id}
+                row={row}
+                mail={row.original}
+                selected={row.getIsSelected()}
+                isOpen={openId === row.original.id}
+                isTabStop={row.id === tabStopId}
+                gridTemplateColumns={gridTemplateColumns}
+                columns={columns}
+                columnOrder={columnKey}
+                handlers={rowHandlers}
+              />
+            ))
           )}
         </tbody>
       </table>
     </div>
   );
 }
+
+interface RowHandlers {
+  onClick: (event: MouseEvent<HTMLTableRowElement>, rowId: string) => void;
+  onKeyDown: (event: KeyboardEvent<HTMLTableRowElement>, rowId: string) => void;
+  onFocus: (rowId: string) => void;
+}
+
+interface MailRowProps {
+  row: Row<Mail>;
+  /** The row's mail: a changed mail (a live update) is a new object, so the row renders again. */
+  mail: Mail;
+  selected: boolean;
+  isOpen: boolean;
+  isTabStop: boolean;
+  gridTemplateColumns: string;
+  /** The cells are read from `row`; these tell memo when they change: the column definitions and their order. */
+  columns: unknown;
+  columnOrder: string;
+  handlers: RowHandlers;
+}
+
+const MailRow = memo(function MailRow({ row, mail, selected, isOpen, isTabStop, gridTemplateColumns, handlers }: MailRowProps) {
+  return (
+    <tr
+      className={[selected ? 'is-selected' : '', isOpen ? 'is-open' : ''].filter(Boolean).join(' ') || undefined}
+      data-mail-id={mail.id}
+      aria-selected={selected}
+      tabIndex={isTabStop ? 0 : -1}
+      onFocus={() => handlers.onFocus(row.id)}
+      style={{ gridTemplateColumns, height: ROW_HEIGHT }}
+      onClick={(event) => handlers.onClick(event, row.id)}
+      onKeyDown={(event) => handlers.onKeyDown(event, row.id)}
+    >
+      {row.getVisibleCells().map((cell) => (
+        <td key={cell.id} role="gridcell" className={`td td--${cell.column.id}`} title={cellTitle(mail, cell.column.id)}>
+          {flexRender(cell.column.columnDef.cell, cell.getContext())}
+        </td>
+      ))}
+    </tr>
+  );
+});

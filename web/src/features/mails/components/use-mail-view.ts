@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useReducer } from 'react';
-import type { ListSort } from '../api/list-mails';
+import type { ListSort, MailListParams } from '../api/list-mails';
 import { listParamsOf, viewReducer, type MailFilters } from './mail-view';
 import { readViewFromUrl, writeViewToUrl } from './view-url';
 
@@ -10,4 +10,9 @@ export function useMailView() {
   const sortBy = useCallback((sort: ListSort) => dispatch({ type: 'sort', sort }), []);
   const setFilters = useCallback((filters: Partial<MailFilters>) => dispatch({ type: 'filter', filters }), []);
   return { state, dispatch, params: listParamsOf(state), sortBy, setFilters };
+}
+
+/** The list parameters the view will start with: those of the address bar (a shared link) or the defaults. */
+export function initialListParams(): MailListParams {
+  return listParamsOf(readViewFromUrl(window.location.search));
 }
