@@ -12,14 +12,19 @@ export function claimTransition(id: number, at: number, lease: { owner: string; 
   return { id, from: [MailStatus.Queued], to: MailStatus.Processing, at, event: null, set: { lease, attempts: 'increment' } };
 }
 
-/** Processing → Queued, due now, for a mail this worker still holds when it stops with the send in flight. */
-export function releasedTransition(id: number, at: number, workerId: string): StatusTransition {
+/** Processing → Queued, due now, for a mail this worker still holds when it stops (send in flight, or not begun). */
+export function releasedTransition(
+  id: number,
+  at: number,
+  workerId: string,
+  reason = 'worker stopped while the send was in flight',
+): StatusTransition {
   return {
     id,
     from: [MailStatus.Processing],
     to: MailStatus.Queued,
     at,
-    event: { type: 'released', actor: `worker:${workerId}`, detail: { reason: 'worker stopped while the send was in flight' } },
+    event: { type: 'released', actor: `worker:${workerId}`, detail: { reason } },
     set: { nextAttemptAt: at, lease: null },
     lease: { owner: workerId },
   };
