@@ -355,6 +355,41 @@ describe('delivery worker', () => {
     }
   });
 
+  it('mails claimed ahead of the send slots and never sent go back to Queued at a stop, like the sends still in flight', async () => {
+    const sockets: Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const ids = await submit(6);
+      // Two send slots, and one batch of two claimed ahead: four mails held, two still Queued.
+      const worker = startWorker({ relayUrl: `smtp://127.0.0.1:${port}`, concurrency: 2 });
+      await expect
+        .poll(async () => (await context.services.mails.listMails({ limit: 1 })).meta.counts[MailStatus.Processing], { timeout: 5_000 })
+        .toBe(4);
+      await worker.stop({ graceMs: 50 });
+      const reasons: string[] = [];
+      for (const id of ids) {
+        const mail = await detail(id);
+        expect(mail.status).toBe(MailStatus.Queued);
+        expect(mail.leaseOwner).toBeNull();
+        const last = mail.events.at(-1)!;
+        if (last.type === 'released') reasons.push((last.detail as { reason: string }).reason);
+      }
+      expect(reasons.sort()).toEqual([
+        'worker stopped before the send began',
+        'worker stopped before the send began',
+        'worker stopped while the send was in flight',
+        'worker stopped while the send was in flight',
+      ]);
+      const { counts } = (await context.services.mails.listMails({ limit: 1 })).meta;
+      expect(counts).toMatchObject({ [MailStatus.Processing]: 0, [MailStatus.Queued]: 6 });
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
   it('dequeue against a worker claim, 1000 mails fired together: each mail ends Dequeued and never delivered, or delivered and never Dequeued', async () => {
     const ids = await submit(1000);
     const dequeueResults = new Map<number, boolean>();
