@@ -49,12 +49,26 @@ function readHeaderFields(text: string): HeaderField[] {
   return fields;
 }
 
+/**
+ * The header block as latin1 text: up to the empty line that ends it (readHeaderFields stops there), or the
+ * whole message when it has none. Only this part is turned into a string, so a 10 MB body costs no copies.
+ */
+function headerText(raw: Buffer): string {
+  if (raw[0] === 0x0a || (raw[0] === 0x0d && raw[1] === 0x0a)) return '';
+  const crlf = raw.indexOf('\n\r\n');
+  const lf = raw.indexOf('\n\n');
+  const end = crlf === -1 ? lf : lf === -1 ? crlf : Math.min(crlf, lf);
+  return raw.toString('latin1', 0, end === -1 ? raw.length : end + 1);
+}
+
 function findField(text: string, name: string): HeaderField | undefined {
   return readHeaderFields(text).find((field) => field.name.toLowerCase() === name && field.value.trim().length > 0);
 }
 
-function lineBreakOf(text: string): string {
-  return /^[^\n]*\r\n/.test(text) || !text.includes('\n') ? '\r\n' : '\n';
+/** The line break the message's first line ends with (CRLF when it has none), for a field put before it. */
+function lineBreakOf(raw: Buffer): string {
+  const newline = raw.indexOf(0x0a);
+  return newline === -1 || raw[newline - 1] === 0x0d ? '\r\n' : '\n';
 }
 
 export interface MessageIdResult {
@@ -68,11 +82,10 @@ export interface MessageIdResult {
  * returned unchanged.
  */
 export function ensureMessageId(raw: Buffer, createId: () => string = createMessageId): MessageIdResult {
-  const text = raw.toString('latin1');
-  const found = findField(text, 'message-id');
+  const found = findField(headerText(raw), 'message-id');
   if (found) return { raw, messageId: found.value.trim(), added: false };
   const messageId = createId();
-  return { raw: Buffer.concat([Buffer.from(`Message-ID: ${messageId}${lineBreakOf(text)}`, 'latin1'), raw]), messageId, added: true };
+  return { raw: Buffer.concat([Buffer.from(`Message-ID: ${messageId}${lineBreakOf(raw)}`, 'latin1'), raw]), messageId, added: true };
 }
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -93,24 +106,23 @@ export function formatRfc5322Date(ms: number): string {
 
 /** Prepends `Date:` (the acceptance time) when the header block has none; otherwise the bytes are unchanged. */
 export function ensureDate(raw: Buffer, now: number): { raw: Buffer; added: boolean } {
-  const text = raw.toString('latin1');
-  if (findField(text, 'date')) return { raw, added: false };
-  return { raw: Buffer.concat([Buffer.from(`Date: ${formatRfc5322Date(now)}${lineBreakOf(text)}`, 'latin1'), raw]), added: true };
+  if (findField(headerText(raw), 'date')) return { raw, added: false };
+  return { raw: Buffer.concat([Buffer.from(`Date: ${formatRfc5322Date(now)}${lineBreakOf(raw)}`, 'latin1'), raw]), added: true };
 }
 
 /** Removes every `Bcc:` field with its folded lines; the rest of the message keeps its bytes. */
 export function removeBcc(raw: Buffer): { raw: Buffer; removed: number } {
-  const text = raw.toString('latin1');
-  const bcc = readHeaderFields(text).filter((field) => field.name.toLowerCase() === 'bcc');
+  const bcc = readHeaderFields(headerText(raw)).filter((field) => field.name.toLowerCase() === 'bcc');
   if (bcc.length === 0) return { raw, removed: 0 };
-  let kept = '';
+  // latin1 offsets are byte offsets, so the kept parts are slices of the bytes themselves.
+  const kept: Buffer[] = [];
   let position = 0;
   for (const field of bcc) {
-    kept += text.slice(position, field.start);
+    kept.push(raw.subarray(position, field.start));
     position = field.end;
   }
-  kept += text.slice(position);
-  return { raw: Buffer.from(kept, 'latin1'), removed: bcc.length };
+  kept.push(raw.subarray(position));
+  return { raw: Buffer.concat(kept), removed: bcc.length };
 }
 
 export type LineBreakCheck = { ok: true; raw: Buffer; normalisedLf: number } | { ok: false; offset: number };

@@ -70,16 +70,25 @@ function recipientDeliveries(recipients: MailRecipientRow[]): RecipientDelivery[
   });
 }
 
+interface ReadMessage {
+  headers: MailDetail['headers'];
+  attachments: MailAttachment[];
+  /** Only when asked for: the bodies as intake stored them before (simpleParser's text and html). */
+  bodies?: { text: string | null; html: string | null };
+}
+
 /**
  * The header block as name/value pairs (in order, unfolded) and the attachments, parsed from the stored bytes.
- * A message without a multipart body has no attachments, so only its header block is parsed.
+ * A message without a multipart body has no attachments, so only its header block is parsed, unless the
+ * bodies are asked for too: an SMTP mail stores none of its own (submission-preparation.ts), so they are read
+ * here with the options intake used to store them with (text from the HTML when there is no text part).
  */
-async function readMessage(raw: Buffer): Promise<{ headers: MailDetail['headers']; attachments: MailAttachment[] }> {
+async function readMessage(raw: Buffer, withBodies: boolean): Promise<ReadMessage> {
   const end = raw.indexOf('\r\n\r\n');
   const headerBlock = end >= 0 ? raw.subarray(0, end + 4) : raw;
   const multipart = /^content-type:[ \t]*multipart\//im.test(headerBlock.toString('latin1').replace(/\r\n[ \t]+/g, ' '));
-  const parsed = await simpleParser(multipart ? raw : headerBlock, {
-    skipHtmlToText: true,
+  const parsed = await simpleParser(withBodies || multipart ? raw : headerBlock, {
+    skipHtmlToText: !withBodies,
     skipTextToHtml: true,
     skipImageLinks: true,
   });
@@ -99,7 +108,8 @@ async function readMessage(raw: Buffer): Promise<{ headers: MailDetail['headers'
     size: a.size,
     disposition: a.contentDisposition === 'inline' ? ('inline' as const) : ('attachment' as const),
   }));
-  return { headers, attachments };
+  if (!withBodies) return { headers, attachments };
+  return { headers, attachments, bodies: { text: parsed.text ?? null, html: typeof parsed.html === 'string' ? parsed.html : null } };
 }
 
 /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
@@ -110,7 +120,11 @@ export async function toMailDetail(
   events: MailEventRow[],
 ): Promise<MailDetail> {
   const ofKind = (kind: string) => recipients.filter((r) => r.kind === kind);
-  const { headers, attachments } = content?.raw ? await readMessage(content.raw) : { headers: [], attachments: [] };
+  // Both bodies null: an SMTP mail (its bodies live only in the raw bytes), or a JSON mail without a body,
+  // whose bytes then hold none either, so parsing them gives null and null as before.
+  const bodiesInRaw = content !== undefined && content.text_body === null && content.html_body === null;
+  const message: ReadMessage = content?.raw ? await readMessage(content.raw, bodiesInRaw) : { headers: [], attachments: [] };
+  const { headers, attachments } = message;
   return {
     ...toMail(row, ofKind('to')),
     messageId: row.message_id,
@@ -125,8 +139,8 @@ export async function toMailDetail(
     leaseExpiresAt: iso(row.lease_expires_at),
     sizeBytes: content?.size_bytes ?? null,
     headers,
-    text: content?.text_body ?? null,
-    html: content?.html_body ?? null,
+    text: message.bodies ? message.bodies.text : (content?.text_body ?? null),
+    html: message.bodies ? message.bodies.html : (content?.html_body ?? null),
     recipients: recipientDeliveries(recipients),
     attachments,
     events: events.map((e) => ({

@@ -7,7 +7,7 @@ import net from 'node:net';
 import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
-import { checkLineBreaks, ensureDate, formatRfc5322Date, removeBcc } from '../../src/intake/message-headers.js';
+import { checkLineBreaks, ensureDate, ensureMessageId, formatRfc5322Date, removeBcc } from '../../src/intake/message-headers.js';
 import { startSmtpListener } from '../../src/intake/smtp-listener.js';
 import type { SmtpListener, SmtpListenerOptions, SmtpSubmission } from '../../src/intake/smtp-listener.js';
 
@@ -154,6 +154,24 @@ describe('headers fixed at acceptance', () => {
     const raw = Buffer.from('Date: x\r\nSubject: Grüße\r\n\r\nbody\r\n');
     expect(ensureDate(raw, NOW)).toEqual({ raw, added: false });
     expect(removeBcc(raw)).toEqual({ raw, removed: 0 });
+  });
+
+  it('reads only the header block: Date, Bcc and Message-ID in a large body are body, kept byte for byte', () => {
+    // The helpers turn only the header block into text (a 10 MB body costs no string copies); a field name
+    // after the empty line, in either line-ending style, is body.
+    for (const eol of ['\r\n', '\n']) {
+      const body = `Date: in body${eol}Bcc: in@body.example${eol}Message-ID: <in@body>${eol}${'é'.repeat(300_000)}${eol}`;
+      const raw = Buffer.from(`Subject: s${eol}Bcc: x@example.com${eol}${eol}${body}`, 'latin1');
+      const withoutBcc = removeBcc(raw);
+      expect(withoutBcc.removed).toBe(1);
+      expect(withoutBcc.raw.equals(Buffer.from(`Subject: s${eol}${eol}${body}`, 'latin1'))).toBe(true);
+      const dated = ensureDate(withoutBcc.raw, NOW);
+      expect(dated.added).toBe(true);
+      expect(dated.raw.subarray(0, 6 + formatRfc5322Date(NOW).length + eol.length).toString('latin1')).toBe(
+        `Date: ${formatRfc5322Date(NOW)}${eol}`,
+      );
+      expect(ensureMessageId(dated.raw, () => '<new@x>').added).toBe(true);
+    }
   });
 });
 
