@@ -56,6 +56,12 @@ export interface ListPageQuery extends MailFilter {
    * mails all share a subject; a date range sorted by status).
    */
   walkLimit?: number | undefined;
+  /**
+   * SQLite, an unbounded walk with a search: each index entry's id is checked against the search's trigram
+   * candidates (collected once) before its row is read, so the rows between matches are never read. For a
+   * word of middling frequency (mail.service.ts, `searchWalkCandidates`).
+   */
+  searchIndexWalk?: boolean | undefined;
 }
 
 function escapeLike(text: string): string {
@@ -141,6 +147,20 @@ export async function listMailRows(
     return (await q.orderBy(column, direction).orderBy('id', direction).limit(fetch!).execute()) as MailRow[];
   };
   const page = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q => (take !== undefined ? (q.limit(take) as Q) : q);
+  // `+id`: the term must not drive (SQLite would read the candidates by id and sort them); it filters the
+  // walk's index entries, which hold the id, before any row is read.
+  const searchIndexTerm =
+    query.searchIndexWalk &&
+    engine === 'sqlite' &&
+    walkLimit === undefined &&
+    !query.fewRows &&
+    query.candidateIds === undefined &&
+    query.search !== undefined &&
+    Array.from(query.search).length >= 3
+      ? sql<boolean>`+id in (select rowid from mails_fts where mails_fts match ${trigramMatchQuery(query.search)})`
+      : undefined;
+  const throughSearchIndex = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q =>
+    searchIndexTerm ? (q.where(searchIndexTerm) as Q) : q;
   let rows: MailRow[];
   if (query.candidateIds !== undefined || query.fewRows) {
     // Few rows, read through their own index (ids, date range, the search's trigrams) and sorted: the sort
@@ -158,7 +178,9 @@ export async function listMailRows(
     rows = await page(q.orderBy(sortBy, direction).orderBy('id', direction)).execute();
   } else if (!anchor) {
     const walk = page(
-      applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort).orderBy(column, direction).orderBy('id', direction),
+      throughSearchIndex(applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort))
+        .orderBy(column, direction)
+        .orderBy('id', direction),
     );
     rows = walkLimit === undefined ? await walk.execute() : await filterWalk(walk);
   } else {
@@ -174,8 +196,9 @@ export async function listMailRows(
         .where('id', past, id)
         .orderBy('id', direction),
     );
+    // The rows sharing `value` are one short seek: only the walk beyond it goes through the search index.
     const beyond = page(
-      applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort)
+      throughSearchIndex(applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort))
         .where(column, past, value as never)
         .orderBy(column, direction)
         .orderBy('id', direction),
