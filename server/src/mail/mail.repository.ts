@@ -74,7 +74,8 @@ const likeSearch = (search: string) => sql<boolean>`search_text like ${`%${escap
  * Each filter either drives an index or stays a plain filter on rows read through another index.
  * `+column` (a no-op arithmetic) is how SQLite is told not to use an index for a term; PostgreSQL's planner
  * has statistics and mostly chooses well by itself, and the no-op does it no harm.
- * - Status: one status with the received-date order seeks `(status, received_at, id)`. With several statuses
+ * - Status: one status with the received-date order seeks `(status, received_at, id)`, and so do several
+ *   when a date range's few rows are read (`fewRows`). Otherwise, with several statuses
  *   or another sort, an index on status alone would make the engine fetch every matching row and sort them
  *   (200 ms for two statuses at 1M mails, 90 ms for one status sorted by subject); reading the sort's own
  *   index and filtering stops after one page instead.
@@ -92,7 +93,12 @@ function applyFilter<O>(query: SelectQueryBuilder<Database, 'mails', O>, filter:
     q = filter.candidateIds.length > 0 ? q.where('id', 'in', filter.candidateIds) : q.where(sql<boolean>`1 = 0`);
   }
   if (filter.statuses && filter.statuses.length > 0) {
-    const seekByStatus = !byId && (sort === undefined || ((sort === 'receivedDate' || fewRows) && filter.statuses.length === 1));
+    // Several statuses seek too when a date range's few rows are read (`fewRows`): `(status, received_at, id)`
+    // then holds exactly the rows to read, one range per status, instead of every status's rows in the range
+    // (35,000 read for 4,500 kept in `last 24 h status=0,4 sort=lastUpdate` at 1M mails).
+    const hasRange = filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
+    const seekByStatus =
+      !byId && (sort === undefined || ((sort === 'receivedDate' || fewRows) && filter.statuses.length === 1) || (fewRows && hasRange));
     q = seekByStatus ? q.where('status', 'in', filter.statuses) : q.where(sql<number>`+status`, 'in', filter.statuses);
   }
   if (filter.receivedFrom !== undefined || filter.receivedTo !== undefined) {

@@ -319,6 +319,12 @@ describe('paging through every plan', () => {
           key: (r) => r.receivedAt,
         },
         {
+          name: 'received range + status=0,4 sort=subject',
+          params: { receivedFrom: new Date(T0 + 10 * 60_000).toISOString(), status: '0,4', sort: 'subject' },
+          rows: () => seeded.filter((r) => r.receivedAt >= T0 + 10 * 60_000 && [0, 4].includes(r.status)),
+          key: (r) => r.subject,
+        },
+        {
           name: 'received range + status=3 + q=common sort=receivedDate',
           params: { receivedFrom: new Date(T0 + 5 * 60_000).toISOString(), status: '3', q: 'common' },
           rows: () => seeded.filter((r) => r.receivedAt >= T0 + 5 * 60_000 && r.status === 3 && r.common),
