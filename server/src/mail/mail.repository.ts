@@ -50,6 +50,12 @@ export interface ListPageQuery extends MailFilter {
    */
   fewRows?: boolean | undefined;
   /**
+   * The few rows are a date range's (counted at most `fewRows` with the statuses): the date index (with the
+   * statuses) drives, and the search's trigram candidates are not joined in. With them, SQLite read every
+   * candidate of a common word by id (`last 24 h q=shipped status=4 sort=subject`: 150 ms instead of 24).
+   */
+  fewRowsByDate?: boolean | undefined;
+  /**
    * Look at no more than this many rows of the sort's index, and filter those: a page found among them is
    * exact; otherwise `walkedOut` says so and the caller reads the matches through their own indexes
    * (`fewRows`). Bounds the walk when the matches may sit far along the sort order (a common word whose
@@ -174,7 +180,13 @@ export async function listMailRows(
     // `+column` keeps it out on SQLite; on PostgreSQL an expression no index holds does.
     const sortBy = fencedSortColumn(engine, query.sort);
     let q = applyFilter(db.selectFrom('mails').selectAll(), query, query.sort, true);
-    if (engine === 'sqlite' && query.search && query.candidateIds === undefined && Array.from(query.search).length >= 3) {
+    if (
+      engine === 'sqlite' &&
+      query.search &&
+      query.candidateIds === undefined &&
+      !query.fewRowsByDate &&
+      Array.from(query.search).length >= 3
+    ) {
       q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(query.search)})`);
     }
     if (anchor) {

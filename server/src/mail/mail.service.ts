@@ -191,7 +191,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       share !== undefined &&
       share * allTotal <= listTuning.searchWalkCandidates;
     const readPage = async () => {
-      const page = { ...filter, candidateIds, fewRows, searchIndexWalk, sort, order, limit: input.limit, cursor };
+      const page = { ...filter, candidateIds, fewRows, fewRowsByDate: fewRows, searchIndexWalk, sort, order, limit: input.limit, cursor };
       if (bounded && walkTooLong) return repo.listMailRows(db, store.engine, { ...page, fewRows: true });
       const walked = await repo.listMailRows(db, store.engine, { ...page, walkLimit: bounded ? listTuning.walkRows : undefined });
       return walked.walkedOut ? repo.listMailRows(db, store.engine, { ...page, fewRows: true }) : walked;
