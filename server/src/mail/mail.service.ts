@@ -173,17 +173,12 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     // walk would run out anyway, so the matches are read through their own index at once.
     let allTotal = 0;
     for (const count of counts.values()) allTotal += count;
-    const searchShare =
+    const share =
       found?.kind === 'estimated'
         ? found.rows / Math.max(1, allTotal)
         : found?.kind === 'many'
           ? found.newest.length / Math.max(1, found.newest[0]! - found.newest.at(-1)! + 1)
           : undefined;
-    // A date range counted exactly bounds the share too (its statuses included): `last 24 h status=0,4
-    // sort=lastUpdate` holds 5,006 of 1M, so a page would need ~10,000 rows of the walk, which ran out at 5,000
-    // before the range was read.
-    const rangeShare = rangeCount !== undefined && rangeCount <= listTuning.rangeCountCap ? rangeCount / Math.max(1, allTotal) : undefined;
-    const share = searchShare !== undefined && rangeShare !== undefined ? Math.min(searchShare, rangeShare) : (searchShare ?? rangeShare);
     const walkTooLong = share !== undefined && (input.limit ?? 50) / Math.max(share, 1e-9) > listTuning.walkRows;
     // A word of middling frequency (SQLite): the unbounded walk (received order) checks index entries against
     // its trigram candidates before reading rows. A common word fills a page within a few hundred rows and
@@ -193,8 +188,8 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       found?.kind === 'many' &&
       !bounded &&
       !fewRows &&
-      searchShare !== undefined &&
-      searchShare * allTotal <= listTuning.searchWalkCandidates;
+      share !== undefined &&
+      share * allTotal <= listTuning.searchWalkCandidates;
     const readPage = async () => {
       const page = { ...filter, candidateIds, fewRows, fewRowsByDate: fewRows, searchIndexWalk, sort, order, limit: input.limit, cursor };
       if (bounded && walkTooLong) return repo.listMailRows(db, store.engine, { ...page, fewRows: true });
