@@ -3,51 +3,26 @@
  * submissions carry no attachments (docs/api.md), so the mail arrives over SMTP through the real listener.
  */
 import type { MailDetailResponse } from '@outbox/contract';
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSmtpListener, type SmtpListener } from '../../src/intake/smtp-listener.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { startSmtpIntake, type SmtpIntake } from '../support/smtp-intake.js';
 
 let context: TestContext;
-let listener: SmtpListener;
+let smtp: SmtpIntake;
 let apiKey: string;
 let token: string;
 
 beforeAll(async () => {
   context = await createTestContext();
   token = await loginAs(context);
-  apiKey = await context.services.auth.createApiKey('attachments');
-  listener = await startSmtpListener({
-    port: 0,
-    closeTimeoutMs: 1000,
-    now: () => context.clock.now(),
-    authenticate: (key) => context.services.auth.findApiKeyPrincipal(key),
-    accept: async (submission) => ({ id: (await context.services.submissions.submitRaw(submission.principal, submission)).id }),
-  });
+  smtp = await startSmtpIntake(context, 'attachments');
+  apiKey = smtp.apiKey;
 });
 
 afterAll(async () => {
-  await listener?.close();
+  await smtp?.close();
   await context?.close();
 });
-
-async function sendOverSmtp(mail: nodemailer.SendMailOptions): Promise<number> {
-  const transport = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: listener.port,
-    secure: false,
-    ignoreTLS: true,
-    auth: { user: 'app', pass: apiKey },
-  });
-  try {
-    const info = await transport.sendMail(mail);
-    const id = /queued as (\d+)/.exec(info.response)?.[1];
-    if (!id) throw new Error(`no id in ${info.response}`);
-    return Number(id);
-  } finally {
-    transport.close();
-  }
-}
 
 async function detailOf(id: number) {
   const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
@@ -58,7 +33,7 @@ async function detailOf(id: number) {
 describe('GET /api/v1/mail/{id}: attachments', () => {
   it('lists each attachment with its file name, content type and decoded size, inline parts marked inline', async () => {
     const pdf = Buffer.alloc(10_000, 7); // base64 in the message (13,5xx bytes); the detail says 10,000
-    const id = await sendOverSmtp({
+    const id = await smtp.send({
       from: 'Shop <shop@example.com>',
       to: 'ann@example.com',
       subject: 'Your invoice',
@@ -85,7 +60,7 @@ describe('GET /api/v1/mail/{id}: attachments', () => {
   });
 
   it('a message without attachments lists none, and a JSON submission too', async () => {
-    const id = await sendOverSmtp({ from: 'shop@example.com', to: 'ann@example.com', subject: 'Plain', text: 'No files.' });
+    const id = await smtp.send({ from: 'shop@example.com', to: 'ann@example.com', subject: 'Plain', text: 'No files.' });
     expect((await detailOf(id)).attachments).toEqual([]);
     const submitted = await context.app.inject({
       method: 'POST',

@@ -7,51 +7,26 @@
  */
 import type { MailDetailResponse } from '@outbox/contract';
 import { simpleParser } from 'mailparser';
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSmtpListener, type SmtpListener } from '../../src/intake/smtp-listener.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { startSmtpIntake, type SmtpIntake } from '../support/smtp-intake.js';
 
 let context: TestContext;
-let listener: SmtpListener;
+let smtp: SmtpIntake;
 let apiKey: string;
 let token: string;
 
 beforeAll(async () => {
   context = await createTestContext();
   token = await loginAs(context);
-  apiKey = await context.services.auth.createApiKey('bodies');
-  listener = await startSmtpListener({
-    port: 0,
-    closeTimeoutMs: 1000,
-    now: () => context.clock.now(),
-    authenticate: (key) => context.services.auth.findApiKeyPrincipal(key),
-    accept: async (submission) => ({ id: (await context.services.submissions.submitRaw(submission.principal, submission)).id }),
-  });
+  smtp = await startSmtpIntake(context, 'bodies');
+  apiKey = smtp.apiKey;
 });
 
 afterAll(async () => {
-  await listener?.close();
+  await smtp?.close();
   await context?.close();
 });
-
-async function sendOverSmtp(mail: nodemailer.SendMailOptions | { envelope: { from: string; to: string[] }; raw: string }): Promise<number> {
-  const transport = nodemailer.createTransport({
-    host: '127.0.0.1',
-    port: listener.port,
-    secure: false,
-    ignoreTLS: true,
-    auth: { user: 'app', pass: apiKey },
-  });
-  try {
-    const info = await transport.sendMail(mail);
-    const id = /queued as (\d+)/.exec(info.response)?.[1];
-    if (!id) throw new Error(`no id in ${info.response}`);
-    return Number(id);
-  } finally {
-    transport.close();
-  }
-}
 
 async function detailOf(id: number) {
   const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
@@ -95,7 +70,7 @@ async function assertSameAsBefore(id: number) {
 
 describe('GET /api/v1/mail/{id}: the bodies of an SMTP mail', () => {
   it('a multipart mail with an encoded subject, a text part, an HTML part and an attachment', async () => {
-    const id = await sendOverSmtp({
+    const id = await smtp.send({
       from: '"Zoë Shop" <shop@example.com>',
       to: '"Ann Ärger" <ann@example.com>',
       cc: 'Team: bob@example.com, carol@example.com;',
@@ -122,7 +97,7 @@ describe('GET /api/v1/mail/{id}: the bodies of an SMTP mail', () => {
   });
 
   it('a plain-text mail', async () => {
-    const id = await sendOverSmtp({ from: 'shop@example.com', to: 'ann@example.com', subject: 'Plain', text: 'No files.\r\nTwo lines.' });
+    const id = await smtp.send({ from: 'shop@example.com', to: 'ann@example.com', subject: 'Plain', text: 'No files.\r\nTwo lines.' });
     const mail = await assertSameAsBefore(id);
     expect(mail.text).toBe('No files.\nTwo lines.\n');
     expect(mail.html).toBeNull();
@@ -130,7 +105,7 @@ describe('GET /api/v1/mail/{id}: the bodies of an SMTP mail', () => {
   });
 
   it('an HTML-only mail gets its text from the HTML, as intake made it before', async () => {
-    const id = await sendOverSmtp({
+    const id = await smtp.send({
       from: 'shop@example.com',
       to: 'ann@example.com',
       subject: 'Html',
@@ -142,12 +117,12 @@ describe('GET /api/v1/mail/{id}: the bodies of an SMTP mail', () => {
   });
 
   it('a mail without a body, and a raw one with a quoted-printable latin-1 body', async () => {
-    const empty = await sendOverSmtp({
+    const empty = await smtp.send({
       envelope: { from: 'shop@example.com', to: ['ann@example.com'] },
       raw: 'From: shop@example.com\r\nTo: ann@example.com\r\nSubject: Empty\r\n\r\n',
     });
     expect((await assertSameAsBefore(empty)).text).toBeNull();
-    const latin = await sendOverSmtp({
+    const latin = await smtp.send({
       envelope: { from: 'shop@example.com', to: ['ann@example.com'] },
       raw: [
         'From: =?iso-8859-1?q?J=FCrgen?= <j@example.com>',
