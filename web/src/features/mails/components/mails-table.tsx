@@ -129,13 +129,18 @@ export function MailsTable({
   // The rows get handlers that never change identity (they call the latest closures through a ref), so a
   // memoized row re-renders only when its own mail, selection, focus or the column layout changes: a click
   // that selects one row and opens its detail re-renders two rows, not fifty.
-  const latest = useRef({ handleRowClick, handleRowKeyDown, setActiveId: (id: string) => setActiveId(id) });
-  latest.current = { handleRowClick, handleRowKeyDown, setActiveId: (id: string) => setActiveId(id) };
+  // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
+  const [activeId, setActiveId] = useState<string | null>(null);
+  // The rows get handlers that never change identity (they call the latest closures through a ref), so a
+  // memoized row re-renders only when its own mail, selection, focus or the column layout changes: a click
+  // that selects one row and opens its detail re-renders two rows, not fifty.
+  const latest = useRef({ handleRowClick, handleRowKeyDown });
+  latest.current = { handleRowClick, handleRowKeyDown };
   const rowHandlers = useMemo<RowHandlers>(
     () => ({
       onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
       onKeyDown: (event, rowId) => latest.current.handleRowKeyDown(event, rowId),
-      onFocus: (rowId) => latest.current.setActiveId(rowId),
+      onFocus: setActiveId,
     }),
     [],
   );
@@ -144,8 +149,6 @@ export function MailsTable({
   const columnKey = headers.map((header) => header.column.id).join(',');
 
   const rows = table.getRowModel().rows;
-  // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
-  const [activeId, setActiveId] = useState<string | null>(null);
   const tabStopId = rows.some((row) => row.id === activeId) ? activeId : (rows[0]?.id ?? null);
 
   return (
