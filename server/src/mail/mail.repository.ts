@@ -169,7 +169,7 @@ export async function listMailRows(
     query.candidateIds === undefined &&
     query.search !== undefined &&
     Array.from(query.search).length >= 3
-      ? sql<boolean>`+id in (select rowid from mails_fts where mails_fts match ${trigramMatchQuery(query.search)})`
+      ? sql<boolean>`+id in ${trigramCandidateIds(query.search)}`
       : undefined;
   const throughSearchIndex = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q =>
     searchIndexTerm ? (q.where(searchIndexTerm) as Q) : q;
@@ -187,7 +187,7 @@ export async function listMailRows(
       !query.fewRowsByDate &&
       Array.from(query.search).length >= 3
     ) {
-      q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(query.search)})`);
+      q = q.where('id', 'in', trigramCandidateIds(query.search));
     }
     if (anchor) {
       const past = sql.raw(readDescending ? '<' : '>');
@@ -277,6 +277,11 @@ export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: nu
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** SQLite: the ids of the rows the FTS5 trigram index holds for `search` (3+ characters), as a subquery. */
+function trigramCandidateIds(search: string) {
+  return sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(search)})`;
 }
 
 /**
