@@ -57,6 +57,8 @@ export type MailAttachment = Static<typeof MailAttachment>;
 export const MAIL_SORTS = ['receivedDate', 'lastUpdate', 'providerSentDate', 'subject', 'status', 'from', 'to'] as const;
 export type MailSort = (typeof MAIL_SORTS)[number];
 export const MAX_LIST_LIMIT = 500;
+/** Trigram indexes index 3-character pieces: a shorter `q` cannot use them, and reads rows instead. */
+export const MIN_INDEXED_SEARCH = 3;
 
 export const MailListQuery = Type.Object(
   {

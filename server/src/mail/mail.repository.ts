@@ -6,7 +6,7 @@
  * notes) is one piece, and the insert of new mails belongs beside the reads of what it inserted.
  */
 import { CompiledQuery, sql, type AliasedSelectQueryBuilder, type SelectQueryBuilder } from 'kysely';
-import type { MailSort } from '@outbox/contract';
+import { MIN_INDEXED_SEARCH, type MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
 import type { Cursor, SortValue } from './cursor.js';
@@ -168,7 +168,7 @@ export async function listMailRows(
     !query.fewRows &&
     query.candidateIds === undefined &&
     query.search !== undefined &&
-    Array.from(query.search).length >= 3
+    Array.from(query.search).length >= MIN_INDEXED_SEARCH
       ? sql<boolean>`+id in ${trigramCandidateIds(query.search)}`
       : undefined;
   const throughSearchIndex = <Q extends SelectQueryBuilder<Database, 'mails', MailRow>>(q: Q): Q =>
@@ -185,7 +185,7 @@ export async function listMailRows(
       query.search &&
       query.candidateIds === undefined &&
       !query.fewRowsByDate &&
-      Array.from(query.search).length >= 3
+      Array.from(query.search).length >= MIN_INDEXED_SEARCH
     ) {
       q = q.where('id', 'in', trigramCandidateIds(query.search));
     }

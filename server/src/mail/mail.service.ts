@@ -3,7 +3,7 @@
  * operator's actions (dequeue, requeue, delete, purge), which are mail-actions.ts.
  * Rows never leave this module: callers get the contract's `Mail`.
  */
-import { MailStatus, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
+import { MailStatus, MIN_INDEXED_SEARCH, STATUSES, type Mail, type MailDetail, type MailListMeta, type MailSort } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
@@ -21,8 +21,6 @@ export { statusName, toMail } from './mail-mapping.js';
  * `totalIsEstimate`): counting it means reading rows, and at 1M mails a cap of 10,000 cost ~55 ms.
  */
 export const SEARCH_COUNT_CAP = 1_000;
-/** Trigram indexes index 3-character pieces: a shorter search cannot use them. */
-export const MIN_INDEXED_SEARCH = 3;
 /**
  * Where the list changes plan. Tests lower them to walk every plan on a few dozen mails; nothing else
  * should change them.

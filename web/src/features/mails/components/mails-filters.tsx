@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
+import { MIN_INDEXED_SEARCH } from '@outbox/contract';
 import { STATUSES } from '@outbox/contract/status';
 import type { MailFilters } from './mail-view';
 
@@ -14,8 +15,6 @@ export const SEARCH_DEBOUNCE_MS = 150;
  * two calls.
  */
 export const SEARCH_SEND_AT_ONCE_AFTER_MS = 500;
-/** Trigram indexes answer searches of 3+ characters; shorter ones read rows, so they never skip the pause. */
-const MIN_INDEXED_SEARCH = 3;
 
 const numberFormat = new Intl.NumberFormat('en-US');
 export const formatCount = (value: number) => numberFormat.format(value);
@@ -103,7 +102,7 @@ export function MailsFilters({ filters, counts, onChange, searchRef }: MailsFilt
             setText(next);
             // Leading edge: the first key after a pause (one more letter narrowing a search) is sent at
             // once, so the rows follow it without waiting out the debounce. Keys typed in a burst after it
-            // still wait for the debounce.
+            // still wait for the debounce. A search too short for the trigram index always waits.
             if (afterPause && next.trim().length >= MIN_INDEXED_SEARCH && next !== sentRef.current) {
               sentRef.current = next;
               onChange({ q: next });
