@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { buildMail, buildMailList } from '../test/factories';
 import { TOKEN, handleLogin, handleLogout, logIn, renderApp } from '../test/app-harness';
 import { server } from '../test/server';
+import { FIRST_PAGE_WAIT_MS } from '../features/mails/api/list-mails';
 
 function handleList(body = buildMailList([buildMail({ id: 7, subject: 'Hello there' })])) {
   const requests: Request[] = [];
@@ -47,6 +48,50 @@ describe('login view', () => {
     const list = lists[0]!;
     expect(list.headers.get('authorization')).toBe('Token tok-123');
     expect(list.headers.get('content-type')).toBe('application/json');
+  });
+
+  it('builds the list view once, with its first page: no empty "Loading…" table in between', async () => {
+    handleLogin();
+    let asked = false;
+    let answer: () => void = () => {};
+    server.use(
+      http.get('/api/v1/mail/list', async () => {
+        asked = true;
+        await new Promise<void>((resolve) => (answer = resolve));
+        return HttpResponse.json(buildMailList([buildMail({ id: 7, subject: 'Hello there' })]));
+      }),
+    );
+    const { user } = renderApp();
+
+    await logIn(user, 'admin', 'secret');
+    // The login answered and its first page was asked for, not answered: the login view stays, its button busy.
+    await waitFor(() => expect(asked).toBe(true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(screen.getByRole('button', { name: 'Login' })).toHaveAttribute('aria-busy', 'true');
+    expect(screen.queryByRole('grid')).not.toBeInTheDocument();
+
+    answer();
+    expect(await screen.findByText('Hello there')).toBeInTheDocument();
+    expect(screen.queryByText('Loading…')).not.toBeInTheDocument();
+  });
+
+  it(`shows the list view after ${FIRST_PAGE_WAIT_MS} ms when the first page is slower, and fills it when it comes`, async () => {
+    handleLogin();
+    let answer: () => void = () => {};
+    server.use(
+      http.get('/api/v1/mail/list', async () => {
+        await new Promise<void>((resolve) => (answer = resolve));
+        return HttpResponse.json(buildMailList([buildMail({ id: 7, subject: 'Hello there' })]));
+      }),
+    );
+    const { user } = renderApp();
+
+    await logIn(user, 'admin', 'secret');
+    expect(await screen.findByRole('heading', { name: 'MAILS LIST' }, { timeout: 2000 })).toBeInTheDocument();
+    expect(screen.getByText('Loading…')).toBeInTheDocument();
+
+    answer();
+    expect(await screen.findByText('Hello there')).toBeInTheDocument();
   });
 
   it('submits on Enter', async () => {

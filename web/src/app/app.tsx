@@ -19,14 +19,15 @@ export function App() {
 
   useEffect(() => subscribeUnauthorized(expire), [expire]);
 
-  // The first page is asked for with the login's answer, not after the list view has been built (~50 ms
-  // of rendering on a busy machine): login → rows is the first thing an operator waits for.
+  // login → rows is the first thing an operator waits for. The first page is asked for with the login's
+  // answer, and the session starts once it is in (at most FIRST_PAGE_WAIT_MS later; the Login button stays
+  // busy meanwhile): the list view is built once, with its rows, not empty and then again with them.
   // Each login gets a fresh login view for the next time it shows: a session ended at once (a 401 on that
   // first page can land in the same render as the login) still finds the fields empty.
   const [logins, setLogins] = useState(0);
   const onLoggedIn = useCallback(
-    (result: LoginResult) => {
-      if (result.token !== '') prefetchMailList(queryClient, result.token, initialListParams());
+    async (result: LoginResult) => {
+      await prefetchMailList(queryClient, result.token, initialListParams());
       setLogins((count) => count + 1);
       start(result);
     },

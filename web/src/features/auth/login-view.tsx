@@ -3,7 +3,8 @@ import { Button } from '../../components/ui/button';
 import { useLogin, type LoginResult } from './api/login';
 
 interface LoginViewProps {
-  onLoggedIn: (result: LoginResult) => void;
+  /** May return a promise: the Login button stays busy until it settles. */
+  onLoggedIn: (result: LoginResult) => void | Promise<void>;
 }
 
 /** docs/console.md §2 login view. No client-side validation: empty values are sent as they are (docs/console.md §5). */

@@ -19,7 +19,7 @@ export async function login(credentials: LoginRequest): Promise<LoginResult> {
 
 export const LOGIN_FAILED_MESSAGE = 'Invalid username or password';
 
-export function useLogin(onLoggedIn: (result: LoginResult) => void) {
+export function useLogin(onLoggedIn: (result: LoginResult) => void | Promise<void>) {
   return useMutation({
     mutationFn: login,
     onSuccess: onLoggedIn,

@@ -1,16 +1,8 @@
 import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
 import type { Mail } from '@outbox/contract';
-import {
-  flexRender,
-  getCoreRowModel,
-  useReactTable,
-  type Row,
-  type RowSelectionState,
-  type SortingState,
-  type Updater,
-} from '@tanstack/react-table';
+import { getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
-import { cellTitle, createMailColumns, type RowActions } from './mails-columns';
+import { MAIL_COLUMNS, MailCell, cellTitle, type RowActions } from './mails-columns';
 import { HeaderCell } from './mails-table-header';
 import { HEADER_HEIGHT, ROW_HEIGHT } from './table-layout';
 import { gridTemplateOf, useTableLayout } from './use-table-layout';
@@ -47,12 +39,11 @@ export function MailsTable({
 }: MailsTableProps) {
   const layout = useTableLayout();
 
-  const columns = useMemo(() => createMailColumns(actions), [actions]);
   const sorting: SortingState = useMemo(() => [{ id: sort, desc: order === 'desc' }], [sort, order]);
 
   const table = useReactTable({
     data: mails,
-    columns,
+    columns: MAIL_COLUMNS,
     getRowId: (mail) => String(mail.id),
     getCoreRowModel: getCoreRowModel(),
     manualPagination: true,
@@ -69,7 +60,14 @@ export function MailsTable({
   const isResizing = Boolean(table.getState().columnSizingInfo.isResizingColumn);
   const gridTemplateColumns = gridTemplateOf(headers.map((header) => ({ id: header.column.id, size: header.getSize() })));
   const minWidth = headers.reduce((sum, header) => sum + header.getSize(), 0);
-  const rowStyle: CSSProperties = { gridTemplateColumns };
+  // The grid's template and the row heights are custom properties of the table, read by every row in the
+  // stylesheet: a column resize changes one property, and no row carries a style of its own.
+  const tableStyle = {
+    minWidth,
+    '--mail-columns': gridTemplateColumns,
+    '--row-height': `${ROW_HEIGHT}px`,
+    '--header-height': `${HEADER_HEIGHT}px`,
+  } as CSSProperties;
 
   function toggleRow(rowId: string) {
     onRowSelectionChange((current) => {
@@ -126,37 +124,36 @@ export function MailsTable({
     }
   }
 
-  // The rows get handlers that never change identity (they call the latest closures through a ref), so a
-  // memoized row re-renders only when its own mail, selection, focus or the column layout changes: a click
-  // that selects one row and opens its detail re-renders two rows, not fifty.
   // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
   const [activeId, setActiveId] = useState<string | null>(null);
   // The rows get handlers that never change identity (they call the latest closures through a ref), so a
-  // memoized row re-renders only when its own mail, selection, focus or the column layout changes: a click
-  // that selects one row and opens its detail re-renders two rows, not fifty.
-  const latest = useRef({ handleRowClick, handleRowKeyDown });
-  latest.current = { handleRowClick, handleRowKeyDown };
+  // memoized row re-renders only when its own mail, selection, pending action, focus or the column order changes:
+  // a click that selects one row and opens its detail re-renders two rows, not fifty; a column resize, none.
+  const latest = useRef({ handleRowClick, handleRowKeyDown, toggleRow, actions });
+  latest.current = { handleRowClick, handleRowKeyDown, toggleRow, actions };
   const rowHandlers = useMemo<RowHandlers>(
     () => ({
       onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
       onKeyDown: (event, rowId) => latest.current.handleRowKeyDown(event, rowId),
       onFocus: setActiveId,
+      onToggleSelected: (rowId) => latest.current.toggleRow(rowId),
+      onDequeue: (id) => latest.current.actions.onDequeue(id),
+      onDelete: (id) => latest.current.actions.onDelete(id),
     }),
     [],
   );
-  // What the cells depend on besides their row: the columns (new ones when a row action starts or ends),
-  // their order, their sizes (gridTemplateColumns).
+  // The cells of every row, in the columns' order (a new array only when the order changes).
   const columnKey = headers.map((header) => header.column.id).join(',');
+  const columnIds = useMemo(() => columnKey.split(','), [columnKey]);
 
-  const rows = table.getRowModel().rows;
-  const tabStopId = rows.some((row) => row.id === activeId) ? activeId : (rows[0]?.id ?? null);
+  const tabStopId = mails.some((mail) => String(mail.id) === activeId) ? activeId : mails[0] ? String(mails[0].id) : null;
 
   return (
     <div className="table-scroll">
       <div className={`progress${isFetching ? ' is-active' : ''}`} aria-hidden="true" />
-      <table id="mails-grid" role="grid" className="mails-table" aria-label="Mails" aria-busy={isFetching} style={{ minWidth }}>
+      <table id="mails-grid" role="grid" className="mails-table" aria-label="Mails" aria-busy={isFetching} style={tableStyle}>
         <thead>
-          <tr style={{ ...rowStyle, height: HEADER_HEIGHT }}>
+          <tr>
             {headers.map((header) => (
               <HeaderCell
                 key={header.id}
@@ -171,25 +168,27 @@ export function MailsTable({
           </tr>
         </thead>
         <tbody>
-          {rows.length === 0 ? (
-            <tr className="empty-row" style={{ height: ROW_HEIGHT }}>
+          {mails.length === 0 ? (
+            <tr className="empty-row">
               <td colSpan={headers.length}>{isLoading ? 'Loading…' : 'No data to display'}</td>
             </tr>
           ) : (
-            rows.map((row) => (
-              <MailRow
-                key={row.id}
-                row={row}
-                mail={row.original}
-                selected={row.getIsSelected()}
-                isOpen={openId === row.original.id}
-                isTabStop={row.id === tabStopId}
-                gridTemplateColumns={gridTemplateColumns}
-                columns={columns}
-                columnOrder={columnKey}
-                handlers={rowHandlers}
-              />
-            ))
+            mails.map((mail) => {
+              const rowId = String(mail.id);
+              return (
+                <MailRow
+                  key={rowId}
+                  rowId={rowId}
+                  mail={mail}
+                  selected={rowSelection[rowId] === true}
+                  pending={actions.pendingIds.has(mail.id)}
+                  isOpen={openId === mail.id}
+                  isTabStop={rowId === tabStopId}
+                  columnIds={columnIds}
+                  handlers={rowHandlers}
+                />
+              );
+            })
           )}
         </tbody>
       </table>
@@ -201,37 +200,47 @@ interface RowHandlers {
   onClick: (event: MouseEvent<HTMLTableRowElement>, rowId: string) => void;
   onKeyDown: (event: KeyboardEvent<HTMLTableRowElement>, rowId: string) => void;
   onFocus: (rowId: string) => void;
+  onToggleSelected: (rowId: string) => void;
+  onDequeue: (id: number) => void;
+  onDelete: (id: number) => void;
 }
 
 interface MailRowProps {
-  row: Row<Mail>;
+  /** The mail's id as TanStack Table's row id (the key of the selection state). */
+  rowId: string;
   /** The row's mail: a changed mail (a live update) is a new object, so the row renders again. */
   mail: Mail;
   selected: boolean;
+  pending: boolean;
   isOpen: boolean;
   isTabStop: boolean;
-  gridTemplateColumns: string;
-  /** The cells are read from `row`; these tell memo when they change: the column definitions and their order. */
-  columns: unknown;
-  columnOrder: string;
+  /** The columns shown, in order. */
+  columnIds: readonly string[];
   handlers: RowHandlers;
 }
 
-const MailRow = memo(function MailRow({ row, mail, selected, isOpen, isTabStop, gridTemplateColumns, handlers }: MailRowProps) {
+const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, isTabStop, columnIds, handlers }: MailRowProps) {
   return (
     <tr
       className={[selected ? 'is-selected' : '', isOpen ? 'is-open' : ''].filter(Boolean).join(' ') || undefined}
       data-mail-id={mail.id}
       aria-selected={selected}
       tabIndex={isTabStop ? 0 : -1}
-      onFocus={() => handlers.onFocus(row.id)}
-      style={{ gridTemplateColumns, height: ROW_HEIGHT }}
-      onClick={(event) => handlers.onClick(event, row.id)}
-      onKeyDown={(event) => handlers.onKeyDown(event, row.id)}
+      onFocus={() => handlers.onFocus(rowId)}
+      onClick={(event) => handlers.onClick(event, rowId)}
+      onKeyDown={(event) => handlers.onKeyDown(event, rowId)}
     >
-      {row.getVisibleCells().map((cell) => (
-        <td key={cell.id} role="gridcell" className={`td td--${cell.column.id}`} title={cellTitle(mail, cell.column.id)}>
-          {flexRender(cell.column.columnDef.cell, cell.getContext())}
+      {columnIds.map((columnId) => (
+        <td key={columnId} role="gridcell" className={`td td--${columnId}`} title={cellTitle(mail, columnId)}>
+          <MailCell
+            columnId={columnId}
+            mail={mail}
+            selected={selected}
+            pending={pending}
+            onToggleSelected={() => handlers.onToggleSelected(rowId)}
+            onDequeue={handlers.onDequeue}
+            onDelete={handlers.onDelete}
+          />
         </td>
       ))}
     </tr>

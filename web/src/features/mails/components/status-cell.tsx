@@ -1,5 +1,4 @@
 import { STATUSES } from '@outbox/contract/status';
-import { STATUS_ICON_SIZE } from './table-layout';
 
 interface StatusCellProps {
   status: number;
@@ -25,12 +24,8 @@ export function StatusCell({ status, rejectedRecipients = 0, recipientCount = 0 
         className="status__icon"
         data-testid="status-icon"
         aria-hidden="true"
-        style={{
-          width: STATUS_ICON_SIZE,
-          height: STATUS_ICON_SIZE,
-          borderRadius: '50%',
-          backgroundColor: info?.hex ?? '#8A8F98',
-        }}
+        // Size and shape are the stylesheet's (.status__icon): fifty rows set one property each, not four.
+        style={{ backgroundColor: info?.hex ?? '#8A8F98' }}
       />
       <span className="status__text">
         <span className="status__name truncate">{name}</span>

@@ -3,7 +3,6 @@ export const ROW_HEIGHT = 60;
 export const HEADER_HEIGHT = 50;
 export const FOOTER_HEIGHT = 50;
 export const ACTION_COLUMN_WIDTH = 70;
-export const STATUS_ICON_SIZE = 30;
 
 export const ACTION_COLUMN_ID = 'actions';
 
