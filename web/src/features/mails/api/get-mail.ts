@@ -1,4 +1,4 @@
-import { queryOptions, useQuery } from '@tanstack/react-query';
+import { queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
 import type { MailDetail } from '@outbox/contract';
 import { apiJson, apiRequest, isRecord } from '../../../lib/api-client';
 import { mailKeys } from './list-mails';
@@ -20,6 +20,15 @@ export function mailDetailQueryOptions(token: string, id: number) {
     queryFn: ({ signal }) => getMail(token, id, signal),
     enabled: token !== '',
   });
+}
+
+/**
+ * Starts loading a mail's detail before its drawer is built: from the row's press (the release that opens it
+ * follows 50–100 ms later) or from the open itself, so the request runs while React renders the drawer. The
+ * drawer's own query finds it under the same key; a fresh one in the cache is not asked again.
+ */
+export function prefetchMailDetail(queryClient: QueryClient, token: string, id: number): void {
+  void queryClient.prefetchQuery(mailDetailQueryOptions(token, id));
 }
 
 export function useMailDetail(token: string, id: number) {

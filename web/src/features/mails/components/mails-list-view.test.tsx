@@ -1,7 +1,7 @@
 /* One file (over 250 lines) for the list view's component tests: they share the MSW list handler and row helpers below. */
-import type { Mail, MailListResponse } from '@outbox/contract';
+import type { Mail, MailDetail, MailListResponse } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
@@ -210,6 +210,42 @@ describe('mails table', () => {
     await user.keyboard(' ');
     expect(rowOf('two')).toHaveAttribute('aria-selected', 'true');
     expect(screen.getByText('selected: 2')).toBeInTheDocument();
+  });
+});
+
+describe('detail drawer loading', () => {
+  it("starts loading a mail's detail when its row is pressed; the click then opens it without asking again", async () => {
+    const details: string[] = [];
+    server.use(
+      http.get('/api/v1/mail/:id', ({ params }) => {
+        details.push(String(params.id));
+        const detail: MailDetail = {
+          ...buildMail({ id: Number(params.id), subject: 'pressed' }),
+          ...{ messageId: '<21@outbox.test>', cc: [], bcc: [], envelopeFrom: 'a@example.com', envelopeTo: [], attempts: 0 },
+          ...{ nextAttemptAt: null, providerReply: null, leaseOwner: null, leaseExpiresAt: null, sizeBytes: 10 },
+          ...{ headers: [], text: 'Hello', html: null, events: [], recipients: [], attachments: [] },
+        };
+        return HttpResponse.json({ data: [detail] });
+      }),
+    );
+    handleList(() => buildMailList([buildMail({ id: 21, subject: 'pressed' }), buildMail({ id: 22, status: 0, subject: 'other' })]));
+    const { user, queryClient } = renderView();
+    // As in the console (lib/query-client.ts): an answer is fresh for 5 s (the test client's default is 0).
+    queryClient.setQueryDefaults(['mails', 'detail'], { staleTime: 5_000 });
+    const row = rowOf(await screen.findByText('pressed').then((el) => el.textContent ?? ''));
+
+    fireEvent.pointerDown(row, { button: 0 });
+    await waitFor(() => expect(details).toEqual(['21']));
+    expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
+
+    await user.click(within(row).getByText('pressed'));
+    expect(await screen.findByRole('dialog', { name: 'Mail #21' })).toBeInTheDocument();
+    expect(details).toEqual(['21']);
+
+    // A press on a row's button is an action, not an open: nothing is loaded for it.
+    fireEvent.pointerDown(screen.getByRole('button', { name: 'Dequeue mail #22' }), { button: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(details).toEqual(['21']);
   });
 });
 

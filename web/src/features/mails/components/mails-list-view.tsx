@@ -2,9 +2,10 @@ import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } fro
 import { useMutationState, useQueryClient } from '@tanstack/react-query';
 import { Button } from '../../../components/ui/button';
 import { useDeleteMail } from '../api/delete-mail';
+import { prefetchMailDetail } from '../api/get-mail';
 import { useDequeueMail } from '../api/dequeue-mail';
 import { useRequeueMail } from '../api/requeue-mail';
-import { PAGE_SIZE, mailKeys, useMailList, type ListSort } from '../api/list-mails';
+import { PAGE_SIZE, mailKeys, prefetchMailList, useMailList, type ListSort, type MailListParams } from '../api/list-mails';
 import type { RowActions } from './mails-columns';
 import { MailsFilters } from './mails-filters';
 import { MailsFooter } from './mails-footer';
@@ -45,7 +46,10 @@ function refocusAfterAction(id: number): () => void {
 
 /** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
 export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection }: MailsListViewProps) {
-  const view = useMailView();
+  const queryClient = useQueryClient();
+  const view = useMailView(
+    useCallback((params: MailListParams) => void prefetchMailList(queryClient, token, params), [queryClient, token]),
+  );
   const { state, dispatch } = view;
   const list = useMailList(token, view.params);
   const live = useLiveUpdates(
@@ -81,7 +85,6 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
   const canLast = ready && !totalIsEstimate && lastRow < total;
   const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsEstimate);
-  const queryClient = useQueryClient();
   const { clear: clearSelection } = selection;
   const onBulkActed = useCallback(() => {
     clearSelection();
@@ -143,6 +146,15 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
     if (closed !== null) window.requestAnimationFrame(() => document.querySelector<HTMLElement>(`tr[data-mail-id="${closed}"]`)?.focus());
   }, [openId]);
 
+  const prefetchDetail = useCallback((id: number) => prefetchMailDetail(queryClient, token, id), [queryClient, token]);
+  const openMail = useCallback(
+    (id: number) => {
+      prefetchDetail(id);
+      setOpenId(id);
+    },
+    [prefetchDetail],
+  );
+
   const { sortBy } = view;
   const handleSort = useCallback((sort: ListSort) => sortBy(sort), [sortBy]);
 
@@ -185,7 +197,8 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           onRowSelectionChange={onRowSelectionChange}
           isLoading={list.isPending && list.fetchStatus === 'fetching'}
           isFetching={list.isFetching}
-          onOpen={setOpenId}
+          onOpen={openMail}
+          onPress={prefetchDetail}
           openId={openId}
         />
         <MailsFooter

@@ -1,4 +1,4 @@
-import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent, type MouseEvent } from 'react';
+import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent, type MouseEvent, type PointerEvent } from 'react';
 import type { Mail } from '@outbox/contract';
 import { getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
@@ -20,6 +20,8 @@ interface MailsTableProps {
   isFetching: boolean;
   /** Opens the detail drawer of a mail (row click, Enter on a row). */
   onOpen: (id: number) => void;
+  /** A row was pressed (the click that opens it may follow): its detail can start loading. */
+  onPress?: (id: number) => void;
   /** The mail whose detail is open, marked on its row. */
   openId: number | null;
 }
@@ -35,6 +37,7 @@ export function MailsTable({
   isLoading,
   isFetching,
   onOpen,
+  onPress,
   openId,
 }: MailsTableProps) {
   const layout = useTableLayout();
@@ -78,9 +81,15 @@ export function MailsTable({
     });
   }
 
+  /** A click on the row's button or checkbox acts on the mail or the selection, and opens nothing. */
+  const isOnControl = (event: { target: EventTarget }) => (event.target as HTMLElement).closest('button, a, input') !== null;
+
+  function handleRowPointerDown(event: PointerEvent<HTMLTableRowElement>, rowId: string) {
+    if (event.button === 0 && !isOnControl(event)) onPress?.(Number(rowId));
+  }
+
   function handleRowClick(event: MouseEvent<HTMLTableRowElement>, rowId: string) {
-    // A click on the row's button acts on the mail, not on the selection.
-    if ((event.target as HTMLElement).closest('button, a, input')) return;
+    if (isOnControl(event)) return;
     toggleRow(rowId);
     onOpen(Number(rowId));
   }
@@ -129,11 +138,12 @@ export function MailsTable({
   // The rows get handlers that never change identity (they call the latest closures through a ref), so a
   // memoized row re-renders only when its own mail, selection, pending action, focus or the column order changes:
   // a click that selects one row and opens its detail re-renders two rows, not fifty; a column resize, none.
-  const latest = useRef({ handleRowClick, handleRowKeyDown, toggleRow, actions });
-  latest.current = { handleRowClick, handleRowKeyDown, toggleRow, actions };
+  const latest = useRef({ handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions });
+  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions };
   const rowHandlers = useMemo<RowHandlers>(
     () => ({
       onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
+      onPointerDown: (event, rowId) => latest.current.handleRowPointerDown(event, rowId),
       onKeyDown: (event, rowId) => latest.current.handleRowKeyDown(event, rowId),
       onFocus: setActiveId,
       onToggleSelected: (rowId) => latest.current.toggleRow(rowId),
@@ -198,6 +208,7 @@ export function MailsTable({
 
 interface RowHandlers {
   onClick: (event: MouseEvent<HTMLTableRowElement>, rowId: string) => void;
+  onPointerDown: (event: PointerEvent<HTMLTableRowElement>, rowId: string) => void;
   onKeyDown: (event: KeyboardEvent<HTMLTableRowElement>, rowId: string) => void;
   onFocus: (rowId: string) => void;
   onToggleSelected: (rowId: string) => void;
@@ -228,6 +239,7 @@ const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, 
       tabIndex={isTabStop ? 0 : -1}
       onFocus={() => handlers.onFocus(rowId)}
       onClick={(event) => handlers.onClick(event, rowId)}
+      onPointerDown={(event) => handlers.onPointerDown(event, rowId)}
       onKeyDown={(event) => handlers.onKeyDown(event, rowId)}
     >
       {columnIds.map((columnId) => (
