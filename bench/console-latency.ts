@@ -20,9 +20,11 @@
  *   credentials: a click within milliseconds of the page load shared the 2 cores with the bundle's compile.
  * - Every round asks for something not asked before (another search term, another status), so no answer
  *   comes from the console's cache (staleTime 5 s).
- * - The search box waits SEARCH_DEBOUNCE_MS (web/src/features/mails/components/mails-filters.tsx) after the
- *   last keystroke before it asks; "search request → rows" is the same sample measured from the list
- *   request's start instead.
+ * - The search box (web/src/features/mails/components/mails-filters.tsx) sends a key typed after a quiet spell
+ *   of SEARCH_SEND_AT_ONCE_AFTER_MS at once, and waits SEARCH_DEBOUNCE_MS after the last key of a burst. The
+ *   timed keystroke narrows a search the operator has looked at, so it comes after that quiet spell; a key
+ *   inside a burst costs SEARCH_DEBOUNCE_MS more than the figure. "search request → rows" is the same sample
+ *   measured from the list request's start instead.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -61,6 +63,8 @@ const repoRoot = path.resolve(benchDir, '..');
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const GOALS = { login: 300, filter: 100, search: 150, detail: 100 } as const;
+/** SEARCH_SEND_AT_ONCE_AFTER_MS of web/src/features/mails/components/mails-filters.tsx (another project: not importable here). */
+const SEARCH_SEND_AT_ONCE_AFTER_MS = 500;
 /** Surnames of the demo data (server/src/mail/demo-words.ts) as they appear in addresses: search terms. */
 const TERMS = ['andersen', 'bauer', 'castillo', 'dubois', 'eriksson', 'fischer', 'garcia', 'hoffmann', 'jensen', 'kowalski'];
 const MORE_TERMS = ['lopez', 'muller', 'novak', 'obrien', 'petrovic', 'rossi', 'schmidt', 'tanaka', 'usman', 'virtanen', 'weber', 'zhang'];
@@ -268,13 +272,17 @@ async function main(): Promise<void> {
       const search = page.getByRole('searchbox', { name: 'Search sender, recipients and subject' });
       const term = [...TERMS, ...MORE_TERMS][i % (TERMS.length + MORE_TERMS.length)]!;
       await measure(page, 'search', term, () => search.fill(term));
+      const typedAt = Date.now();
       const chip = STATUS_CHIPS[i % STATUS_CHIPS.length]!;
       const filter = await measure(page, 'status', chip, () => page.getByRole('button', { name: new RegExp(`^${chip}\\b`) }).click());
       samples.filter.push(filter.fromInput);
       samples.filterDom.push(filter.domFromInput);
       await measure(page, 'rows', '', () => page.getByRole('button', { name: new RegExp(`^${chip}\\b`) }).click());
 
-      // Search keystroke: one more character narrows the search (surname → surname + digit).
+      // Search keystroke: one more character narrows the search (surname → surname + digit), typed after the
+      // operator looked at the list: at least SEARCH_SEND_AT_ONCE_AFTER_MS since the box last changed, so it
+      // is sent at once. A key inside a burst waits SEARCH_DEBOUNCE_MS more (see the header).
+      await page.waitForTimeout(Math.max(0, SEARCH_SEND_AT_ONCE_AFTER_MS - (Date.now() - typedAt)));
       const narrowed = `${term}${i % 10}`;
       const keystroke = await measure(page, 'search', narrowed, () => search.press(String(i % 10)));
       samples.search.push(keystroke.fromInput);
