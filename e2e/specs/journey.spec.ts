@@ -51,8 +51,9 @@ test.describe('The product (§1, §2)', () => {
     expect(page.url()).toBe(start);
     await app.sortBy('Subject');
     // The view lives in the query string (docs/console.md §10.11), never in a route of its own or a new history entry.
+    // Written just after the frame that shows the change (replaceState is slow: not in that frame).
+    await expect.poll(() => new URL(page.url()).searchParams.get('sort')).toBe('subject');
     expect(new URL(page.url()).pathname).toBe('/');
-    expect(new URL(page.url()).searchParams.get('sort')).toBe('subject');
     await app.logoutButton.click();
     await expect(app.loginHeading).toBeVisible();
     expect(page.url()).toBe(start);

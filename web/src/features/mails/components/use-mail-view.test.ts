@@ -1,4 +1,4 @@
-import { act, renderHook } from '@testing-library/react';
+import { act, renderHook, waitFor } from '@testing-library/react';
 import { describe, expect, it, vi } from 'vitest';
 import type { MailListParams } from '../api/list-mails';
 import { useMailView } from './use-mail-view';
@@ -32,5 +32,22 @@ describe('useMailView', () => {
     expect(onNextParams).toHaveBeenCalledTimes(2);
     expect(onNextParams.mock.calls[1]![0]).toMatchObject({ q: 'invoice', sort: 'subject' });
     expect(result.current.params).toEqual(onNextParams.mock.calls[1]![0]);
+  });
+
+  it('writes the view to the address bar after the frame that shows a change, once for a burst, and not after unmounting', async () => {
+    window.history.replaceState(null, '', '/');
+    const { result, unmount } = renderHook(() => useMailView());
+
+    act(() => result.current.setFilters({ statuses: [4] }));
+    act(() => result.current.setFilters({ statuses: [4, 5] }));
+    // Not in the frame that answers the change (replaceState is a round trip to the browser process).
+    expect(window.location.search).toBe('');
+    await waitFor(() => expect(window.location.search).toBe('?status=4%2C5'), { timeout: 1000 });
+
+    act(() => result.current.setFilters({ q: 'invoice' }));
+    unmount();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(window.location.search).toBe('?status=4%2C5');
+    window.history.replaceState(null, '', '/');
   });
 });
