@@ -10,7 +10,7 @@ import { readViewFromUrl, writeViewToUrl } from './view-url';
  */
 export function useMailView(onNextParams?: (params: MailListParams) => void) {
   const [state, dispatchState] = useReducer(viewReducer, undefined, () => readViewFromUrl(window.location.search));
-  // history.replaceState costs Chromium 10–25 ms on this machine (a round trip to the browser process). Written
+  // history.replaceState costs Chromium 1–25 ms on this machine (a round trip to the browser process). Written
   // in the effect of a click it held the frame that answers the click; it is written right after that frame
   // is painted instead, while the list request (already on its way: see dispatch) is in flight. Unmounting
   // (logout) drops a write still waiting.
