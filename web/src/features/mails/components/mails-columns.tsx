@@ -1,7 +1,7 @@
 import type { Mail } from '@outbox/contract';
 import type { ListSort } from '../api/list-mails';
 import { STATUSES } from '@outbox/contract/status';
-import { createColumnHelper, type ColumnDef } from '@tanstack/react-table';
+import { createColumnHelper, type ColumnDef, type RowData } from '@tanstack/react-table';
 import { SelectAllCheckbox } from './select-all-checkbox';
 import { Button } from '../../../components/ui/button';
 import { TruncatedText } from '../../../components/ui/truncated-text';
@@ -77,6 +77,25 @@ function RecipientLines({ recipients }: { recipients: Mail['to'] }) {
   );
 }
 
+/** The header checkbox's state and action: the table draws no rows of its own (`data` is empty), so it is handed in. */
+export interface PageSelection {
+  /** Every row of the page is selected. */
+  checked: boolean;
+  /** Some rows of the page are selected, not all. */
+  indeterminate: boolean;
+  /** The page has no rows. */
+  disabled: boolean;
+  onChange: (checked: boolean) => void;
+}
+
+declare module '@tanstack/react-table' {
+  // Declaration merging: the interface and its type parameter must match TanStack's own.
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  interface TableMeta<TData extends RowData> {
+    pageSelection?: PageSelection;
+  }
+}
+
 const column = createColumnHelper<Mail>();
 
 const sized = { size: 0, minSize: MIN_COLUMN_SIZE, maxSize: MAX_COLUMN_SIZE };
@@ -88,8 +107,8 @@ const dataColumn = (id: keyof typeof DEFAULT_COLUMN_SIZES, header: string) =>
 
 /**
  * The columns as TanStack Table knows them: headers, sizes and order (it sizes, resizes and orders them). The
- * body's cells are not drawn through its per-row cell model but by MailCell below: at 50 rows that model was
- * a third of the script time between an answer and its rows (bench/console-latency.ts).
+ * table is given no rows: the body's cells are drawn by MailCell below, not through its per-row model, which
+ * at 50 rows was a third of the script time between an answer and its rows (bench/console-latency.ts).
  */
 export const MAIL_COLUMNS = [
   column.display({
@@ -97,14 +116,12 @@ export const MAIL_COLUMNS = [
     // docs/console.md §10: an addition before the spec's columns; the grid stays one tab stop (Space on a row
     // selects it), so the row checkboxes are for the mouse and named for screen readers.
     ...fixed(SELECT_COLUMN_WIDTH),
-    header: ({ table }) => (
-      <SelectAllCheckbox
-        checked={table.getIsAllPageRowsSelected()}
-        indeterminate={table.getIsSomePageRowsSelected()}
-        disabled={table.getRowModel().rows.length === 0}
-        onChange={(checked) => table.toggleAllPageRowsSelected(checked)}
-      />
-    ),
+    header: ({ table }) => {
+      const page = table.options.meta?.pageSelection;
+      return page ? (
+        <SelectAllCheckbox checked={page.checked} indeterminate={page.indeterminate} disabled={page.disabled} onChange={page.onChange} />
+      ) : null;
+    },
   }),
   dataColumn('from', 'From'),
   dataColumn('to', 'To'),

@@ -2,7 +2,7 @@ import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent
 import type { Mail } from '@outbox/contract';
 import { getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
-import { MAIL_COLUMNS, MailCell, cellTitle, type RowActions } from './mails-columns';
+import { MAIL_COLUMNS, MailCell, cellTitle, type PageSelection, type RowActions } from './mails-columns';
 import { HeaderCell } from './mails-table-header';
 import { HEADER_HEIGHT, ROW_HEIGHT } from './table-layout';
 import { gridTemplateOf, useTableLayout } from './use-table-layout';
@@ -26,6 +26,8 @@ interface MailsTableProps {
   openId: number | null;
 }
 
+const NO_MAILS: Mail[] = [];
+
 export function MailsTable({
   mails,
   sort,
@@ -44,19 +46,36 @@ export function MailsTable({
 
   const sorting: SortingState = useMemo(() => [{ id: sort, desc: order === 'desc' }], [sort, order]);
 
+  // The header checkbox: every row of the page, some, or none.
+  const selectedOnPage = mails.reduce((count, mail) => (rowSelection[String(mail.id)] ? count + 1 : count), 0);
+  const pageSelection: PageSelection = {
+    checked: mails.length > 0 && selectedOnPage === mails.length,
+    indeterminate: selectedOnPage > 0 && selectedOnPage < mails.length,
+    disabled: mails.length === 0,
+    onChange: (checked) =>
+      onRowSelectionChange((current) => {
+        const next = { ...current };
+        for (const mail of mails) {
+          if (checked) next[String(mail.id)] = true;
+          else delete next[String(mail.id)];
+        }
+        return next;
+      }),
+  };
+
+  // TanStack Table sizes, resizes and orders the columns and draws their headers. It gets no rows: the body
+  // is drawn from `mails` below, and building its row model only fed the header checkbox.
   const table = useReactTable({
-    data: mails,
+    data: NO_MAILS,
     columns: MAIL_COLUMNS,
-    getRowId: (mail) => String(mail.id),
     getCoreRowModel: getCoreRowModel(),
     manualPagination: true,
     manualSorting: true,
     enableSortingRemoval: false,
-    enableMultiRowSelection: true,
     columnResizeMode: 'onChange',
-    state: { sorting, rowSelection, columnOrder: layout.columnOrder, columnSizing: layout.sizing },
-    onRowSelectionChange,
+    state: { sorting, columnOrder: layout.columnOrder, columnSizing: layout.sizing },
     onColumnSizingChange: layout.onSizingChange,
+    meta: { pageSelection },
   });
 
   const headers = table.getFlatHeaders();
