@@ -10,7 +10,7 @@ import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
-import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { auth, createTestContext, getMailDetail, loginAs, type TestContext } from '../support/context.js';
 import { startTestRelay, type RelayAnswer, type TestRelay } from '../support/test-relay.js';
 
 let context: TestContext;
@@ -72,11 +72,7 @@ async function submit(): Promise<number> {
   return mail!.id;
 }
 
-async function detail(id: number): Promise<MailDetail> {
-  const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
-  expect(response.statusCode).toBe(200);
-  return (response.json() as { data: MailDetail[] }).data[0]!;
-}
+const detail = (id: number): Promise<MailDetail> => getMailDetail(context, token, id);
 
 async function listRow(id: number): Promise<Mail> {
   const response = await context.app.inject({ method: 'GET', url: '/api/v1/mail/list', headers: auth(token) });

@@ -2,9 +2,8 @@
  * The detail lists a message's attachments by name, type and decoded size, parsed from the stored bytes. JSON
  * submissions carry no attachments (docs/api.md), so the mail arrives over SMTP through the real listener.
  */
-import type { MailDetailResponse } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { auth, createTestContext, getMailDetail, loginAs, type TestContext } from '../support/context.js';
 import { startSmtpIntake, type SmtpIntake } from '../support/smtp-intake.js';
 
 let context: TestContext;
@@ -24,11 +23,7 @@ afterAll(async () => {
   await context?.close();
 });
 
-async function detailOf(id: number) {
-  const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
-  expect(response.statusCode).toBe(200);
-  return (response.json() as MailDetailResponse).data[0]!;
-}
+const detailOf = (id: number) => getMailDetail(context, token, id);
 
 describe('GET /api/v1/mail/{id}: attachments', () => {
   it('lists each attachment with its file name, content type and decoded size, inline parts marked inline', async () => {

@@ -5,10 +5,9 @@
  * text and html taken as they came), kept here. A mail stored by the old rule (bodies in its row) still shows
  * them.
  */
-import type { MailDetailResponse } from '@outbox/contract';
 import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { createTestContext, getMailDetail, loginAs, type TestContext } from '../support/context.js';
 import { startSmtpIntake, type SmtpIntake } from '../support/smtp-intake.js';
 
 let context: TestContext;
@@ -28,11 +27,7 @@ afterAll(async () => {
   await context?.close();
 });
 
-async function detailOf(id: number) {
-  const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
-  expect(response.statusCode).toBe(200);
-  return (response.json() as MailDetailResponse).data[0]!;
-}
+const detailOf = (id: number) => getMailDetail(context, token, id);
 
 async function contentOf(id: number) {
   return context.store.db

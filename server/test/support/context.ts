@@ -7,6 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { expect } from 'vitest';
+import type { MailDetail, MailDetailResponse } from '@outbox/contract';
 import { buildApp, type AppOptions, type AppServices } from '../../src/app.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
 import { ManualClock } from '../../src/clock.js';
@@ -110,3 +112,10 @@ export async function loginAs(context: TestContext, username = 'ops'): Promise<s
 }
 
 export const auth = (token: string) => ({ authorization: `Token ${token}`, 'content-type': 'application/json' });
+
+/** GET /api/v1/mail/{id} as the operator holding `token`: asserts 200 and answers the mail's detail. */
+export async function getMailDetail(context: TestContext, token: string, id: number): Promise<MailDetail> {
+  const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: auth(token) });
+  expect(response.statusCode).toBe(200);
+  return (response.json() as MailDetailResponse).data[0]!;
+}
