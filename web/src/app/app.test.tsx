@@ -4,7 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { buildMail, buildMailList } from '../test/factories';
 import { TOKEN, handleLogin, handleLogout, logIn, renderApp } from '../test/app-harness';
 import { server } from '../test/server';
-import { FIRST_PAGE_WAIT_MS } from '../features/mails/api/list-mails';
+import { FIRST_PAGE_WAIT_MS } from './app';
 
 function handleList(body = buildMailList([buildMail({ id: 7, subject: 'Hello there' })])) {
   const requests: Request[] = [];

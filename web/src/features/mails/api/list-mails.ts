@@ -98,22 +98,10 @@ export function useMailList(token: string, params: MailListParams) {
 }
 
 /**
- * How long a login waits for its first page before the list view shows without it ("Loading…"). The first
- * page at a million mails answers in a few ms; the wait saves building the view twice (empty, then filled:
- * ~100 ms of script, layout and paint on a 2-core machine), and a slow store still gets the view at once.
- */
-export const FIRST_PAGE_WAIT_MS = 250;
-
-/**
- * Starts loading the first page of `params` before the list view is on screen (right after login), and
- * resolves when it is in the cache (or failed: the view shows that) or after FIRST_PAGE_WAIT_MS, whichever
- * comes first. The view's own query finds the page under the same key.
+ * Starts loading the list page of `params` before the view that shows it renders (the first page right after
+ * login, the next page as a view change is dispatched); the view's own query finds it under the same key, in
+ * the cache or in flight. Resolves when it is in the cache, or failed (the view shows that).
  */
 export function prefetchMailList(queryClient: QueryClient, token: string, params: MailListParams): Promise<void> {
-  const loaded = queryClient.prefetchQuery(listMailsQueryOptions(token, params));
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const waited = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, FIRST_PAGE_WAIT_MS);
-  });
-  return Promise.race([loaded, waited]).finally(() => clearTimeout(timer));
+  return queryClient.prefetchQuery(listMailsQueryOptions(token, params));
 }
