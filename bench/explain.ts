@@ -132,6 +132,7 @@ await planOf('list, status=4 (ProviderError), sort=receivedDate', () =>
 // Text search (issue 8): the service first asks the trigram index for the newest 2,001 candidates; up to
 // 2,000 are read by id, more means a common word whose page walks the sort index (mail.service.ts).
 const CAP = 2_000;
+const LIMITS = { cap: CAP, wordRows: 10_000 };
 const idsOf = (found: SearchCandidates) => (found.kind === 'few' ? found.ids : found.kind === 'many' ? found.newest : []);
 for (const [word, kind] of [
   ['kowalski77', 'rare'],
@@ -139,10 +140,10 @@ for (const [word, kind] of [
   ['shipped', 'common'],
 ] as const) {
   await planOf(`search candidates, q=${word} (${kind}): trigram index, newest ${CAP + 1} (PostgreSQL: the planner's estimate first)`, () =>
-    findSearchCandidates(db, engine, { search: word }, CAP),
+    findSearchCandidates(db, engine, { search: word }, LIMITS),
   );
 }
-const rareIds = idsOf(await findSearchCandidates(db, engine, { search: 'kowalski77' }, CAP));
+const rareIds = idsOf(await findSearchCandidates(db, engine, { search: 'kowalski77' }, LIMITS));
 await planOf(`list, q=kowalski77 (rare: its ${rareIds.length} candidates read by id and sorted)`, () =>
   listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'kowalski77', candidateIds: rareIds }),
 );
@@ -161,7 +162,7 @@ await planOf('list, q=shipped (common: the sort index walked, LIKE on each row)'
 await planOf('list, q=shipped status=4 (common, one status: (status, received_at) walked)', () =>
   listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'shipped', statuses: [4] }),
 );
-const commonSample = idsOf(await findSearchCandidates(db, engine, { search: 'shipped' }, CAP)).slice(0, 500);
+const commonSample = idsOf(await findSearchCandidates(db, engine, { search: 'shipped' }, LIMITS)).slice(0, 500);
 await planOf('count, q=shipped status=4 (common: matches among the newest 500 candidates, for the estimate)', () =>
   countMailRowsUpTo(db, { search: 'shipped', statuses: [4], candidateIds: commonSample }, commonSample.length + 1),
 );

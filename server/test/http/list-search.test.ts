@@ -381,6 +381,24 @@ describe('paging through every plan', () => {
         else expect(range).toMatchObject({ total: inRange, totalIsEstimate: false });
         expect(range.counts).toEqual({ '0': 40, '1': 0, '2': 0, '3': 40, '4': 40, '5': 0 });
       });
+
+      // Page 1 and the last page count a rare search in the page's own read; a page after a cursor counts apart.
+      it('a search counts the same total on page 1, on a page after a cursor and on the last page', async () => {
+        Object.assign(listTuning, tuning);
+        const params = { q: 'rarish', status: '0,4', limit: 3 };
+        const matching = seeded.filter((r) => r.subject.includes('rarish') && [0, 4].includes(r.status)).length;
+        const first = await listOk(params);
+        const second = await listOk({ ...params, cursor: first.meta.nextCursor! });
+        const last = await listOk({ ...params, cursor: first.meta.lastCursor! });
+        expect(second.meta.total).toBe(first.meta.total);
+        expect(last.meta.total).toBe(first.meta.total);
+        if (seeded.filter((r) => r.subject.includes('rarish')).length <= listTuning.searchCandidateCap) {
+          expect(first.meta).toMatchObject({ total: matching, totalIsEstimate: false });
+        }
+        const none = await listOk({ q: 'rarish', status: '5', limit: 3 });
+        expect(none.meta).toMatchObject({ total: 0, nextCursor: null, lastCursor: null });
+        expect(none.data).toEqual([]);
+      });
     });
   }
 
@@ -420,4 +438,48 @@ describe('paging through every plan', () => {
     const other = await list({ sort: 'subject', limit: 5, cursor: withLast.meta.lastCursor! });
     expect(other.status).toBe(400);
   });
+});
+
+// Two rare statuses in received order are read as a page per status and merged (list-per-status.ts): the
+// merged pages must be the same as one walk's, cursor after cursor, both ways, with ties in received_at.
+describe('several rare statuses: a page per status, merged', () => {
+  const seeded: Array<{ id: number; status: number; receivedAt: number; common: boolean }> = [];
+
+  beforeAll(async () => {
+    context = await createTestContext();
+    token = await loginAs(context);
+    // 150 mails: 15 Queued and 15 ProviderError among 120 ProviderSent, so 0,4 hold a fifth of the mails;
+    // received_at repeats every 20 mails.
+    const mails: SeedMail[] = Array.from({ length: 150 }, (_, i) => ({
+      status: i % 10 === 0 ? MailStatus.Queued : i % 10 === 5 ? MailStatus.ProviderError : MailStatus.ProviderSent,
+      subject: i % 2 === 0 ? `common ${i}` : `plain ${i}`,
+      receivedAt: T0 + (i % 20) * 60_000,
+    }));
+    const ids = await seedMails(context.store, mails);
+    mails.forEach((m, i) => seeded.push({ id: ids[i]!, status: m.status!, receivedAt: m.receivedAt!, common: i % 2 === 0 }));
+  });
+  afterAll(() => context.close());
+
+  const plans = {
+    defaults: {},
+    // PostgreSQL: a search among the statuses is walked (the word is "common" beyond 5 matches).
+    'search walked': { searchCandidateCap: 5, searchWalkCandidates: 0 },
+  };
+  for (const [plan, tuning] of Object.entries(plans)) {
+    for (const order of ['asc', 'desc'] as const) {
+      for (const [name, params, keep] of [
+        ['status=0,4', { status: '0,4' }, (r: (typeof seeded)[number]) => [0, 4].includes(r.status)],
+        ['status=0,4 q=common', { status: '0,4', q: 'common' }, (r: (typeof seeded)[number]) => [0, 4].includes(r.status) && r.common],
+      ] as const) {
+        it(`${plan}: ${name} order=${order}, forward and from the last page back`, async () => {
+          Object.assign(listTuning, tuning);
+          const query = { ...params, order, limit: 4 };
+          const expected = expectedOrder(seeded.filter(keep), (r) => r.receivedAt, order);
+          expect(expected.length).toBeGreaterThan(8);
+          expect(await walkForward(query)).toEqual(expected);
+          expect(await walkBackwardFromLast(query)).toEqual(expected);
+        });
+      }
+    }
+  }
 });
