@@ -325,7 +325,9 @@ describe('delivery worker', () => {
   });
 
   it('a graceful stop finishes the sends in flight and records their outcome', async () => {
-    relay.delayMs = 300;
+    // Long enough for the poll below to see every mail in Processing even on a busy machine: with 300 ms, a
+    // slow poll once found a mail already sent (PostgreSQL half of `npm test`, beside the browser suite).
+    relay.delayMs = 1_500;
     const ids = await submit(3);
     const worker = startWorker();
     for (const id of ids) await waitForStatus(id, MailStatus.Processing);
