@@ -232,12 +232,12 @@ export async function listMailRows(
     // sender), which made deep pages of such sorts 100 times slower than page 1.
     const { value, id } = anchor;
     const past = readDescending ? '<' : '>';
-    const sameValue = page(
-      applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort)
+    // The rest of the rows sharing `value`, past the cursor's id (the page's rows, or only their ids to count).
+    const sharingValue = <O>(q: SelectQueryBuilder<Database, 'mails', O>) =>
+      applyFilter(q, walkFilter, query.sort)
         .where(column, '=', value as never)
-        .where('id', past, id)
-        .orderBy('id', direction),
-    );
+        .where('id', past, id);
+    const sameValue = page(sharingValue(db.selectFrom('mails').selectAll()).orderBy('id', direction));
     // The rows sharing `value` are one short seek: only the walk beyond it goes through the search index.
     const beyond = page(
       throughSearchIndex(applyFilter(db.selectFrom('mails').selectAll(), walkFilter, query.sort))
@@ -256,13 +256,7 @@ export async function listMailRows(
         // The matches beyond follow the ones sharing the value only if the walk saw every row sharing it
         // (an index-only count); otherwise this page is not found in the walk (`walkedOut`, below).
         const sharing = await db
-          .selectFrom(
-            applyFilter(db.selectFrom('mails').select('id'), walkFilter, query.sort)
-              .where(column, '=', value as never)
-              .where('id', past, id)
-              .limit(walkLimit)
-              .as('sharing'),
-          )
+          .selectFrom(sharingValue(db.selectFrom('mails').select('id')).limit(walkLimit).as('sharing'))
           .select((eb) => eb.fn.countAll<number>().as('n'))
           .executeTakeFirstOrThrow();
         rows = Number(sharing.n) < walkLimit ? [...same, ...(await filterWalk(beyond))].slice(0, fetch) : same;

@@ -129,6 +129,16 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
           )
         : undefined,
     ]);
+    /** Every mail, and the mails of the chosen statuses (all of them without a status filter). */
+    function totalsOf(statusCounts: Map<number, number>): { all: number; ofStatuses: number } {
+      let all = 0;
+      let ofStatuses = 0;
+      for (const [status, count] of statusCounts) {
+        all += count;
+        if (!statuses || statuses.includes(status)) ofStatuses += count;
+      }
+      return { all, ofStatuses };
+    }
     // PostgreSQL, received order: walking the index of each status (or of received_at) and checking the
     // search on each row meets a page after about (limit + 1) × walked / matches rows. Looking the word up
     // in the GIN index reads every mail holding it: matches × all / statuses' mails, if the word and the
@@ -136,12 +146,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     // against ~60,000 looked up. A word on at most `searchCandidateCap` mails is looked up: its count is exact.
     function isWalkCheaper(statusCounts: Map<number, number>, estimatedRows: number): boolean {
       if (sort !== 'receivedDate' || hasRange || input.limit === undefined) return false;
-      let all = 0;
-      let ofStatuses = 0;
-      for (const [status, count] of statusCounts) {
-        all += count;
-        if (!statuses || statuses.includes(status)) ofStatuses += count;
-      }
+      const { all, ofStatuses } = totalsOf(statusCounts);
       const walked =
         !statuses || (statuses.length > 1 && !isPerStatusCheaper(statuses.length, ofStatuses, all)) ? all : statuses.length * ofStatuses;
       const matches = Math.max(estimatedRows, 1);
@@ -150,8 +155,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       return lookedUp > listTuning.searchCandidateCap && walkedRows < lookedUp && walkedRows * 2 <= listTuning.walkRows;
     }
 
-    let statusTotal = 0;
-    for (const [status, count] of counts) if (!statuses || statuses.includes(status)) statusTotal += count;
+    const { all: allTotal, ofStatuses: statusTotal } = totalsOf(counts);
     const candidateIds = found?.kind === 'few' ? found.ids : undefined;
     // A date range is counted up to a cap (its index is covering); a small one is also read through it.
     const rangeCount =
@@ -208,8 +212,6 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     const bounded = candidateIds === undefined && !fewRows && sort !== 'receivedDate' && (commonSearch || hasRange);
     // How many rows a walk would read for a page if the matches were spread evenly: beyond the bound, the
     // walk would run out anyway, so the matches are read through their own index at once.
-    let allTotal = 0;
-    for (const count of counts.values()) allTotal += count;
     const share =
       found?.kind === 'estimated'
         ? found.rows / Math.max(1, allTotal)
