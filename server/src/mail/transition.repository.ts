@@ -42,6 +42,7 @@ const MAIL_COLUMNS = [
   'first_to_mail',
   'recipient_count',
   'rejected_recipients',
+  'event_seq',
 ] as const satisfies ReadonlyArray<keyof MailRow>;
 const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;
 void hasEveryColumn;

@@ -33,6 +33,8 @@ export interface MailTable {
   recipient_count: ColumnType<number, number | undefined, number>;
   /** How many of them the relay refused for good, kept with each outcome (migration 005). */
   rejected_recipients: ColumnType<number, number | undefined, number>;
+  /** The mail's last application event's `mail_seq` (migration 006). */
+  event_seq: ColumnType<number, number | undefined, number>;
 }
 
 /** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
@@ -76,6 +78,21 @@ export interface MailEventTable {
   to_status: number | null;
   /** JSON object with what else is worth keeping (SMTP reply, duration, reason). */
   detail: string | null;
+}
+
+/** An application event (the transactional outbox of webhooks); see migrations/006-application-events.ts. */
+export interface ApplicationEventTable {
+  seq: Generated<number>;
+  /** `evt_…`, stable: the `webhook-id` of every delivery of this event. */
+  id: string;
+  type: string;
+  mail_id: number | null;
+  mail_seq: number | null;
+  api_key_id: number | null;
+  created_at: number;
+  /** JSON of the event's `data` object. */
+  payload: string;
+  fanned_out_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface StatusCountTable {
@@ -122,6 +139,7 @@ export interface Database {
   mail_recipients: MailRecipientTable;
   mail_contents: MailContentTable;
   mail_events: MailEventTable;
+  application_events: ApplicationEventTable;
   status_counts: StatusCountTable;
   operators: OperatorTable;
   sessions: SessionTable;
@@ -134,6 +152,8 @@ export type NewMailRow = Insertable<MailTable>;
 export type MailUpdate = Updateable<MailTable>;
 export type MailRecipientRow = Selectable<MailRecipientTable>;
 export type MailEventRow = Selectable<MailEventTable>;
+export type ApplicationEventRow = Selectable<ApplicationEventTable>;
+export type NewApplicationEventRow = Insertable<ApplicationEventTable>;
 export type OperatorRow = Selectable<OperatorTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;

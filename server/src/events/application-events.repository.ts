@@ -1,0 +1,48 @@
+/**
+ * The applications' events table (the transactional outbox of webhooks; migrations/006-application-events.ts).
+ * Writers append in the transaction of the change the event describes; webhook delivery reads what has not
+ * been fanned out yet.
+ */
+import crypto from 'node:crypto';
+import type { DbOrTrx } from '../store/connection.js';
+import type { ApplicationEventRow, NewApplicationEventRow } from '../store/schema.js';
+
+/** Rows per INSERT: well under SQLite's 32,766 bound parameters with 8 columns. */
+const INSERT_CHUNK = 500;
+
+/** A new event id: `evt_` and 26 characters of base32 (128 random bits), unique without coordination. */
+export function newEventId(): string {
+  return `evt_${base32(crypto.randomBytes(16))}`;
+}
+
+const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
+function base32(bytes: Buffer): string {
+  let bits = 0;
+  let value = 0;
+  let out = '';
+  for (const byte of bytes) {
+    value = (value << 8) | byte;
+    bits += 8;
+    while (bits >= 5) {
+      out += ALPHABET[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) out += ALPHABET[(value << (5 - bits)) & 31];
+  return out;
+}
+
+/** Appends events in the caller's transaction. */
+export async function appendApplicationEvents(db: DbOrTrx, events: readonly NewApplicationEventRow[]): Promise<void> {
+  for (let start = 0; start < events.length; start += INSERT_CHUNK) {
+    await db
+      .insertInto('application_events')
+      .values(events.slice(start, start + INSERT_CHUNK))
+      .execute();
+  }
+}
+
+/** A mail's events in the order they happened. */
+export function listMailApplicationEvents(db: DbOrTrx, mailId: number): Promise<ApplicationEventRow[]> {
+  return db.selectFrom('application_events').selectAll().where('mail_id', '=', mailId).orderBy('mail_seq').execute();
+}
