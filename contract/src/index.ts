@@ -9,3 +9,4 @@ export * from './queue-health.js';
 export * from './audit.js';
 export * from './live.js';
 export * from './application-events.js';
+export * from './webhooks.js';
