@@ -7,7 +7,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { LiveCountsEvent, LiveMail, LiveMailEvent, MailDetail, MailListResponse } from '@outbox/contract';
 import { openEventStream, type StreamEvent, type StreamState } from '../../../lib/event-stream';
-import { mailKeys, type MailListParams } from '../api/list-mails';
+import { listParamsOfKey, mailKeys, type MailListParams } from '../api/list-mails';
 import { applyCounts, applyDetailChange, applyMailChanges, isFailure, matchesView } from './live-cache';
 import { useBackgroundTitle } from './use-background-title';
 
@@ -97,7 +97,7 @@ export function useLiveUpdates(token: string, params: MailListParams, goToFirstP
 
     function onCounts(counts: Record<string, number>): void {
       for (const [key, list] of listsOf(queryClient)) {
-        const listParams = key[2] as MailListParams | undefined;
+        const listParams = listParamsOfKey(key);
         if (list && listParams) queryClient.setQueryData(key, applyCounts(list, listParams, counts));
       }
     }
