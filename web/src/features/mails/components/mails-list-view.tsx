@@ -5,13 +5,14 @@ import { useDeleteMail } from '../api/delete-mail';
 import { prefetchMailDetail } from '../api/get-mail';
 import { useDequeueMail } from '../api/dequeue-mail';
 import { useRequeueMail } from '../api/requeue-mail';
-import { PAGE_SIZE, mailKeys, prefetchMailList, useMailList, type ListSort, type MailListParams } from '../api/list-mails';
+import { mailKeys, prefetchMailList, useMailList, type ListSort, type MailListParams } from '../api/list-mails';
 import type { RowActions } from './mails-columns';
 import { MailsFilters } from './mails-filters';
 import { MailsFooter } from './mails-footer';
 import { MailDrawer, type DrawerActions } from './mail-drawer';
 import { MailsTable } from './mails-table';
 import { useMailSelection, type MailSelection } from './use-mail-selection';
+import { pagerOf, type PageShown } from './mail-view';
 import { useMailView } from './use-mail-view';
 import { LiveNotices } from '../live/live-notices';
 import { useLiveUpdates } from '../live/use-live-updates';
@@ -75,15 +76,15 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   const total = meta?.total ?? 0;
   const totalIsEstimate = meta?.totalIsEstimate ?? false;
   const ready = !list.isPlaceholderData && list.isSuccess;
-  const firstRow = fromEnd
-    ? Math.max(1, total - (state.pageIndex === 0 ? mails.length : state.lastPageSize + PAGE_SIZE * state.pageIndex) + 1)
-    : state.pageIndex * PAGE_SIZE + 1;
-  const lastRow = firstRow + mails.length - 1;
-  const forwardCursor = meta?.nextCursor ?? null;
-  const backCursor = meta?.prevCursor ?? null;
-  const canPrevious = fromEnd ? ready && forwardCursor !== null && firstRow > 1 : state.pageIndex > 0;
-  const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
-  const canLast = ready && !totalIsEstimate && lastRow < total;
+  const page: PageShown = {
+    rowCount: mails.length,
+    total,
+    totalIsEstimate,
+    nextCursor: meta?.nextCursor ?? null,
+    prevCursor: meta?.prevCursor ?? null,
+    ready,
+  };
+  const { firstRow, canPrevious, canNext, canLast } = pagerOf(state, page);
   const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsEstimate);
   const { clear: clearSelection } = selection;
   const onBulkActed = useCallback(() => {
@@ -211,14 +212,8 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           canNext={canNext}
           canLast={canLast}
           onFirst={() => dispatch({ type: 'first' })}
-          onPrevious={() => {
-            if (!fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
-            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
-          }}
-          onNext={() => {
-            if (fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
-            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
-          }}
+          onPrevious={() => dispatch({ type: 'previous', page })}
+          onNext={() => dispatch({ type: 'next', page })}
           onLast={() => dispatch({ type: 'last', total })}
         />
         <LiveNotices live={live} />
