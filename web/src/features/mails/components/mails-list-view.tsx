@@ -10,7 +10,7 @@ import type { RowActions } from './mails-columns';
 import { MailsFilters } from './mails-filters';
 import { MailsFooter } from './mails-footer';
 import { MailDrawer, type DrawerActions } from './mail-drawer';
-import { MailsTable } from './mails-table';
+import { MailsTable, type MailsTableHandle } from './mails-table';
 import { useMailSelection, type MailSelection } from './use-mail-selection';
 import { pagerOf, type PageShown } from './mail-view';
 import { useMailView } from './use-mail-view';
@@ -29,22 +29,6 @@ interface MailsListViewProps {
   renderSelection?: (selection: MailSelection, onActed: () => void) => ReactNode;
 }
 
-/**
- * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
- * when the mail left the page (deleted), so a keyboard user stays where they were.
- */
-function refocusAfterAction(id: number): () => void {
-  const before = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
-  const rows = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
-  const index = before ? rows.indexOf(before) : -1;
-  return () =>
-    window.requestAnimationFrame(() => {
-      const same = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
-      const now = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
-      (same ?? now[Math.min(Math.max(index, 0), now.length - 1)])?.focus();
-    });
-}
-
 /** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
 export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection }: MailsListViewProps) {
   const queryClient = useQueryClient();
@@ -53,10 +37,13 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   );
   const { state, dispatch } = view;
   const list = useMailList(token, view.params);
+  // Keyboard focus on the rows goes through the table, which holds their elements.
+  const tableRef = useRef<MailsTableHandle>(null);
   const live = useLiveUpdates(
     token,
     view.params,
     useCallback(() => dispatch({ type: 'first' }), [dispatch]),
+    useCallback(() => tableRef.current?.keepFocusInRow(), []),
   );
   const dequeue = useDequeueMail(token);
   const remove = useDeleteMail(token);
@@ -107,14 +94,21 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
 
   const { mutate: dequeueMutate } = dequeue;
   const { mutate: deleteMutate } = remove;
-  const actions: RowActions = useMemo(
-    () => ({
+  const actions: RowActions = useMemo(() => {
+    /**
+     * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
+     * when the mail left the page (deleted), so a keyboard user stays where they were.
+     */
+    const refocusAfterAction = (id: number) => {
+      const returnToPlace = tableRef.current?.rememberPlace(id);
+      return () => window.requestAnimationFrame(() => returnToPlace?.());
+    };
+    return {
       onDequeue: (id) => dequeueMutate(id, { onSettled: refocusAfterAction(id) }),
       onDelete: (id) => deleteMutate(id, { onSettled: refocusAfterAction(id) }),
       pendingIds,
-    }),
-    [dequeueMutate, deleteMutate, pendingIds],
-  );
+    };
+  }, [dequeueMutate, deleteMutate, pendingIds]);
 
   // `/` focuses the search box, unless the operator is typing somewhere.
   useEffect(() => {
@@ -144,7 +138,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
     const closed = openId;
     setOpenId(null);
     // Focus goes back to the mail's row, where the operator was.
-    if (closed !== null) window.requestAnimationFrame(() => document.querySelector<HTMLElement>(`tr[data-mail-id="${closed}"]`)?.focus());
+    if (closed !== null) window.requestAnimationFrame(() => tableRef.current?.focusRow(closed));
   }, [openId]);
 
   const prefetchDetail = useCallback((id: number) => prefetchMailDetail(queryClient, token, id), [queryClient, token]);
@@ -166,7 +160,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
         href="#mails-grid"
         onClick={(event) => {
           event.preventDefault();
-          document.querySelector<HTMLElement>('#mails-grid tbody tr[tabindex="0"]')?.focus();
+          tableRef.current?.focusTabStop();
         }}
       >
         Skip to the mails table
@@ -201,6 +195,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           onOpen={openMail}
           onPress={prefetchDetail}
           openId={openId}
+          ref={tableRef}
         />
         <MailsFooter
           total={total}

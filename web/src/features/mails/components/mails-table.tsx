@@ -1,4 +1,17 @@
-import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent, type MouseEvent, type PointerEvent } from 'react';
+import {
+  memo,
+  useCallback,
+  useImperativeHandle,
+  useMemo,
+  useRef,
+  useState,
+  type CSSProperties,
+  type KeyboardEvent,
+  type MouseEvent,
+  type PointerEvent,
+  type Ref,
+  type RefCallback,
+} from 'react';
 import type { Mail } from '@outbox/contract';
 import {
   createColumnHelper,
@@ -32,6 +45,29 @@ interface MailsTableProps {
   onPress?: (id: number) => void;
   /** The mail whose detail is open, marked on its row. */
   openId: number | null;
+  /** Moves keyboard focus among the rows for the list view (after an action, a closed drawer, the skip link). */
+  ref?: Ref<MailsTableHandle>;
+}
+
+/**
+ * Keyboard focus on the rows, for the view around the table. The table knows its rows (elements kept by a
+ * ref as they mount, in the order of `mails`), so nobody searches the document for them.
+ */
+export interface MailsTableHandle {
+  /** Focuses the row of a mail; false when it is not shown. */
+  focusRow: (id: number) => boolean;
+  /** Focuses the row that holds the grid's one tab stop. */
+  focusTabStop: () => void;
+  /**
+   * Notes where the row of a mail is now and gives what puts focus back there later: on the same mail's row
+   * if it is still shown, else on the row now at its place (the mail left the page, e.g. deleted).
+   */
+  rememberPlace: (id: number) => () => void;
+  /**
+   * Before the rows change under the operator (a live update): when focus is on a control inside a row (its
+   * button, which a status change can remove), focus goes back to that row if it fell out of the table.
+   */
+  keepFocusInRow: () => void;
 }
 
 const NO_MAILS: Mail[] = [];
@@ -71,6 +107,7 @@ export function MailsTable({
   onOpen,
   onPress,
   openId,
+  ref,
 }: MailsTableProps) {
   const layout = useTableLayout();
 
@@ -156,20 +193,20 @@ export function MailsTable({
       }
       return;
     }
-    const allRows = [...(rowElement.parentElement?.querySelectorAll<HTMLElement>(':scope > tr[data-mail-id]') ?? [])];
-    const index = allRows.indexOf(rowElement);
+    const index = mails.findIndex((mail) => String(mail.id) === rowId);
     const moveTo: Partial<Record<string, number>> = {
       ArrowDown: index + 1,
       ArrowUp: index - 1,
       Home: 0,
-      End: allRows.length - 1,
+      End: mails.length - 1,
       PageDown: index + 10,
       PageUp: index - 10,
     };
     const target = moveTo[event.key];
     if (target !== undefined) {
       event.preventDefault();
-      allRows[Math.max(0, Math.min(allRows.length - 1, target))]?.focus();
+      const targetMail = mails[Math.max(0, Math.min(mails.length - 1, target))];
+      if (targetMail) rowElements.current.get(String(targetMail.id))?.focus();
     } else if (event.key === 'ArrowRight') {
       event.preventDefault();
       rowElement.querySelector<HTMLElement>('button')?.focus();
@@ -182,13 +219,16 @@ export function MailsTable({
     }
   }
 
+  // The row elements by row id, kept as rows mount and unmount (one ref callback for every row: see MailRow).
+  const rowElements = useRef(new Map<string, HTMLTableRowElement>());
   // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
   const [activeId, setActiveId] = useState<string | null>(null);
+  const tabStopId = mails.some((mail) => String(mail.id) === activeId) ? activeId : mails[0] ? String(mails[0].id) : null;
   // The rows get handlers that never change identity (they call the latest closures through a ref), so a
   // memoized row re-renders only when its own mail, selection, pending action, focus or the column order changes:
   // a click that selects one row and opens its detail re-renders two rows, not fifty; a column resize, none.
-  const latest = useRef({ handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions });
-  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions };
+  const latest = useRef({ handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions, mails, activeId, tabStopId });
+  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions, mails, activeId, tabStopId };
   const rowHandlers = useMemo<RowHandlers>(
     () => ({
       onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
@@ -201,11 +241,54 @@ export function MailsTable({
     }),
     [],
   );
+  // The ref callback of every row: one function for all, so React calls it only as a row mounts or unmounts.
+  const registerRow = useCallback((element: HTMLTableRowElement | null) => {
+    const rowId = element?.dataset.mailId;
+    if (!element || rowId === undefined) return undefined;
+    const rows = rowElements.current;
+    rows.set(rowId, element);
+    return () => {
+      if (rows.get(rowId) === element) rows.delete(rowId);
+    };
+  }, []);
+
+  useImperativeHandle(ref, () => {
+    const focusRow = (id: number | string) => {
+      const row = rowElements.current.get(String(id));
+      row?.focus();
+      return row !== undefined;
+    };
+    return {
+      focusRow,
+      focusTabStop: () => {
+        const { tabStopId: id } = latest.current;
+        if (id !== null) focusRow(id);
+      },
+      rememberPlace: (id) => {
+        const index = latest.current.mails.findIndex((mail) => mail.id === id);
+        return () => {
+          const { mails: now } = latest.current;
+          if (now.some((mail) => mail.id === id)) focusRow(id);
+          else {
+            const inItsPlace = now[Math.min(Math.max(index, 0), now.length - 1)];
+            if (inItsPlace) focusRow(inItsPlace.id);
+          }
+        };
+      },
+      keepFocusInRow: () => {
+        const { activeId: id } = latest.current;
+        const row = id === null ? undefined : rowElements.current.get(id);
+        const active = document.activeElement;
+        if (id === null || !row || active === row || !row.contains(active)) return;
+        window.requestAnimationFrame(() => {
+          if (document.activeElement === document.body || document.activeElement === null) focusRow(id);
+        });
+      },
+    };
+  }, []);
   // The cells of every row, in the columns' order (a new array only when the order changes).
   const columnKey = headers.map((header) => header.column.id).join(',');
   const columns = useMemo(() => columnKey.split(',').flatMap((id) => columnOf(id) ?? []), [columnKey]);
-
-  const tabStopId = mails.some((mail) => String(mail.id) === activeId) ? activeId : mails[0] ? String(mails[0].id) : null;
 
   return (
     <div className="table-scroll">
@@ -245,6 +328,7 @@ export function MailsTable({
                   isTabStop={rowId === tabStopId}
                   columns={columns}
                   handlers={rowHandlers}
+                  rowRef={registerRow}
                 />
               );
             })
@@ -277,9 +361,11 @@ interface MailRowProps {
   /** The columns shown, in order. */
   columns: readonly MailColumn[];
   handlers: RowHandlers;
+  /** Keeps the row's element for the table's focus moves (MailsTableHandle). */
+  rowRef: RefCallback<HTMLTableRowElement>;
 }
 
-const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, isTabStop, columns, handlers }: MailRowProps) {
+const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, isTabStop, columns, handlers, rowRef }: MailRowProps) {
   // One object for the row's cells (their checkbox and button), made when the row renders.
   const cellProps: RowCellProps = {
     selected,
@@ -290,6 +376,7 @@ const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, 
   };
   return (
     <tr
+      ref={rowRef}
       className={[selected ? 'is-selected' : '', isOpen ? 'is-open' : ''].filter(Boolean).join(' ') || undefined}
       data-mail-id={mail.id}
       aria-selected={selected}
