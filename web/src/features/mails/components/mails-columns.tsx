@@ -229,7 +229,7 @@ export type DataColumnId = DataColumnOf<(typeof MAIL_COLUMNS)[number]>;
 const isDataColumn = (column: MailColumn): column is DataColumn => column.kind === 'data';
 
 /** The data columns' ids in their default order. */
-export const DATA_COLUMN_IDS = MAIL_COLUMNS.filter(isDataColumn).map((column) => column.id as DataColumnId);
+export const DATA_COLUMN_IDS: readonly DataColumnId[] = MAIL_COLUMNS.filter(isDataColumn).map((column) => column.id as DataColumnId);
 
 const COLUMN_BY_ID: ReadonlyMap<string, MailColumn> = new Map(MAIL_COLUMNS.map((column) => [column.id, column]));
 
