@@ -14,7 +14,7 @@ export function deleteFailedMessage(id: number): string {
 export function useDeleteMail(token: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationKey: [...mailKeys.all, 'delete'],
+    mutationKey: mailKeys.action('delete'),
     mutationFn: (id: number) => deleteMail(token, id),
     onError: (_error, id) => {
       window.alert(deleteFailedMessage(id));

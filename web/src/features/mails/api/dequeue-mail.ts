@@ -14,7 +14,7 @@ export function dequeueFailedMessage(id: number): string {
 export function useDequeueMail(token: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationKey: [...mailKeys.all, 'dequeue'],
+    mutationKey: mailKeys.action('dequeue'),
     mutationFn: (id: number) => dequeueMail(token, id),
     onError: (_error, id) => {
       window.alert(dequeueFailedMessage(id));

@@ -1,5 +1,5 @@
-import { keepPreviousData, queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
-import { MAIL_SORTS, type Mail, type MailListResponse } from '@outbox/contract';
+import { keepPreviousData, queryOptions, useQuery, type QueryClient, type QueryKey } from '@tanstack/react-query';
+import { MAIL_SORTS, type Mail, type MailListResponse, type MailSort } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 
 /** docs/console.md §2 / §9: 50 rows per page. */
@@ -7,9 +7,9 @@ export const PAGE_SIZE = 50;
 
 export type SortOrder = 'asc' | 'desc';
 
-/** The server's sorts plus `to` (its first recipient's address), documented for the list call. */
-export const LIST_SORTS = [...MAIL_SORTS, 'to'] as const;
-export type ListSort = (typeof LIST_SORTS)[number];
+/** The list call's sorts: the contract's, `to` (the first recipient's address) among them. */
+export const LIST_SORTS = MAIL_SORTS;
+export type ListSort = MailSort;
 
 export interface MailListParams {
   sort: ListSort;
@@ -26,12 +26,27 @@ export interface MailListParams {
   receivedTo: string | null;
 }
 
+/**
+ * The feature's query and mutation keys. Each is one object, so a key is read by its fields' names, never by
+ * position; TanStack Query matches a filter key against a longer one field by field, so `all` matches every
+ * key of the feature and `lists()` every list page.
+ */
 export const mailKeys = {
-  all: ['mails'] as const,
-  lists: () => [...mailKeys.all, 'list'] as const,
-  list: (params: MailListParams) => [...mailKeys.lists(), params] as const,
-  detail: (id: number) => [...mailKeys.all, 'detail', id] as const,
+  all: [{ scope: 'mails' }] as const,
+  lists: () => [{ scope: 'mails', entity: 'list' }] as const,
+  list: (params: MailListParams) => [{ scope: 'mails', entity: 'list', params }] as const,
+  details: () => [{ scope: 'mails', entity: 'detail' }] as const,
+  detail: (id: number) => [{ scope: 'mails', entity: 'detail', id }] as const,
+  action: (action: 'dequeue' | 'requeue' | 'delete') => [{ scope: 'mails', entity: 'action', action }] as const,
 };
+
+/** The parameters of a cached list page from its key (a key `getQueriesData(mailKeys.lists())` gives back). */
+export function listParamsOfKey(key: QueryKey): MailListParams | undefined {
+  const [first] = key;
+  return isRecord(first) && first.scope === 'mails' && first.entity === 'list' && isRecord(first.params)
+    ? (first.params as unknown as MailListParams)
+    : undefined;
+}
 
 function isMailListResponse(body: unknown): body is MailListResponse {
   return isRecord(body) && Array.isArray(body.data) && isRecord(body.meta) && typeof body.meta.total === 'number';

@@ -15,7 +15,7 @@ export function requeueFailedMessage(id: number): string {
 export function useRequeueMail(token: string) {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationKey: [...mailKeys.all, 'requeue'],
+    mutationKey: mailKeys.action('requeue'),
     mutationFn: (id: number) => requeueMail(token, id),
     onError: (_error, id) => {
       window.alert(requeueFailedMessage(id));

@@ -48,7 +48,10 @@ function renderDrawer(detail: MailDetail) {
   );
 }
 
-const section = async (name: string) => (await screen.findByRole('heading', { name })).closest('section')!;
+/** A busy two-core machine renders slowly: wait longer than Testing Library's 1 s default. */
+const SLOW = { timeout: 4000 };
+
+const section = async (name: string) => (await screen.findByRole('heading', { name }, SLOW)).closest('section')!;
 const rowWith = (container: HTMLElement, text: string) =>
   within(container).getByText(text, { exact: false }).closest('tr')! as HTMLTableRowElement;
 const rowsOf = (container: HTMLElement) => within(container).getAllByRole('row').slice(1) as HTMLTableRowElement[];

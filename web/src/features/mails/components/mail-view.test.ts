@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INITIAL_VIEW, listParamsOf, viewReducer, type ViewState } from './mail-view';
+import { INITIAL_VIEW, listParamsOf, pagerOf, viewReducer, type PageShown, type ViewState } from './mail-view';
 
 function walk(state: ViewState, ...cursors: string[]): ViewState {
   return cursors.reduce((current, nextCursor) => viewReducer(current, { type: 'forward', cursor: nextCursor }), state);
@@ -95,5 +95,102 @@ describe('viewReducer: filters and the last page', () => {
     );
     expect(params.receivedFrom).toBe(new Date(2026, 10, 1).toISOString());
     expect(params.receivedTo).toBe(new Date(2026, 10, 2).toISOString());
+  });
+});
+
+/** A full page shown as the view's own answer, with the meta of a middle page. */
+function shown(over: Partial<PageShown> = {}): PageShown {
+  return { rowCount: 50, total: 120, totalIsEstimate: false, nextCursor: 'n', prevCursor: 'p', ready: true, ...over };
+}
+
+describe('pagerOf: the range and the pager buttons', () => {
+  it('from the start: rows 1–50, Next and Last, no Previous', () => {
+    expect(pagerOf(INITIAL_VIEW, shown())).toEqual({ firstRow: 1, lastRow: 50, canPrevious: false, canNext: true, canLast: true });
+  });
+
+  it('the third page of 120 shows 101–120 and is the end: Previous only', () => {
+    const page3 = walk(INITIAL_VIEW, 'c1', 'c2');
+    expect(pagerOf(page3, shown({ rowCount: 20, nextCursor: null }))).toEqual({
+      firstRow: 101,
+      lastRow: 120,
+      canPrevious: true,
+      canNext: false,
+      canLast: false,
+    });
+  });
+
+  it('while the next page loads (the previous one kept on screen), neither Next nor Last acts on its cursor', () => {
+    const pager = pagerOf(INITIAL_VIEW, shown({ ready: false }));
+    expect(pager).toMatchObject({ canNext: false, canLast: false });
+  });
+
+  it('an estimated total offers Next but not Last', () => {
+    expect(pagerOf(INITIAL_VIEW, shown({ total: 1_000, totalIsEstimate: true }))).toMatchObject({ canNext: true, canLast: false });
+  });
+
+  it('no rows: the range is empty (first row 1, last row 0) and nothing but First/Previous from a deep page', () => {
+    expect(pagerOf(INITIAL_VIEW, shown({ rowCount: 0, total: 0, nextCursor: null }))).toEqual({
+      firstRow: 1,
+      lastRow: 0,
+      canPrevious: false,
+      canNext: false,
+      canLast: false,
+    });
+  });
+
+  it('counted from the end: the last page holds the remainder, the page before it the 50 rows before', () => {
+    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120 });
+    expect(pagerOf(last, shown({ rowCount: 20 }))).toEqual({
+      firstRow: 101,
+      lastRow: 120,
+      canPrevious: true,
+      canNext: false,
+      canLast: false,
+    });
+    const before = viewReducer(last, { type: 'forward', cursor: 'r1' });
+    expect(pagerOf(before, shown())).toEqual({ firstRow: 51, lastRow: 100, canPrevious: true, canNext: true, canLast: true });
+    const first = viewReducer(before, { type: 'forward', cursor: 'r2' });
+    expect(pagerOf(first, shown({ nextCursor: null }))).toMatchObject({ firstRow: 1, lastRow: 50, canPrevious: false, canNext: true });
+  });
+
+  it('counted from the end, the first row never goes below 1 (mails deleted since)', () => {
+    const before = viewReducer(viewReducer(INITIAL_VIEW, { type: 'last', total: 120 }), { type: 'forward', cursor: 'r1' });
+    expect(pagerOf(before, shown({ total: 60 })).firstRow).toBe(1);
+  });
+});
+
+describe('viewReducer: Next and Previous', () => {
+  it('from the start, Next stores the page’s nextCursor and Previous takes its prevCursor', () => {
+    const page1 = viewReducer(INITIAL_VIEW, { type: 'next', page: shown({ nextCursor: 'c1' }) });
+    expect(page1).toMatchObject({ pageIndex: 1, cursors: [null, 'c1'] });
+    const page2 = viewReducer(page1, { type: 'next', page: shown({ nextCursor: 'c2' }) });
+    expect(viewReducer(page2, { type: 'previous', page: shown({ prevCursor: 'p1' }) })).toMatchObject({
+      pageIndex: 1,
+      cursors: [null, 'p1'],
+    });
+  });
+
+  it('Previous while the page is not the view’s own answer reuses the cursor that loaded the page before', () => {
+    const page2 = walk(INITIAL_VIEW, 'c1', 'c2');
+    expect(viewReducer(page2, { type: 'previous', page: shown({ prevCursor: 'stale', ready: false }) })).toMatchObject({
+      pageIndex: 1,
+      cursors: [null, 'c1'],
+    });
+  });
+
+  it('Next without a nextCursor changes nothing (same object)', () => {
+    expect(viewReducer(INITIAL_VIEW, { type: 'next', page: shown({ nextCursor: null }) })).toBe(INITIAL_VIEW);
+  });
+
+  it('counted from the end, Previous goes forward in the reversed order and Next back towards the last page', () => {
+    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120 });
+    const before = viewReducer(last, { type: 'previous', page: shown({ rowCount: 20, nextCursor: 'r1' }) });
+    expect(before).toMatchObject({ fromEnd: true, pageIndex: 1, cursors: [null, 'r1'] });
+    expect(viewReducer(last, { type: 'previous', page: shown({ nextCursor: null }) })).toBe(last);
+    expect(viewReducer(before, { type: 'next', page: shown({ prevCursor: 'x' }) })).toMatchObject({
+      fromEnd: true,
+      pageIndex: 0,
+      cursors: [null],
+    });
   });
 });

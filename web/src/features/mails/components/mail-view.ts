@@ -33,10 +33,35 @@ export interface ViewState extends PagingState {
   filters: MailFilters;
 }
 
+/**
+ * What the page on screen tells the pager: its row count and its answer's `meta`. `ready`: the answer is the
+ * view's own, not the previous page kept on screen while the view's loads (its cursors belong to that page).
+ */
+export interface PageShown {
+  rowCount: number;
+  total: number;
+  totalIsEstimate: boolean;
+  nextCursor: string | null;
+  prevCursor: string | null;
+  ready: boolean;
+}
+
+/** The footer's range and which pager buttons work (1-based rows). */
+export interface Pager {
+  firstRow: number;
+  lastRow: number;
+  canPrevious: boolean;
+  canNext: boolean;
+  canLast: boolean;
+}
+
 export type ViewAction =
   | { type: 'sort'; sort: ListSort }
   | { type: 'forward'; cursor: string }
   | { type: 'back'; cursor: string | null }
+  /** The pager's Next and Previous: forward or back in the query's order, by `fromEnd`. */
+  | { type: 'next'; page: PageShown }
+  | { type: 'previous'; page: PageShown }
   | { type: 'first' }
   | { type: 'last'; total: number }
   | { type: 'filter'; filters: Partial<MailFilters> };
@@ -67,19 +92,18 @@ export function viewReducer(state: ViewState, action: ViewAction): ViewState {
       // A sort change returns to the first page: cursors of another order mean nothing.
       return { ...state, sort: action.sort, order, ...FIRST_PAGE, cursors: [null] };
     }
-    case 'forward': {
-      const cursors = state.cursors.slice(0, state.pageIndex + 1);
-      cursors[state.pageIndex + 1] = action.cursor;
-      return { ...state, pageIndex: state.pageIndex + 1, cursors };
-    }
-    case 'back': {
-      if (state.pageIndex === 0) return state;
-      const target = state.pageIndex - 1;
-      const cursors = state.cursors.slice(0, state.pageIndex);
-      // Page 0 is always loaded without a cursor (one cache entry for First and Previous).
-      cursors[target] = target === 0 ? null : (action.cursor ?? state.cursors[target] ?? null);
-      return { ...state, pageIndex: target, cursors };
-    }
+    case 'forward':
+      return forward(state, action.cursor);
+    case 'back':
+      return back(state, action.cursor);
+    // A page counted from the end runs the reversed order: Next goes back towards page 0 (the last page) and
+    // Previous forward. Back takes the shown page's prevCursor only when that page is the view's own.
+    case 'next':
+      if (state.fromEnd) return back(state, action.page.ready ? action.page.prevCursor : null);
+      return action.page.nextCursor === null ? state : forward(state, action.page.nextCursor);
+    case 'previous':
+      if (!state.fromEnd) return back(state, action.page.ready ? action.page.prevCursor : null);
+      return action.page.nextCursor === null ? state : forward(state, action.page.nextCursor);
     case 'first':
       return state.pageIndex === 0 && !state.fromEnd ? state : { ...state, ...FIRST_PAGE, cursors: [null] };
     case 'last': {
@@ -90,6 +114,42 @@ export function viewReducer(state: ViewState, action: ViewAction): ViewState {
       // Any filter change returns to page 1 (the old cursors belong to another result).
       return { ...state, filters: { ...state.filters, ...action.filters }, ...FIRST_PAGE, cursors: [null] };
   }
+}
+
+function forward(state: ViewState, cursor: string): ViewState {
+  const cursors = state.cursors.slice(0, state.pageIndex + 1);
+  cursors[state.pageIndex + 1] = cursor;
+  return { ...state, pageIndex: state.pageIndex + 1, cursors };
+}
+
+function back(state: ViewState, cursor: string | null): ViewState {
+  if (state.pageIndex === 0) return state;
+  const target = state.pageIndex - 1;
+  const cursors = state.cursors.slice(0, state.pageIndex);
+  // Page 0 is always loaded without a cursor (one cache entry for First and Previous).
+  cursors[target] = target === 0 ? null : (cursor ?? state.cursors[target] ?? null);
+  return { ...state, pageIndex: target, cursors };
+}
+
+/**
+ * Where the page shown sits in the whole result, and which pager buttons can act. Counted from the end, page
+ * 0 holds the last `rowCount` rows and each page before it 50 more. Next and Last need the view's own answer
+ * (a cursor or a total of the previous page would lead elsewhere); Last needs an exact total.
+ */
+export function pagerOf(state: PagingState, page: PageShown): Pager {
+  const { pageIndex, fromEnd, lastPageSize } = state;
+  const { rowCount, total, ready, nextCursor } = page;
+  const firstRow = fromEnd
+    ? Math.max(1, total - (pageIndex === 0 ? rowCount : lastPageSize + PAGE_SIZE * pageIndex) + 1)
+    : pageIndex * PAGE_SIZE + 1;
+  const lastRow = firstRow + rowCount - 1;
+  return {
+    firstRow,
+    lastRow,
+    canPrevious: fromEnd ? ready && nextCursor !== null && firstRow > 1 : pageIndex > 0,
+    canNext: fromEnd ? pageIndex > 0 : ready && nextCursor !== null && lastRow < total,
+    canLast: ready && !page.totalIsEstimate && lastRow < total,
+  };
 }
 
 /** The list call of a view. */

@@ -8,6 +8,7 @@ import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createTestQueryClient } from '../../../test/app-harness';
 import { buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
+import { mailKeys } from '../api/list-mails';
 import { MailsListView } from './mails-list-view';
 
 const TOKEN = 'list-token';
@@ -231,7 +232,7 @@ describe('detail drawer loading', () => {
     handleList(() => buildMailList([buildMail({ id: 21, subject: 'pressed' }), buildMail({ id: 22, status: 0, subject: 'other' })]));
     const { user, queryClient } = renderView();
     // As in the console (lib/query-client.ts): an answer is fresh for 5 s (the test client's default is 0).
-    queryClient.setQueryDefaults(['mails', 'detail'], { staleTime: 5_000 });
+    queryClient.setQueryDefaults(mailKeys.details(), { staleTime: 5_000 });
     const row = rowOf(await screen.findByText('pressed').then((el) => el.textContent ?? ''));
 
     fireEvent.pointerDown(row, { button: 0 });

@@ -5,13 +5,14 @@ import { useDeleteMail } from '../api/delete-mail';
 import { prefetchMailDetail } from '../api/get-mail';
 import { useDequeueMail } from '../api/dequeue-mail';
 import { useRequeueMail } from '../api/requeue-mail';
-import { PAGE_SIZE, mailKeys, prefetchMailList, useMailList, type ListSort, type MailListParams } from '../api/list-mails';
+import { mailKeys, prefetchMailList, useMailList, type ListSort, type MailListParams } from '../api/list-mails';
 import type { RowActions } from './mails-columns';
 import { MailsFilters } from './mails-filters';
 import { MailsFooter } from './mails-footer';
 import { MailDrawer, type DrawerActions } from './mail-drawer';
-import { MailsTable } from './mails-table';
+import { MailsTable, type MailsTableHandle } from './mails-table';
 import { useMailSelection, type MailSelection } from './use-mail-selection';
+import { pagerOf, type PageShown } from './mail-view';
 import { useMailView } from './use-mail-view';
 import { LiveNotices } from '../live/live-notices';
 import { useLiveUpdates } from '../live/use-live-updates';
@@ -28,22 +29,6 @@ interface MailsListViewProps {
   renderSelection?: (selection: MailSelection, onActed: () => void) => ReactNode;
 }
 
-/**
- * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
- * when the mail left the page (deleted), so a keyboard user stays where they were.
- */
-function refocusAfterAction(id: number): () => void {
-  const before = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
-  const rows = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
-  const index = before ? rows.indexOf(before) : -1;
-  return () =>
-    window.requestAnimationFrame(() => {
-      const same = document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`);
-      const now = [...document.querySelectorAll<HTMLElement>('#mails-grid tbody tr[data-mail-id]')];
-      (same ?? now[Math.min(Math.max(index, 0), now.length - 1)])?.focus();
-    });
-}
-
 /** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
 export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection }: MailsListViewProps) {
   const queryClient = useQueryClient();
@@ -52,10 +37,13 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   );
   const { state, dispatch } = view;
   const list = useMailList(token, view.params);
+  // Keyboard focus on the rows goes through the table, which holds their elements.
+  const tableRef = useRef<MailsTableHandle>(null);
   const live = useLiveUpdates(
     token,
     view.params,
     useCallback(() => dispatch({ type: 'first' }), [dispatch]),
+    useCallback(() => tableRef.current?.keepFocusInRow(), []),
   );
   const dequeue = useDequeueMail(token);
   const remove = useDeleteMail(token);
@@ -75,15 +63,15 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   const total = meta?.total ?? 0;
   const totalIsEstimate = meta?.totalIsEstimate ?? false;
   const ready = !list.isPlaceholderData && list.isSuccess;
-  const firstRow = fromEnd
-    ? Math.max(1, total - (state.pageIndex === 0 ? mails.length : state.lastPageSize + PAGE_SIZE * state.pageIndex) + 1)
-    : state.pageIndex * PAGE_SIZE + 1;
-  const lastRow = firstRow + mails.length - 1;
-  const forwardCursor = meta?.nextCursor ?? null;
-  const backCursor = meta?.prevCursor ?? null;
-  const canPrevious = fromEnd ? ready && forwardCursor !== null && firstRow > 1 : state.pageIndex > 0;
-  const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
-  const canLast = ready && !totalIsEstimate && lastRow < total;
+  const page: PageShown = {
+    rowCount: mails.length,
+    total,
+    totalIsEstimate,
+    nextCursor: meta?.nextCursor ?? null,
+    prevCursor: meta?.prevCursor ?? null,
+    ready,
+  };
+  const { firstRow, canPrevious, canNext, canLast } = pagerOf(state, page);
   const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsEstimate);
   const { clear: clearSelection } = selection;
   const onBulkActed = useCallback(() => {
@@ -106,14 +94,21 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
 
   const { mutate: dequeueMutate } = dequeue;
   const { mutate: deleteMutate } = remove;
-  const actions: RowActions = useMemo(
-    () => ({
+  const actions: RowActions = useMemo(() => {
+    /**
+     * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
+     * when the mail left the page (deleted), so a keyboard user stays where they were.
+     */
+    const refocusAfterAction = (id: number) => {
+      const returnToPlace = tableRef.current?.rememberPlace(id);
+      return () => window.requestAnimationFrame(() => returnToPlace?.());
+    };
+    return {
       onDequeue: (id) => dequeueMutate(id, { onSettled: refocusAfterAction(id) }),
       onDelete: (id) => deleteMutate(id, { onSettled: refocusAfterAction(id) }),
       pendingIds,
-    }),
-    [dequeueMutate, deleteMutate, pendingIds],
-  );
+    };
+  }, [dequeueMutate, deleteMutate, pendingIds]);
 
   // `/` focuses the search box, unless the operator is typing somewhere.
   useEffect(() => {
@@ -143,7 +138,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
     const closed = openId;
     setOpenId(null);
     // Focus goes back to the mail's row, where the operator was.
-    if (closed !== null) window.requestAnimationFrame(() => document.querySelector<HTMLElement>(`tr[data-mail-id="${closed}"]`)?.focus());
+    if (closed !== null) window.requestAnimationFrame(() => tableRef.current?.focusRow(closed));
   }, [openId]);
 
   const prefetchDetail = useCallback((id: number) => prefetchMailDetail(queryClient, token, id), [queryClient, token]);
@@ -165,7 +160,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
         href="#mails-grid"
         onClick={(event) => {
           event.preventDefault();
-          document.querySelector<HTMLElement>('#mails-grid tbody tr[tabindex="0"]')?.focus();
+          tableRef.current?.focusTabStop();
         }}
       >
         Skip to the mails table
@@ -200,6 +195,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           onOpen={openMail}
           onPress={prefetchDetail}
           openId={openId}
+          ref={tableRef}
         />
         <MailsFooter
           total={total}
@@ -211,14 +207,8 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           canNext={canNext}
           canLast={canLast}
           onFirst={() => dispatch({ type: 'first' })}
-          onPrevious={() => {
-            if (!fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
-            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
-          }}
-          onNext={() => {
-            if (fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
-            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
-          }}
+          onPrevious={() => dispatch({ type: 'previous', page })}
+          onNext={() => dispatch({ type: 'next', page })}
           onLast={() => dispatch({ type: 'last', total })}
         />
         <LiveNotices live={live} />

@@ -1,8 +1,7 @@
 import type { Mail } from '@outbox/contract';
 import { flexRender, type Header } from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
-import { SORT_KEY_OF_COLUMN } from './mails-columns';
-import { ACTION_COLUMN_ID, SELECT_COLUMN_ID } from './table-layout';
+import { columnOf } from './mails-columns';
 import type { useTableLayout } from './use-table-layout';
 
 function SortIcon({ direction }: { direction: false | 'asc' | 'desc' }) {
@@ -34,9 +33,9 @@ interface HeaderCellProps {
 /** One column header: sort button (or label), drag-to-move, keyboard move/resize and the resize handle. */
 export function HeaderCell({ header, sort, order, onSort, layout, isResizing }: HeaderCellProps) {
   const columnId = header.column.id;
-  const isAction = columnId === ACTION_COLUMN_ID;
-  const isSelect = columnId === SELECT_COLUMN_ID;
-  const sortKey = SORT_KEY_OF_COLUMN[columnId];
+  const column = columnOf(columnId);
+  const isFixed = column?.kind === 'fixed';
+  const sortKey = column?.kind === 'data' ? column.sortKey : undefined;
   const direction = sortKey === sort ? order : false;
   const ariaSort = sortKey === undefined ? undefined : direction === 'asc' ? 'ascending' : direction === 'desc' ? 'descending' : 'none';
   const label = flexRender(header.column.columnDef.header, header.getContext());
@@ -54,12 +53,12 @@ export function HeaderCell({ header, sort, order, onSort, layout, isResizing }: 
       scope="col"
       className={classes}
       aria-sort={ariaSort}
-      aria-label={isAction ? 'Actions' : undefined}
+      aria-label={column?.kind === 'fixed' ? column.ariaLabel : undefined}
       {...layout.dragHandlers(columnId, isResizing)}
       // Anywhere on a sortable header sorts, not only its text (the resize handle stops its own clicks).
       onClick={sortKey === undefined ? undefined : () => onSort(sortKey)}
     >
-      {isAction ? null : isSelect ? (
+      {isFixed ? (
         label
       ) : sortKey !== undefined ? (
         <button

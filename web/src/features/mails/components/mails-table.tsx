@@ -1,10 +1,31 @@
-import { memo, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent, type MouseEvent, type PointerEvent } from 'react';
+import {
+  memo,
+  useCallback,
+  useImperativeHandle,
+  useMemo,
+  useRef,
+  useState,
+  type CSSProperties,
+  type KeyboardEvent,
+  type MouseEvent,
+  type PointerEvent,
+  type Ref,
+  type RefCallback,
+} from 'react';
 import type { Mail } from '@outbox/contract';
-import { getCoreRowModel, useReactTable, type RowSelectionState, type SortingState, type Updater } from '@tanstack/react-table';
+import {
+  createColumnHelper,
+  getCoreRowModel,
+  useReactTable,
+  type ColumnDef,
+  type RowSelectionState,
+  type SortingState,
+  type Updater,
+} from '@tanstack/react-table';
 import type { ListSort, SortOrder } from '../api/list-mails';
-import { MAIL_COLUMNS, MailCell, cellTitle, type PageSelection, type RowActions } from './mails-columns';
+import { MAIL_COLUMNS, columnOf, type MailColumn, type PageSelection, type RowActions, type RowCellProps } from './mails-columns';
 import { HeaderCell } from './mails-table-header';
-import { HEADER_HEIGHT, ROW_HEIGHT } from './table-layout';
+import { HEADER_HEIGHT, MAX_COLUMN_SIZE, MIN_COLUMN_SIZE, ROW_HEIGHT } from './table-layout';
 import { gridTemplateOf, useTableLayout } from './use-table-layout';
 
 interface MailsTableProps {
@@ -24,9 +45,54 @@ interface MailsTableProps {
   onPress?: (id: number) => void;
   /** The mail whose detail is open, marked on its row. */
   openId: number | null;
+  /** Moves keyboard focus among the rows for the list view (after an action, a closed drawer, the skip link). */
+  ref?: Ref<MailsTableHandle>;
+}
+
+/**
+ * Keyboard focus on the rows, for the view around the table. The table knows its rows (elements kept by a
+ * ref as they mount, in the order of `mails`), so nobody searches the document for them.
+ */
+export interface MailsTableHandle {
+  /** Focuses the row of a mail; false when it is not shown. */
+  focusRow: (id: number) => boolean;
+  /** Focuses the row that holds the grid's one tab stop. */
+  focusTabStop: () => void;
+  /**
+   * Notes where the row of a mail is now and gives what puts focus back there later: on the same mail's row
+   * if it is still shown, else on the row now at its place (the mail left the page, e.g. deleted).
+   */
+  rememberPlace: (id: number) => () => void;
+  /**
+   * Before the rows change under the operator (a live update): when focus is on a control inside a row (its
+   * button, which a status change can remove), focus goes back to that row if it fell out of the table.
+   */
+  keepFocusInRow: () => void;
 }
 
 const NO_MAILS: Mail[] = [];
+
+const columnHelper = createColumnHelper<Mail>();
+
+/**
+ * The columns as TanStack Table knows them: headers, sizes and order (it sizes, resizes and orders them). The
+ * table is given no rows: the body's cells are drawn by MailRow from the same columns' `cell`, not through
+ * its per-row model, which at 50 rows was a third of the script time between an answer and its rows
+ * (bench/console-latency.ts).
+ */
+const TABLE_COLUMNS = MAIL_COLUMNS.map((column: MailColumn) =>
+  column.kind === 'fixed'
+    ? columnHelper.display({
+        id: column.id,
+        header: column.header,
+        size: column.width,
+        minSize: column.width,
+        maxSize: column.width,
+        enableSorting: false,
+        enableResizing: false,
+      })
+    : columnHelper.display({ id: column.id, header: column.header, size: column.size, minSize: MIN_COLUMN_SIZE, maxSize: MAX_COLUMN_SIZE }),
+) as ColumnDef<Mail, unknown>[];
 
 export function MailsTable({
   mails,
@@ -41,6 +107,7 @@ export function MailsTable({
   onOpen,
   onPress,
   openId,
+  ref,
 }: MailsTableProps) {
   const layout = useTableLayout();
 
@@ -67,7 +134,7 @@ export function MailsTable({
   // is drawn from `mails` below, and building its row model only fed the header checkbox.
   const table = useReactTable({
     data: NO_MAILS,
-    columns: MAIL_COLUMNS,
+    columns: TABLE_COLUMNS,
     getCoreRowModel: getCoreRowModel(),
     manualPagination: true,
     manualSorting: true,
@@ -126,20 +193,20 @@ export function MailsTable({
       }
       return;
     }
-    const allRows = [...(rowElement.parentElement?.querySelectorAll<HTMLElement>(':scope > tr[data-mail-id]') ?? [])];
-    const index = allRows.indexOf(rowElement);
+    const index = mails.findIndex((mail) => String(mail.id) === rowId);
     const moveTo: Partial<Record<string, number>> = {
       ArrowDown: index + 1,
       ArrowUp: index - 1,
       Home: 0,
-      End: allRows.length - 1,
+      End: mails.length - 1,
       PageDown: index + 10,
       PageUp: index - 10,
     };
     const target = moveTo[event.key];
     if (target !== undefined) {
       event.preventDefault();
-      allRows[Math.max(0, Math.min(allRows.length - 1, target))]?.focus();
+      const targetMail = mails[Math.max(0, Math.min(mails.length - 1, target))];
+      if (targetMail) rowElements.current.get(String(targetMail.id))?.focus();
     } else if (event.key === 'ArrowRight') {
       event.preventDefault();
       rowElement.querySelector<HTMLElement>('button')?.focus();
@@ -152,13 +219,16 @@ export function MailsTable({
     }
   }
 
+  // The row elements by row id, kept as rows mount and unmount (one ref callback for every row: see MailRow).
+  const rowElements = useRef(new Map<string, HTMLTableRowElement>());
   // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
   const [activeId, setActiveId] = useState<string | null>(null);
+  const tabStopId = mails.some((mail) => String(mail.id) === activeId) ? activeId : mails[0] ? String(mails[0].id) : null;
   // The rows get handlers that never change identity (they call the latest closures through a ref), so a
   // memoized row re-renders only when its own mail, selection, pending action, focus or the column order changes:
   // a click that selects one row and opens its detail re-renders two rows, not fifty; a column resize, none.
-  const latest = useRef({ handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions });
-  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions };
+  const latest = useRef({ handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions, mails, activeId, tabStopId });
+  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions, mails, activeId, tabStopId };
   const rowHandlers = useMemo<RowHandlers>(
     () => ({
       onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
@@ -171,11 +241,54 @@ export function MailsTable({
     }),
     [],
   );
+  // The ref callback of every row: one function for all, so React calls it only as a row mounts or unmounts.
+  const registerRow = useCallback((element: HTMLTableRowElement | null) => {
+    const rowId = element?.dataset.mailId;
+    if (!element || rowId === undefined) return undefined;
+    const rows = rowElements.current;
+    rows.set(rowId, element);
+    return () => {
+      if (rows.get(rowId) === element) rows.delete(rowId);
+    };
+  }, []);
+
+  useImperativeHandle(ref, () => {
+    const focusRow = (id: number | string) => {
+      const row = rowElements.current.get(String(id));
+      row?.focus();
+      return row !== undefined;
+    };
+    return {
+      focusRow,
+      focusTabStop: () => {
+        const { tabStopId: id } = latest.current;
+        if (id !== null) focusRow(id);
+      },
+      rememberPlace: (id) => {
+        const index = latest.current.mails.findIndex((mail) => mail.id === id);
+        return () => {
+          const { mails: now } = latest.current;
+          if (now.some((mail) => mail.id === id)) focusRow(id);
+          else {
+            const inItsPlace = now[Math.min(Math.max(index, 0), now.length - 1)];
+            if (inItsPlace) focusRow(inItsPlace.id);
+          }
+        };
+      },
+      keepFocusInRow: () => {
+        const { activeId: id } = latest.current;
+        const row = id === null ? undefined : rowElements.current.get(id);
+        const active = document.activeElement;
+        if (id === null || !row || active === row || !row.contains(active)) return;
+        window.requestAnimationFrame(() => {
+          if (document.activeElement === document.body || document.activeElement === null) focusRow(id);
+        });
+      },
+    };
+  }, []);
   // The cells of every row, in the columns' order (a new array only when the order changes).
   const columnKey = headers.map((header) => header.column.id).join(',');
-  const columnIds = useMemo(() => columnKey.split(','), [columnKey]);
-
-  const tabStopId = mails.some((mail) => String(mail.id) === activeId) ? activeId : mails[0] ? String(mails[0].id) : null;
+  const columns = useMemo(() => columnKey.split(',').flatMap((id) => columnOf(id) ?? []), [columnKey]);
 
   return (
     <div className="table-scroll">
@@ -213,8 +326,9 @@ export function MailsTable({
                   pending={actions.pendingIds.has(mail.id)}
                   isOpen={openId === mail.id}
                   isTabStop={rowId === tabStopId}
-                  columnIds={columnIds}
+                  columns={columns}
                   handlers={rowHandlers}
+                  rowRef={registerRow}
                 />
               );
             })
@@ -245,13 +359,24 @@ interface MailRowProps {
   isOpen: boolean;
   isTabStop: boolean;
   /** The columns shown, in order. */
-  columnIds: readonly string[];
+  columns: readonly MailColumn[];
   handlers: RowHandlers;
+  /** Keeps the row's element for the table's focus moves (MailsTableHandle). */
+  rowRef: RefCallback<HTMLTableRowElement>;
 }
 
-const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, isTabStop, columnIds, handlers }: MailRowProps) {
+const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, isTabStop, columns, handlers, rowRef }: MailRowProps) {
+  // One object for the row's cells (their checkbox and button), made when the row renders.
+  const cellProps: RowCellProps = {
+    selected,
+    pending,
+    onToggleSelected: () => handlers.onToggleSelected(rowId),
+    onDequeue: handlers.onDequeue,
+    onDelete: handlers.onDelete,
+  };
   return (
     <tr
+      ref={rowRef}
       className={[selected ? 'is-selected' : '', isOpen ? 'is-open' : ''].filter(Boolean).join(' ') || undefined}
       data-mail-id={mail.id}
       aria-selected={selected}
@@ -261,17 +386,9 @@ const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, 
       onPointerDown={(event) => handlers.onPointerDown(event, rowId)}
       onKeyDown={(event) => handlers.onKeyDown(event, rowId)}
     >
-      {columnIds.map((columnId) => (
-        <td key={columnId} role="gridcell" className={`td td--${columnId}`} title={cellTitle(mail, columnId)}>
-          <MailCell
-            columnId={columnId}
-            mail={mail}
-            selected={selected}
-            pending={pending}
-            onToggleSelected={() => handlers.onToggleSelected(rowId)}
-            onDequeue={handlers.onDequeue}
-            onDelete={handlers.onDelete}
-          />
+      {columns.map((column) => (
+        <td key={column.id} role="gridcell" className={`td td--${column.id}`} title={column.title?.(mail)}>
+          {column.cell(mail, cellProps)}
         </td>
       ))}
     </tr>

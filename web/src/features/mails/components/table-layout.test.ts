@@ -1,14 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  DATA_COLUMN_IDS,
-  LAYOUT_STORAGE_KEY,
-  MAX_COLUMN_SIZE,
-  MIN_COLUMN_SIZE,
-  defaultLayout,
-  loadLayout,
-  moveColumn,
-  saveLayout,
-} from './table-layout';
+import { DATA_COLUMN_IDS } from './mails-columns';
+import { LAYOUT_STORAGE_KEY, MAX_COLUMN_SIZE, MIN_COLUMN_SIZE, defaultLayout, loadLayout, moveColumn, saveLayout } from './table-layout';
 
 function store(value: string): void {
   window.localStorage.setItem(LAYOUT_STORAGE_KEY, value);

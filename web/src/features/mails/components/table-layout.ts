@@ -1,45 +1,10 @@
-/** docs/console.md §2 / §9 sizes, in CSS pixels. */
+import { DATA_COLUMN_IDS, type DataColumnId } from './mails-columns';
+
+/** docs/console.md §2 / §9 sizes, in CSS pixels (each column's own width is in mails-columns.tsx). */
 export const ROW_HEIGHT = 60;
 export const HEADER_HEIGHT = 50;
 export const FOOTER_HEIGHT = 50;
-export const ACTION_COLUMN_WIDTH = 70;
-
-export const ACTION_COLUMN_ID = 'actions';
-
-/**
- * The selection column (docs/console.md §10): a checkbox per row, before the spec's columns. Fixed, like the
- * action column: not sorted, resized or moved.
- */
-export const SELECT_COLUMN_ID = 'select';
-export const SELECT_COLUMN_WIDTH = 40;
-
-/** The data columns in their default order; the action column is always appended last. */
-export const DATA_COLUMN_IDS = ['from', 'to', 'subject', 'status', 'providerSentDate', 'receivedDate', 'lastUpdate'] as const;
-export type DataColumnId = (typeof DATA_COLUMN_IDS)[number];
-
-export const DEFAULT_COLUMN_SIZES: Record<DataColumnId, number> = {
-  from: 160,
-  to: 180,
-  subject: 180,
-  status: 150,
-  providerSentDate: 158,
-  receivedDate: 158,
-  lastUpdate: 158,
-};
-
-/**
- * How a column shares the width beyond the sum of sizes (wide screens): text columns take most of it,
- * dates and status barely grow. The defaults (with the selection and action columns) fit 1280 px without a horizontal scroll bar.
- */
-export const COLUMN_GROWTH: Record<DataColumnId, number> = {
-  from: 1.2,
-  to: 1.2,
-  subject: 1.8,
-  status: 0.3,
-  providerSentDate: 0.2,
-  receivedDate: 0.2,
-  lastUpdate: 0.2,
-};
+/** The bounds of a data column's width, however it is resized or stored. */
 export const MIN_COLUMN_SIZE = 80;
 export const MAX_COLUMN_SIZE = 1200;
 

@@ -1,20 +1,7 @@
 import { useEffect, useState, type DragEvent, type KeyboardEvent } from 'react';
 import type { ColumnSizingState, Updater } from '@tanstack/react-table';
-import {
-  ACTION_COLUMN_ID,
-  ACTION_COLUMN_WIDTH,
-  COLUMN_GROWTH,
-  DEFAULT_COLUMN_SIZES,
-  MAX_COLUMN_SIZE,
-  MIN_COLUMN_SIZE,
-  SELECT_COLUMN_ID,
-  SELECT_COLUMN_WIDTH,
-  loadLayout,
-  moveColumn,
-  saveLayout,
-  type ColumnLayout,
-  type DataColumnId,
-} from './table-layout';
+import { columnOf, columnOrderOf, dataColumnOf, type DataColumnId } from './mails-columns';
+import { MAX_COLUMN_SIZE, MIN_COLUMN_SIZE, loadLayout, moveColumn, saveLayout, type ColumnLayout } from './table-layout';
 
 const RESIZE_STEP = 16;
 
@@ -24,23 +11,20 @@ function applyUpdater<T>(updater: Updater<T>, previous: T): T {
 
 /**
  * The grid template of the table's rows: data columns share the spare width in proportion to their size
- * and growth factor; the action column stays 70 px (docs/console.md §2).
+ * and growth factor; fixed columns keep their width (the action column 70 px, docs/console.md §2).
  */
 export function gridTemplateOf(columns: readonly { id: string; size: number }[]): string {
   return columns
-    .map(({ id, size }) =>
-      id === ACTION_COLUMN_ID
-        ? `${ACTION_COLUMN_WIDTH}px`
-        : id === SELECT_COLUMN_ID
-          ? `${SELECT_COLUMN_WIDTH}px`
-          : `minmax(${size}px, ${Math.round(size * (COLUMN_GROWTH[id as DataColumnId] ?? 1))}fr)`,
-    )
+    .map(({ id, size }) => {
+      const column = columnOf(id);
+      return column?.kind === 'fixed' ? `${column.width}px` : `minmax(${size}px, ${Math.round(size * (column?.growth ?? 1))}fr)`;
+    })
     .join(' ');
 }
 
 /**
  * The column layout of the mails table: order and widths (remembered per browser), moved by drag-and-drop or
- * by Alt+←/→ (move) and Alt+Shift+←/→ (resize) on a header. The action column takes part in none of it.
+ * by Alt+←/→ (move) and Alt+Shift+←/→ (resize) on a header. The fixed columns (selection, actions) take part in none of it.
  * `isResizing` comes from the table (a mouse resize in progress must not start a drag).
  */
 export function useTableLayout() {
@@ -66,7 +50,7 @@ export function useTableLayout() {
 
   function resizeBy(columnId: string, delta: number) {
     setLayout((current) => {
-      const base = current.sizing[columnId] ?? DEFAULT_COLUMN_SIZES[columnId as DataColumnId] ?? MIN_COLUMN_SIZE;
+      const base = current.sizing[columnId] ?? dataColumnOf(columnId)?.size ?? MIN_COLUMN_SIZE;
       const size = Math.min(MAX_COLUMN_SIZE, Math.max(MIN_COLUMN_SIZE, base + delta));
       return { ...current, sizing: { ...current.sizing, [columnId]: size } };
     });
@@ -74,13 +58,7 @@ export function useTableLayout() {
 
   /** Alt+←/→ moves the column, Alt+Shift+←/→ resizes it; returns whether the key was taken. */
   function handleHeaderKey(event: KeyboardEvent<HTMLElement>, columnId: string): boolean {
-    if (
-      columnId === ACTION_COLUMN_ID ||
-      columnId === SELECT_COLUMN_ID ||
-      !event.altKey ||
-      (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight')
-    )
-      return false;
+    if (!dataColumnOf(columnId) || !event.altKey || (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight')) return false;
     event.preventDefault();
     const direction = event.key === 'ArrowLeft' ? -1 : 1;
     if (event.shiftKey) resizeBy(columnId, direction * RESIZE_STEP);
@@ -90,7 +68,7 @@ export function useTableLayout() {
 
   function dragHandlers(columnId: string, isResizing: boolean) {
     // draggable="false" explicitly: a <th> is not draggable anyway, but the attribute says so to tools and tests.
-    if (columnId === ACTION_COLUMN_ID || columnId === SELECT_COLUMN_ID) return { draggable: false };
+    if (!dataColumnOf(columnId)) return { draggable: false };
     return {
       draggable: !isResizing,
       onDragStart(event: DragEvent<HTMLElement>) {
@@ -126,8 +104,8 @@ export function useTableLayout() {
   }
 
   return {
-    /** The selection column, data columns in their order, then the action column. */
-    columnOrder: [SELECT_COLUMN_ID, ...layout.order, ACTION_COLUMN_ID],
+    /** Every column's id: the fixed ones in their places, the data columns in the operator's order. */
+    columnOrder: columnOrderOf(layout.order),
     sizing: layout.sizing,
     onSizingChange,
     handleHeaderKey,

@@ -7,7 +7,7 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react
 import { useQueryClient, type QueryClient } from '@tanstack/react-query';
 import type { LiveCountsEvent, LiveMail, LiveMailEvent, MailDetail, MailListResponse } from '@outbox/contract';
 import { openEventStream, type StreamEvent, type StreamState } from '../../../lib/event-stream';
-import { mailKeys, type MailListParams } from '../api/list-mails';
+import { listParamsOfKey, mailKeys, type MailListParams } from '../api/list-mails';
 import { applyCounts, applyDetailChange, applyMailChanges, isFailure, matchesView } from './live-cache';
 import { useBackgroundTitle } from './use-background-title';
 
@@ -26,20 +26,16 @@ function listsOf(queryClient: QueryClient) {
   return queryClient.getQueriesData<MailListResponse>({ queryKey: mailKeys.lists() });
 }
 
-/** Keeps keyboard focus where it was when the focused control (a row's button) goes with a status change. */
-function keepFocusInRow(): void {
-  const active = document.activeElement;
-  const row = active instanceof HTMLElement ? active.closest<HTMLElement>('tr[data-mail-id]') : null;
-  if (!row || active === row) return;
-  const id = row.dataset.mailId;
-  window.requestAnimationFrame(() => {
-    if (document.activeElement === document.body || document.activeElement === null) {
-      document.querySelector<HTMLElement>(`#mails-grid tr[data-mail-id="${id}"]`)?.focus();
-    }
-  });
-}
-
-export function useLiveUpdates(token: string, params: MailListParams, goToFirstPage: () => void): LiveUpdates {
+/**
+ * `beforeRowsChange` runs before a mail event changes rows on screen: the view keeps keyboard focus through
+ * it (a row's button can go with a status change).
+ */
+export function useLiveUpdates(
+  token: string,
+  params: MailListParams,
+  goToFirstPage: () => void,
+  beforeRowsChange?: () => void,
+): LiveUpdates {
   const queryClient = useQueryClient();
   const [state, setState] = useState<StreamState>('connecting');
   const viewKey = JSON.stringify({ ...params, cursor: null });
@@ -48,9 +44,11 @@ export function useLiveUpdates(token: string, params: MailListParams, goToFirstP
   // The stream's handlers read the view shown now without reopening the stream when it changes.
   const paramsRef = useRef(params);
   const viewKeyRef = useRef(viewKey);
+  const beforeRowsChangeRef = useRef(beforeRowsChange);
   useLayoutEffect(() => {
     paramsRef.current = params;
     viewKeyRef.current = viewKey;
+    beforeRowsChangeRef.current = beforeRowsChange;
   });
   const title = useBackgroundTitle();
   const noteFailures = title.noteFailures;
@@ -70,7 +68,7 @@ export function useLiveUpdates(token: string, params: MailListParams, goToFirstP
 
     function onMails(mails: LiveMail[]): void {
       const byId = new Map(mails.map((mail) => [mail.id, mail]));
-      keepFocusInRow();
+      beforeRowsChangeRef.current?.();
       for (const [key, list] of listsOf(queryClient)) {
         if (!list) continue;
         const next = applyMailChanges(list, byId);
@@ -97,7 +95,7 @@ export function useLiveUpdates(token: string, params: MailListParams, goToFirstP
 
     function onCounts(counts: Record<string, number>): void {
       for (const [key, list] of listsOf(queryClient)) {
-        const listParams = key[2] as MailListParams | undefined;
+        const listParams = listParamsOfKey(key);
         if (list && listParams) queryClient.setQueryData(key, applyCounts(list, listParams, counts));
       }
     }
