@@ -5,6 +5,7 @@ import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
 import { HealthStrip, healthKeys } from '../features/health';
 import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailSelection } from '../features/mails';
+import { WebhooksButton, webhookKeys } from '../features/webhooks';
 import { subscribeUnauthorized } from '../lib/api-client';
 
 /**
@@ -56,6 +57,7 @@ export function App() {
       queryClient.removeQueries({ queryKey: mailKeys.all });
       queryClient.removeQueries({ queryKey: healthKeys.all });
       queryClient.removeQueries({ queryKey: auditKeys.all });
+      queryClient.removeQueries({ queryKey: webhookKeys.all });
     }
   }, [token, queryClient]);
 
@@ -81,7 +83,12 @@ export function App() {
       key={token}
       token={token}
       onLogout={end}
-      headerActions={<AuditButton token={token} />}
+      headerActions={
+        <>
+          <WebhooksButton token={token} />
+          <AuditButton token={token} />
+        </>
+      }
       aboveTable={<HealthStrip token={token} />}
       renderSelection={renderSelection}
     />

@@ -6,11 +6,16 @@
 
 export class ApiError extends Error {
   readonly status: number;
+  /** The error body's `code` and `message` (docs/api.md#answers-and-errors), when the answer carried one. */
+  readonly code: string | null;
+  readonly serverMessage: string | null;
 
-  constructor(status: number, message: string) {
+  constructor(status: number, message: string, body?: { code: string; message: string }) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
+    this.code = body?.code ?? null;
+    this.serverMessage = body?.message ?? null;
   }
 }
 
@@ -26,7 +31,7 @@ export function subscribeUnauthorized(listener: UnauthorizedListener): () => voi
 }
 
 export interface ApiRequestOptions {
-  method?: 'GET' | 'POST' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Sent as `Authorization: Token {token}`; a 401 answer is then reported as an expired session. */
   token?: string;
   body?: unknown;
@@ -59,8 +64,7 @@ export async function apiRequest(path: string, options: ApiRequestOptions = {}):
     for (const listener of [...unauthorizedListeners]) listener(token);
   }
   if (!response.ok) {
-    await drain(response);
-    throw new ApiError(response.status, `${init.method ?? 'GET'} ${path} answered ${response.status}`);
+    throw new ApiError(response.status, `${init.method ?? 'GET'} ${path} answered ${response.status}`, await errorBody(response));
   }
   return response;
 }
@@ -72,6 +76,26 @@ export async function apiRequest(path: string, options: ApiRequestOptions = {}):
  */
 async function drain(response: Response): Promise<void> {
   await response.arrayBuffer().catch(() => undefined);
+}
+
+/** Reads an error answer to its end and keeps its `{ error: { code, message } }`, if it is one. */
+async function errorBody(response: Response): Promise<{ code: string; message: string } | undefined> {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text) as unknown;
+    const error = isRecord(body) ? body.error : undefined;
+    if (isRecord(error) && typeof error.code === 'string' && typeof error.message === 'string') {
+      return { code: error.code, message: error.message };
+    }
+  } catch {
+    // not JSON: no details to keep
+  }
+  return undefined;
+}
+
+/** What to show a person for a failed call: the server's sentence when it gave one. */
+export function errorText(error: unknown, fallback: string): string {
+  return error instanceof ApiError && error.serverMessage ? error.serverMessage : fallback;
 }
 
 /** Sends a call whose answer the console does not use (docs/console.md §7: "response body is not read"). */

@@ -1,0 +1,121 @@
+/**
+ * The webhooks calls (docs/api.md#webhooks): endpoints, their delivery log, replay, and the applications an
+ * endpoint may be limited to. One query key tree, `webhookKeys`, so a change invalidates what it affects.
+ */
+import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import type {
+  CreateWebhookBody,
+  ReplayWebhookBody,
+  ReplayWebhookResult,
+  UpdateWebhookBody,
+  WebhookApplication,
+  WebhookDeliveriesResponse,
+  WebhookDelivery,
+  WebhookDeliveryState,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookTestResult,
+} from '@outbox/contract';
+import { apiJson, isRecord } from '../../../lib/api-client';
+
+export const DELIVERIES_PAGE_SIZE = 50;
+
+export const webhookKeys = {
+  all: ['webhooks'] as const,
+  endpoints: () => [...webhookKeys.all, 'endpoints'] as const,
+  deliveries: (endpointId: number, state: WebhookDeliveryState | null) =>
+    [...webhookKeys.all, 'deliveries', { endpointId, state }] as const,
+  applications: () => [...webhookKeys.all, 'applications'] as const,
+};
+
+/** The `data` array of a `{ data: [...] }` answer, or an error naming the call. */
+function dataOf<T>(body: unknown, call: string): T[] {
+  if (!isRecord(body) || !Array.isArray(body.data)) throw new Error(`${call}: the answer is not { data: [...] }`);
+  return body.data as T[];
+}
+
+function firstOf<T>(body: unknown, call: string): T {
+  const [first] = dataOf<T>(body, call);
+  if (first === undefined) throw new Error(`${call}: the answer's data is empty`);
+  return first;
+}
+
+export async function listEndpoints(token: string, signal?: AbortSignal): Promise<WebhookEndpoint[]> {
+  return dataOf<WebhookEndpoint>(await apiJson('/api/v1/webhooks', { token, signal }), 'GET /api/v1/webhooks');
+}
+
+export async function listApplications(token: string, signal?: AbortSignal): Promise<WebhookApplication[]> {
+  return dataOf<WebhookApplication>(await apiJson('/api/v1/applications', { token, signal }), 'GET /api/v1/applications');
+}
+
+export async function createEndpoint(token: string, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
+  return firstOf(await apiJson('/api/v1/webhooks', { token, method: 'POST', body }), 'POST /api/v1/webhooks');
+}
+
+export async function updateEndpoint(token: string, id: number, body: UpdateWebhookBody): Promise<WebhookEndpoint> {
+  return firstOf(await apiJson(`/api/v1/webhooks/${id}`, { token, method: 'PATCH', body }), 'PATCH /api/v1/webhooks/{id}');
+}
+
+export async function deleteEndpoint(token: string, id: number): Promise<void> {
+  await apiJson(`/api/v1/webhooks/${id}`, { token, method: 'DELETE' });
+}
+
+export async function rotateSecret(token: string, id: number): Promise<WebhookEndpointWithSecret> {
+  return firstOf(
+    await apiJson(`/api/v1/webhooks/${id}/rotate-secret`, { token, method: 'POST' }),
+    'POST /api/v1/webhooks/{id}/rotate-secret',
+  );
+}
+
+export async function sendTestEvent(token: string, id: number): Promise<WebhookTestResult> {
+  return firstOf(await apiJson(`/api/v1/webhooks/${id}/test`, { token, method: 'POST' }), 'POST /api/v1/webhooks/{id}/test');
+}
+
+export async function replay(token: string, id: number, body: ReplayWebhookBody): Promise<ReplayWebhookResult> {
+  return firstOf(await apiJson(`/api/v1/webhooks/${id}/replay`, { token, method: 'POST', body }), 'POST /api/v1/webhooks/{id}/replay');
+}
+
+export async function listDeliveries(
+  token: string,
+  endpointId: number,
+  state: WebhookDeliveryState | null,
+  cursor: string | null,
+  signal?: AbortSignal,
+): Promise<WebhookDeliveriesResponse> {
+  const body = await apiJson(`/api/v1/webhooks/${endpointId}/deliveries`, {
+    token,
+    signal,
+    query: { limit: DELIVERIES_PAGE_SIZE, cursor, state },
+  });
+  if (!isRecord(body) || !Array.isArray(body.data) || !isRecord(body.meta)) throw new Error('The deliveries answer is not { data, meta }');
+  return body as unknown as WebhookDeliveriesResponse;
+}
+
+export function useEndpoints(token: string) {
+  return useQuery(
+    queryOptions({
+      queryKey: webhookKeys.endpoints(),
+      queryFn: ({ signal }) => listEndpoints(token, signal),
+      // The success rates and states move while the panel is open.
+      refetchInterval: 10_000,
+    }),
+  );
+}
+
+export function useApplications(token: string) {
+  return useQuery(queryOptions({ queryKey: webhookKeys.applications(), queryFn: ({ signal }) => listApplications(token, signal) }));
+}
+
+export function useDeliveries(token: string, endpointId: number, state: WebhookDeliveryState | null) {
+  return useInfiniteQuery(
+    infiniteQueryOptions({
+      queryKey: webhookKeys.deliveries(endpointId, state),
+      queryFn: ({ pageParam, signal }) => listDeliveries(token, endpointId, state, pageParam, signal),
+      initialPageParam: null as string | null,
+      getNextPageParam: (last) => last.meta.nextCursor,
+      refetchInterval: 10_000,
+    }),
+  );
+}
+
+export type { WebhookDelivery };

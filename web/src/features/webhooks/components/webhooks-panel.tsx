@@ -1,0 +1,242 @@
+import './webhooks.css';
+import { useState } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { CreateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret } from '@outbox/contract';
+import { Button } from '../../../components/ui/button';
+import { ModalDialog } from '../../../components/ui/modal-dialog';
+import { TruncatedText } from '../../../components/ui/truncated-text';
+import { errorText } from '../../../lib/api-client';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  rotateSecret,
+  sendTestEvent,
+  updateEndpoint,
+  useEndpoints,
+  webhookKeys,
+} from '../api/webhooks-api';
+import { DeliveriesView } from './deliveries-view';
+import { EndpointForm } from './endpoint-form';
+import { SecretReveal } from './secret-reveal';
+import { applicationText, eventsText, stateText, successText } from './webhook-text';
+
+type View =
+  { kind: 'list' } | { kind: 'create' } | { kind: 'edit'; endpoint: WebhookEndpoint } | { kind: 'deliveries'; endpoint: WebhookEndpoint };
+
+interface WebhooksPanelProps {
+  token: string;
+  onClose: () => void;
+}
+
+/**
+ * The Webhooks panel (docs/console.md §10.17): the endpoints with their state and success rate over 24 hours;
+ * create (the secret shown once), edit, disable, enable, rotate the secret, send a test event, delete; and each
+ * endpoint's delivery log with replay.
+ */
+export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
+  const queryClient = useQueryClient();
+  const endpoints = useEndpoints(token);
+  const [view, setView] = useState<View>({ kind: 'list' });
+  const [revealed, setRevealed] = useState<WebhookEndpointWithSecret | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [confirmDelete, setConfirmDelete] = useState<number | null>(null);
+
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: webhookKeys.all });
+  const failed = (fallback: string) => (error: unknown) => setNotice(errorText(error, fallback));
+
+  const save = useMutation({
+    mutationFn: (input: { id?: number; body: CreateWebhookBody }) =>
+      input.id === undefined ? createEndpoint(token, input.body) : updateEndpoint(token, input.id, input.body),
+    onSuccess: (endpoint) => {
+      if ('secret' in endpoint) setRevealed(endpoint as WebhookEndpointWithSecret);
+      setNotice(null);
+      setView({ kind: 'list' });
+      refresh();
+    },
+  });
+  const toggleEnabled = useMutation({
+    mutationFn: (endpoint: WebhookEndpoint) => updateEndpoint(token, endpoint.id, { enabled: !endpoint.enabled }),
+    onSuccess: (endpoint) => {
+      setNotice(`${endpoint.url} ${endpoint.enabled ? 'enabled' : 'disabled'}.`);
+      refresh();
+    },
+    onError: failed('The endpoint could not be changed; try again.'),
+  });
+  const rotate = useMutation({
+    mutationFn: (endpoint: WebhookEndpoint) => rotateSecret(token, endpoint.id),
+    onSuccess: (endpoint) => {
+      setRevealed(endpoint);
+      setNotice('New secret made; the old one keeps signing beside it for 24 hours.');
+      refresh();
+    },
+    onError: failed('The secret could not be rotated; try again.'),
+  });
+  const test = useMutation({
+    mutationFn: (endpoint: WebhookEndpoint) => sendTestEvent(token, endpoint.id),
+    onSuccess: (result) => {
+      setNotice(`Test event ${result.eventId} queued; its delivery shows in the endpoint's log.`);
+      refresh();
+    },
+    onError: failed('The test event could not be sent; try again.'),
+  });
+  const remove = useMutation({
+    mutationFn: (endpoint: WebhookEndpoint) => deleteEndpoint(token, endpoint.id),
+    onSuccess: (_, endpoint) => {
+      setConfirmDelete(null);
+      setNotice(`${endpoint.url} deleted.`);
+      refresh();
+    },
+    onError: failed('The endpoint could not be deleted; try again.'),
+  });
+
+  const list = endpoints.data ?? [];
+  return (
+    <ModalDialog title="Webhooks" onClose={onClose} placement="side" className="webhooks">
+      {revealed ? <SecretReveal url={revealed.url} secret={revealed.secret} onDismiss={() => setRevealed(null)} /> : null}
+      {view.kind === 'create' || view.kind === 'edit' ? (
+        <EndpointForm
+          key={view.kind === 'edit' ? view.endpoint.id : 'new'}
+          token={token}
+          endpoint={view.kind === 'edit' ? view.endpoint : undefined}
+          busy={save.isPending}
+          error={save.isError ? errorText(save.error, 'The endpoint could not be saved; try again.') : null}
+          onSubmit={(body) => save.mutate(view.kind === 'edit' ? { id: view.endpoint.id, body } : { body })}
+          onCancel={() => {
+            save.reset();
+            setView({ kind: 'list' });
+          }}
+        />
+      ) : view.kind === 'deliveries' ? (
+        <DeliveriesView token={token} endpoint={view.endpoint} onBack={() => setView({ kind: 'list' })} />
+      ) : (
+        <>
+          <div className="webhooks__toolbar">
+            <Button variant="primary" size="small" onClick={() => setView({ kind: 'create' })} data-autofocus>
+              Add endpoint
+            </Button>
+            <Button size="small" variant="ghost" onClick={onClose}>
+              Close
+            </Button>
+          </div>
+          <p role="status" className="muted webhooks__notice">
+            {notice ?? ''}
+          </p>
+          <div className="webhooks__scroll" tabIndex={0} role="region" aria-label="Webhook endpoints">
+            <table className="webhooks__table">
+              <thead>
+                <tr>
+                  <th scope="col">Endpoint</th>
+                  <th scope="col">Events</th>
+                  <th scope="col">Application</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Success (24 h)</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map((endpoint) => (
+                  <tr key={endpoint.id}>
+                    <td className="webhooks__endpoint">
+                      <TruncatedText text={endpoint.url} />
+                      {endpoint.description ? <TruncatedText className="muted" text={endpoint.description} /> : null}
+                    </td>
+                    <td>
+                      <TruncatedText text={eventsText(endpoint)} />
+                    </td>
+                    <td>{applicationText(endpoint)}</td>
+                    <td>
+                      <span className={endpoint.enabled ? (endpoint.failingSince ? 'webhooks__failing' : '') : 'muted'}>
+                        {stateText(endpoint)}
+                      </span>
+                    </td>
+                    <td>{successText(endpoint)}</td>
+                    <td className="webhooks__actions">
+                      {confirmDelete === endpoint.id ? (
+                        <>
+                          <span>Delete this endpoint?</span>
+                          <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(endpoint)}>
+                            Delete
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setConfirmDelete(null)}>
+                            Keep
+                          </Button>
+                        </>
+                      ) : (
+                        <>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Deliveries of ${endpoint.url}`}
+                            onClick={() => setView({ kind: 'deliveries', endpoint })}
+                          >
+                            Deliveries
+                          </Button>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Edit ${endpoint.url}`}
+                            onClick={() => setView({ kind: 'edit', endpoint })}
+                          >
+                            Edit
+                          </Button>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`${endpoint.enabled ? 'Disable' : 'Enable'} ${endpoint.url}`}
+                            disabled={toggleEnabled.isPending}
+                            onClick={() => toggleEnabled.mutate(endpoint)}
+                          >
+                            {endpoint.enabled ? 'Disable' : 'Enable'}
+                          </Button>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Rotate secret of ${endpoint.url}`}
+                            disabled={rotate.isPending}
+                            onClick={() => rotate.mutate(endpoint)}
+                          >
+                            Rotate secret
+                          </Button>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Send test to ${endpoint.url}`}
+                            disabled={test.isPending || !endpoint.enabled}
+                            onClick={() => test.mutate(endpoint)}
+                          >
+                            Send test
+                          </Button>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Delete ${endpoint.url}`}
+                            onClick={() => setConfirmDelete(endpoint.id)}
+                          >
+                            Delete
+                          </Button>
+                        </>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+                {list.length === 0 ? (
+                  <tr>
+                    <td colSpan={6} className="muted">
+                      {endpoints.isPending
+                        ? 'Loading…'
+                        : endpoints.isError
+                          ? 'The endpoints could not be loaded.'
+                          : 'No endpoints yet. Add one to tell your applications what happens to their mail.'}
+                    </td>
+                  </tr>
+                ) : null}
+              </tbody>
+            </table>
+          </div>
+        </>
+      )}
+    </ModalDialog>
+  );
+}

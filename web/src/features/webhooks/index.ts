@@ -1,0 +1,2 @@
+export { WebhooksButton } from './components/webhooks-button';
+export { webhookKeys } from './api/webhooks-api';
