@@ -8,3 +8,4 @@ export * from './bulk.js';
 export * from './queue-health.js';
 export * from './audit.js';
 export * from './live.js';
+export * from './instances.js';
