@@ -27,49 +27,51 @@ export function HealthStrip({ token }: HealthStripProps) {
   const data = health.data;
   const worker = data ? workerLine(data) : null;
   return (
-    <section className={`health${worker?.kind === 'alarm' ? ' health--alarm' : ''}`} aria-label="Queue health">
-      {data && worker ? (
-        <>
-          <span className="health__workers">
-            {worker.kind === 'alarm' ? (
-              <strong className="health__alarm" role="alert">
-                {worker.text}
-              </strong>
-            ) : worker.kind === 'none' ? (
-              <strong className="health__no-worker">{worker.text}</strong>
-            ) : null}
-            {/* One button in one place whatever the line says, so focus comes back to it when the view closes. */}
-            <button
-              type="button"
-              className={`health__instances${worker.kind === 'running' ? ' health__instances--running' : ''}`}
-              aria-haspopup="dialog"
-              title="Show every instance: roles, host, last heartbeat, load"
-              onClick={() => setInstancesOpen(true)}
-            >
-              {worker.kind === 'running' ? worker.text : 'Show instances'}
-            </button>
-          </span>
-          <dl className="health__figures">
-            <Figure label="Due now" value={count(data.dueNow)} title={`${count(data.queued)} Queued in all`} />
-            <Figure
-              label="Oldest Queued"
-              value={formatAge(data.oldestQueuedAgeSeconds)}
-              title={data.oldestQueuedAt ? `Received ${data.oldestQueuedAt}` : 'Nothing Queued'}
-            />
-            <Figure label="In flight" value={count(data.inFlight)} />
-            <Figure label="Delivered 1 min" value={count(data.deliveredLastMinute)} />
-            <Figure label="Delivered 1 h" value={count(data.deliveredLastHour)} />
-            <Figure
-              label="Failed 1 h"
-              value={`${count(data.failedLastHour)} (${formatRate(data.failureRateLastHour)})`}
-              title="ProviderError and Error in the last hour, as a share of what finished"
-            />
-          </dl>
-        </>
-      ) : (
-        <span className="muted">{health.isError ? 'Queue health unavailable' : 'Queue health…'}</span>
-      )}
+    <>
+      <section className={`health${worker?.kind === 'alarm' ? ' health--alarm' : ''}`} aria-label="Queue health">
+        {data && worker ? (
+          <>
+            <span className="health__workers">
+              {worker.kind === 'alarm' ? (
+                <strong className="health__alarm" role="alert">
+                  {worker.text}
+                </strong>
+              ) : worker.kind === 'none' ? (
+                <strong className="health__no-worker">{worker.text}</strong>
+              ) : null}
+              {/* One button in one place whatever the line says, so focus comes back to it when the view closes. */}
+              <button
+                type="button"
+                className={`health__instances${worker.kind === 'running' ? ' health__instances--running' : ''}`}
+                aria-haspopup="dialog"
+                title="Show every instance: roles, host, last heartbeat, load"
+                onClick={() => setInstancesOpen(true)}
+              >
+                {worker.kind === 'running' ? worker.text : 'Show instances'}
+              </button>
+            </span>
+            <dl className="health__figures">
+              <Figure label="Due now" value={count(data.dueNow)} title={`${count(data.queued)} Queued in all`} />
+              <Figure
+                label="Oldest Queued"
+                value={formatAge(data.oldestQueuedAgeSeconds)}
+                title={data.oldestQueuedAt ? `Received ${data.oldestQueuedAt}` : 'Nothing Queued'}
+              />
+              <Figure label="In flight" value={count(data.inFlight)} />
+              <Figure label="Delivered 1 min" value={count(data.deliveredLastMinute)} />
+              <Figure label="Delivered 1 h" value={count(data.deliveredLastHour)} />
+              <Figure
+                label="Failed 1 h"
+                value={`${count(data.failedLastHour)} (${formatRate(data.failureRateLastHour)})`}
+                title="ProviderError and Error in the last hour, as a share of what finished"
+              />
+            </dl>
+          </>
+        ) : (
+          <span className="muted">{health.isError ? 'Queue health unavailable' : 'Queue health…'}</span>
+        )}
+      </section>
       {isInstancesOpen ? <InstancesPanel token={token} onClose={() => setInstancesOpen(false)} /> : null}
-    </section>
+    </>
   );
 }
