@@ -93,19 +93,22 @@ export function createHeartbeat(options: HeartbeatOptions) {
     const now = clock.now();
     const load = options.workerLoad?.();
     try {
-      await repo.upsertHeartbeat(store.db, {
-        id,
-        host: os.hostname(),
-        pid: process.pid,
-        version: options.version,
-        roles: options.roles.join(','),
-        started_at: startedAt,
-        last_heartbeat_at: now,
-        stale_after_ms: staleAfterMs,
-        in_flight: load ? load.inFlight : null,
-        delivered_last_minute: load ? deliveries.sample(now, load.deliveredTotal) : null,
+      // One commit for both: on SQLite each commit is an fsync that blocks the process.
+      await store.db.transaction().execute(async (trx) => {
+        await repo.upsertHeartbeat(trx, {
+          id,
+          host: os.hostname(),
+          pid: process.pid,
+          version: options.version,
+          roles: options.roles.join(','),
+          started_at: startedAt,
+          last_heartbeat_at: now,
+          stale_after_ms: staleAfterMs,
+          in_flight: load ? load.inFlight : null,
+          delivered_last_minute: load ? deliveries.sample(now, load.deliveredTotal) : null,
+        });
+        await repo.deleteSilentSince(trx, now - forgetAfterMs);
       });
-      await repo.deleteSilentSince(store.db, now - forgetAfterMs);
       if (failures > 0) logger?.info({ instanceId: id, failedBeats: failures }, 'heartbeat written again');
       failures = 0;
       return true;
