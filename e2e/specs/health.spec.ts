@@ -110,7 +110,9 @@ test.describe('Queue health strip', () => {
   }) => {
     test.setTimeout(240_000);
     // A server of this test's own (the suite's store stays as it was), and a worker-only process on its DATA_DIR
-    // with the default heartbeat (5 s, stale after 15 s): the product's promise is what is measured.
+    // with the default heartbeat (5 s, stale after 15 s): the product's promise is what is measured. SQLite is one
+    // server per DATA_DIR (docs/limits.md); a worker beside it for a minute, with no mail due to claim, is enough
+    // to watch a worker die, and the browser suite's store is always SQLite.
     const second = await startServer({ demoCount: 0 });
     let worker: ChildProcess | undefined;
     let workerLog = '';
