@@ -10,3 +10,4 @@ export * from './audit.js';
 export * from './live.js';
 export * from './application-events.js';
 export * from './webhooks.js';
+export * from './instances.js';

@@ -19,7 +19,11 @@ export const QueueHealth = Type.Object({
     description: 'The latest claim or attempt outcome of any worker, on any instance',
   }),
   workerActiveLastMinute: Type.Boolean({
-    description: 'A worker claimed or finished a mail in the last minute. False with dueNow > 0 means no worker is running',
+    description:
+      'Kept for older clients: true exactly when liveWorkers > 0 (a worker heartbeat within its stale threshold, 15 s by default)',
+  }),
+  liveWorkers: Type.Integer({
+    description: 'Instances with the worker role whose heartbeat is live (GET /api/v1/instances). 0: no worker is running',
   }),
 });
 export type QueueHealth = Static<typeof QueueHealth>;

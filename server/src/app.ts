@@ -14,6 +14,8 @@ import { createAuditService } from './audit/audit.service.js';
 import { createHealthService } from './health/health.service.js';
 import { createQueueHealthService } from './health/queue-health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
+import { createInstanceService } from './instances/instance.service.js';
+import { instancesRoutes } from './http/instances.routes.js';
 import { apiDocsRoutes } from './http/api-docs.routes.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
@@ -110,7 +112,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const mails = createMailService({ store: options.store, clock });
-  const metrics = createMetricsService({ mails, clock });
+  const instances = createInstanceService({ store: options.store, clock });
+  const metrics = createMetricsService({ mails, clock, instances });
   const auth = createAuthService({
     store: options.store,
     clock,
@@ -174,7 +177,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(mailRoutes, { auth, mails });
   await app.register(bulkRoutes, { auth, mails });
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
-  await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock }) });
+  await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });
+  await app.register(instancesRoutes, { auth, instances });
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());

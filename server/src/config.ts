@@ -55,6 +55,9 @@ export interface Config {
   mailHostname: string | undefined;
   /** SMTP sessions open at once on the listener (SMTP_MAX_CONNECTIONS); more are answered 421. */
   smtpMaxConnections: number;
+  /** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER (5 s, 15 s): this process's heartbeat (instances/heartbeat.ts). */
+  heartbeatIntervalMs: number;
+  instanceStaleAfterMs: number;
 }
 
 /**
@@ -225,6 +228,8 @@ export function loadConfig(env: Env = process.env): Config {
     relayTlsInsecure: onOff('RELAY_TLS_INSECURE', false),
     mailHostname: env.MAIL_HOSTNAME?.trim().toLowerCase().replace(/\.$/, '') || undefined,
     smtpMaxConnections: integer('SMTP_MAX_CONNECTIONS', 100, 1, 100_000),
+    heartbeatIntervalMs: durationMs('HEARTBEAT_INTERVAL', 5_000),
+    instanceStaleAfterMs: durationMs('INSTANCE_STALE_AFTER', 15_000),
   };
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
@@ -253,6 +258,12 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if ((config.smtpTlsKeyFile === undefined) !== (config.smtpTlsCertFile === undefined)) {
     problems.push('SMTP_TLS_KEY and SMTP_TLS_CERT must be set together');
+  }
+  // One late beat must not make a live instance look stopped.
+  if (config.instanceStaleAfterMs < 2 * config.heartbeatIntervalMs) {
+    problems.push(
+      `INSTANCE_STALE_AFTER must be at least twice HEARTBEAT_INTERVAL (3 times is the default: 15s and 5s), got ${config.instanceStaleAfterMs} ms and ${config.heartbeatIntervalMs} ms`,
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

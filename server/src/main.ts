@@ -15,6 +15,7 @@ import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
 import { smtpRefusalFor } from './intake/accept-errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
+import { createHeartbeat, readPackageVersion } from './instances/heartbeat.js';
 import { setMailHostname } from './mail/mail-hostname.js';
 import { openStore } from './store/connection.js';
 
@@ -164,7 +165,26 @@ export async function start(config: Config, options: StartOptions = {}) {
   } else {
     await app.ready();
   }
+  // Every process says it is alive every HEARTBEAT_INTERVAL (docs/operations.md#instances-and-heartbeats).
+  // server/src/main.ts and server/dist/main.js both sit one folder below server/package.json.
+  const delivering = worker;
+  const heartbeat = createHeartbeat({
+    store,
+    clock,
+    roles: [
+      ...(httpPort !== undefined ? (['api'] as const) : []),
+      ...(worker ? (['worker'] as const) : []),
+      ...(smtpListener ? (['smtp'] as const) : []),
+    ],
+    version: readPackageVersion(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../package.json')),
+    intervalMs: config.heartbeatIntervalMs,
+    staleAfterMs: config.instanceStaleAfterMs,
+    ...(delivering ? { workerLoad: () => ({ inFlight: delivering.inFlight, deliveredTotal: delivering.deliveredCount }) } : {}),
+    logger: log,
+  });
+  await heartbeat.start();
   const parts = {
+    instanceId: heartbeat.id,
     store: store.engine,
     dataDir: store.file ? config.dataDir : undefined,
     worker: config.worker,
@@ -184,13 +204,25 @@ export async function start(config: Config, options: StartOptions = {}) {
       if (retentionTimer) clearInterval(retentionTimer);
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
+      // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once.
+      await heartbeat.stop();
       await transport?.close();
       await captureRelay?.close();
       await store.close();
     })();
     return stopping;
   };
-  return { app, store, services, worker, httpPort, smtpPort: smtpListener?.port, relayUrl: captureRelay?.url ?? config.relayUrl, stop };
+  return {
+    app,
+    store,
+    services,
+    worker,
+    heartbeat,
+    httpPort,
+    smtpPort: smtpListener?.port,
+    relayUrl: captureRelay?.url ?? config.relayUrl,
+    stop,
+  };
 }
 
 export type RunningOutbox = Awaited<ReturnType<typeof start>>;

@@ -11,12 +11,14 @@ import { createAuthService } from '../auth/auth.service.js';
 import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
+import { createInstanceService } from '../instances/instance.service.js';
 import { demoSubmissionBatches, insertDemoMails } from '../mail/demo-data.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../mail/submission.service.js';
 import { BackupError, backupSqliteStore } from '../store/backup.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
+import { formatInstances } from './instances-table.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 
 const USAGE = `Usage: npm run outbox -- <command>
@@ -31,6 +33,8 @@ const USAGE = `Usage: npm run outbox -- <command>
                                         (online backup); on PostgreSQL, use pg_dump instead
   import --in FILE                      read an export into this (new, empty) store, e.g. SQLite → PostgreSQL
   purge --older-than DAYS               delete finished and failed mails unchanged for DAYS days
+  instances [--json]                    the running processes from their heartbeats: roles, host, pid,
+                                        version, age, last heartbeat, load; stale ones marked
   demo --count N [--seed S]             add N realistic demo mails over all six statuses
   demo --count N --send                 submit N demo mails through the real pipeline: a running
                                         server's worker delivers them to its relay (some to reject.test
@@ -77,6 +81,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       out: { type: 'string' },
       in: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
+      json: { type: 'boolean', default: false },
     },
   });
   const [group, action, name] = positionals;
@@ -149,6 +154,12 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
             .map(([table, n]) => `${n.toLocaleString('en')} ${table}`)
             .join(', ')} into ${store.engine === 'sqlite' ? store.file : 'PostgreSQL'}.`,
         );
+        break;
+      }
+      case 'instances': {
+        const instances = await createInstanceService({ store, clock: systemClock }).listInstances();
+        if (values.json) out(JSON.stringify(instances, null, 2));
+        else for (const line of formatInstances(instances)) out(line);
         break;
       }
       case 'purge': {

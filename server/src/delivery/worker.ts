@@ -56,6 +56,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   /** Set once stop() has returned: a send that finishes later must not touch the (maybe closed) store. */
   let hasStopped = false;
   let inFlight = 0;
+  /** Mails the relay accepted since start: the heartbeat's "delivered in the last minute" (instances/heartbeat.ts). */
+  let deliveredCount = 0;
   /**
    * Claimed mails waiting for a send slot, with their payload. The worker claims one batch ahead of its free
    * slots (at most min(batchSize, concurrency) mails), so the slots never wait for a claim and each claim
@@ -128,6 +130,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       outcome = await transport.send({ envelope: { from: payload.envelopeFrom, to: payload.envelopeTo }, raw: payload.raw });
     }
     if (hasStopped) return;
+    if (outcome.kind === 'sent') deliveredCount += 1;
     if (outcome.kind !== 'sent') logger?.warn({ mailId: row.id, outcome: outcome.kind, reply: outcome.reply }, 'delivery attempt failed');
     outcomes.record({
       mail: row,
@@ -270,6 +273,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     },
     get inFlight() {
       return inFlight;
+    },
+    get deliveredCount() {
+      return deliveredCount;
     },
   };
 }

@@ -7,12 +7,13 @@
 import client from 'prom-client';
 import { STATUSES } from '@outbox/contract';
 import type { Clock } from '../clock.js';
+import type { InstanceService } from '../instances/instance.service.js';
 import type { MailService } from '../mail/mail.service.js';
 
 export const LOGIN_FAILURE_REASONS = ['invalid_credentials', 'pair_limit', 'client_limit'] as const;
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
-export function createMetricsService({ mails, clock }: { mails: MailService; clock: Clock }) {
+export function createMetricsService({ mails, clock, instances }: { mails: MailService; clock: Clock; instances: InstanceService }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'outbox_' });
 
@@ -33,6 +34,28 @@ export function createMetricsService({ mails, clock }: { mails: MailService; clo
     async collect() {
       const { oldestQueuedReceivedAt } = await mails.queueHealth();
       this.set(oldestQueuedReceivedAt === undefined ? 0 : Math.max(0, (clock.now() - oldestQueuedReceivedAt) / 1000));
+    },
+  });
+
+  // The fleet from the heartbeats (docs/operations.md#instances-and-heartbeats): the same on every instance
+  // sharing a store, like the mail figures. Alert on outbox_live_workers == 0 while outbox_mails{status="Queued"} > 0.
+  new client.Gauge({
+    name: 'outbox_live_workers',
+    help: 'Instances with the worker role whose heartbeat is live (within INSTANCE_STALE_AFTER, 15 s by default).',
+    registers: [registry],
+    async collect() {
+      this.set((await instances.countInstances()).liveWorkers);
+    },
+  });
+  new client.Gauge({
+    name: 'outbox_instances',
+    help: 'Instances known from their heartbeats, by state: live, or stale (silent past INSTANCE_STALE_AFTER, forgotten after an hour).',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const { liveInstances, staleInstances } = await instances.countInstances();
+      this.set({ state: 'live' }, liveInstances);
+      this.set({ state: 'stale' }, staleInstances);
     },
   });
 

@@ -1,15 +1,17 @@
 /**
- * Queue health (issue 9, item 5): is mail flowing, and is any worker running? From the status counters and
- * index ranges only (queue-health.repository.ts), so a console may poll it every few seconds at 1M mails.
+ * Queue health (issue 9, item 5; issue 23): is mail flowing, and is any worker running? The mail figures come
+ * from the status counters and index ranges only (queue-health.repository.ts), so a console may poll it every
+ * few seconds at 1M mails.
  *
- * "Worker activity" is the newest change into Processing (a claim), ProviderSent, ProviderError or Error:
- * only a worker (or its lease sweeper) moves a mail into those. The worker writes no heartbeat, so an idle
- * worker on an empty queue is not seen: `workerActiveLastMinute` false only means "no worker" while mails
- * are due (dueNow > 0), which is exactly when it matters.
+ * Whether a worker runs comes from the heartbeats (instances/): `liveWorkers` counts instances with the worker
+ * role whose heartbeat is live, and `workerActiveLastMinute` (kept for older clients) is `liveWorkers > 0`. So
+ * "No worker running" is true exactly when no live worker heartbeat exists (docs/api.md, queue health), idle
+ * or not. `lastWorkerActivityAt` still reports the newest claim or outcome, which a heartbeat cannot tell.
  */
 import { MailStatus } from '@outbox/contract';
 import type { QueueHealth } from '@outbox/contract';
 import type { Clock } from '../clock.js';
+import type { InstanceService } from '../instances/instance.service.js';
 import * as mailRepo from '../mail/mail.repository.js';
 import type { Store } from '../store/connection.js';
 import * as repo from './queue-health.repository.js';
@@ -18,12 +20,12 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const WORKER_STATUSES = [MailStatus.Processing, MailStatus.ProviderSent, MailStatus.ProviderError, MailStatus.Error];
 
-export function createQueueHealthService({ store, clock }: { store: Store; clock: Clock }) {
+export function createQueueHealthService({ store, clock, instances }: { store: Store; clock: Clock; instances: InstanceService }) {
   const { db } = store;
 
   async function queueHealth(): Promise<QueueHealth> {
     const now = clock.now();
-    const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest] = await Promise.all([
+    const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest, fleet] = await Promise.all([
       mailRepo.getStatusCounts(db),
       repo.countQueuedNotDue(db, now),
       mailRepo.findOldestReceivedAt(db, MailStatus.Queued),
@@ -32,6 +34,7 @@ export function createQueueHealthService({ store, clock }: { store: Store; clock
       repo.countChangedSince(db, MailStatus.ProviderError, now - HOUR),
       repo.countChangedSince(db, MailStatus.Error, now - HOUR),
       Promise.all(WORKER_STATUSES.map((status) => repo.findLatestChange(db, status))),
+      instances.countInstances(),
     ]);
     const queued = counts.get(MailStatus.Queued) ?? 0;
     const failedLastHour = providerErrors + errors;
@@ -52,7 +55,8 @@ export function createQueueHealthService({ store, clock }: { store: Store; clock
       failedLastHour,
       failureRateLastHour: attempts === 0 ? null : failedLastHour / attempts,
       lastWorkerActivityAt: lastActivity === undefined ? null : new Date(lastActivity).toISOString(),
-      workerActiveLastMinute: lastActivity !== undefined && lastActivity >= now - MINUTE,
+      workerActiveLastMinute: fleet.liveWorkers > 0,
+      liveWorkers: fleet.liveWorkers,
     };
   }
 

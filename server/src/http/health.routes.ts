@@ -14,7 +14,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ health: HealthService; me
     {
       schema: {
         tags: ['operations'],
-        summary: 'Prometheus metrics: mails per status, oldest Queued age, process figures',
+        summary: 'Prometheus metrics: mails per status, oldest Queued age, live workers and instances, process figures',
         response: { 200: Type.String() },
       },
     },

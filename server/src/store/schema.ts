@@ -134,6 +134,21 @@ export interface AuditLogTable {
   after_json: string | null;
 }
 
+/** A process's heartbeat (migration 008); see server/src/instances/. */
+export interface InstanceTable {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  /** Comma-separated roles: api, worker, smtp, bounce. */
+  roles: string;
+  started_at: number;
+  last_heartbeat_at: number;
+  stale_after_ms: number;
+  in_flight: number | null;
+  delivered_last_minute: number | null;
+}
+
 export interface Database {
   mails: MailTable;
   mail_recipients: MailRecipientTable;
@@ -145,6 +160,7 @@ export interface Database {
   sessions: SessionTable;
   api_keys: ApiKeyTable;
   audit_log: AuditLogTable;
+  instances: InstanceTable;
 }
 
 export type MailRow = Selectable<MailTable>;
@@ -157,3 +173,4 @@ export type NewApplicationEventRow = Insertable<ApplicationEventTable>;
 export type OperatorRow = Selectable<OperatorTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type InstanceRow = Selectable<InstanceTable>;

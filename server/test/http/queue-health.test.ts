@@ -1,6 +1,7 @@
 /** GET /api/v1/queue/health on a real store, through the HTTP API. */
 import { MailStatus, type QueueHealth } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHeartbeat } from '../../src/instances/heartbeat.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 
@@ -33,6 +34,7 @@ describe('GET /api/v1/queue/health', () => {
       failureRateLastHour: null,
       lastWorkerActivityAt: null,
       workerActiveLastMinute: false,
+      liveWorkers: 0,
     });
   });
 
@@ -72,13 +74,20 @@ describe('GET /api/v1/queue/health', () => {
       failedLastHour: 1,
       failureRateLastHour: 0.25,
       lastWorkerActivityAt: '2026-11-23T09:59:30.000Z',
-      workerActiveLastMinute: true,
+      // A claim 30 s ago is activity, not a running worker: no worker heartbeat exists (issue 23).
+      workerActiveLastMinute: false,
+      liveWorkers: 0,
     });
 
-    // Two minutes on, nothing moved: mails are due and no worker has been seen for a minute.
+    // A worker's heartbeat, even an idle one's, is what says a worker runs.
+    const worker = createHeartbeat({ store: context.store, clock: context.clock, roles: ['worker'], version: 'test' });
+    await worker.beat();
+    expect(await health()).toMatchObject({ workerActiveLastMinute: true, liveWorkers: 1 });
+
+    // Two minutes on, nothing moved and the worker went silent: mails are due and no worker runs.
     context.clock.advance(120_000);
     const later = await health();
-    expect(later).toMatchObject({ dueNow: 2, deliveredLastMinute: 0, deliveredLastHour: 3, workerActiveLastMinute: false });
+    expect(later).toMatchObject({ dueNow: 2, deliveredLastMinute: 0, deliveredLastHour: 3, workerActiveLastMinute: false, liveWorkers: 0 });
     expect(later.lastWorkerActivityAt).toBe('2026-11-23T09:59:30.000Z');
     expect(later.oldestQueuedAgeSeconds).toBe(3720);
   });

@@ -3,7 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { AuditButton, auditKeys } from '../features/audit';
 import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
-import { HealthStrip, healthKeys } from '../features/health';
+import { HealthStrip, healthKeys, instancesKeys } from '../features/health';
 import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailSelection } from '../features/mails';
 import { WebhooksButton, webhookKeys } from '../features/webhooks';
 import { subscribeUnauthorized } from '../lib/api-client';
@@ -56,6 +56,7 @@ export function App() {
     if (token === '') {
       queryClient.removeQueries({ queryKey: mailKeys.all });
       queryClient.removeQueries({ queryKey: healthKeys.all });
+      queryClient.removeQueries({ queryKey: instancesKeys.all });
       queryClient.removeQueries({ queryKey: auditKeys.all });
       queryClient.removeQueries({ queryKey: webhookKeys.all });
     }

@@ -1,4 +1,4 @@
-import type { Mail, MailListResponse, QueueHealth } from '@outbox/contract';
+import type { Instance, Mail, MailListResponse, QueueHealth } from '@outbox/contract';
 
 let nextId = 1;
 
@@ -46,6 +46,25 @@ export function buildQueueHealth(overrides: Partial<QueueHealth> = {}): QueueHea
     failureRateLastHour: null,
     lastWorkerActivityAt: null,
     workerActiveLastMinute: false,
+    liveWorkers: 0,
+    ...overrides,
+  };
+}
+
+export function buildInstance(overrides: Partial<Instance> = {}): Instance {
+  return {
+    id: '3f9a0c1d2e4b5a67',
+    host: 'mail-1',
+    pid: 4242,
+    version: '0.3.0',
+    roles: ['api', 'worker', 'smtp'],
+    startedAt: '2026-11-23T12:10:00.000Z',
+    lastHeartbeatAt: '2026-11-23T13:09:58.000Z',
+    heartbeatAgeSeconds: 2,
+    staleAfterSeconds: 15,
+    state: 'live',
+    inFlight: 3,
+    deliveredLastMinute: 120,
     ...overrides,
   };
 }

@@ -1,2 +1,3 @@
 export { HealthStrip } from './components/health-strip';
 export { healthKeys } from './api/get-queue-health';
+export { instancesKeys } from './api/list-instances';

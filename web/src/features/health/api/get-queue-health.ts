@@ -8,7 +8,7 @@ export const HEALTH_POLL_MS = 5000;
 export const healthKeys = { all: ['queue-health'] as const };
 
 function isQueueHealth(value: unknown): value is QueueHealth {
-  return isRecord(value) && typeof value.dueNow === 'number' && typeof value.workerActiveLastMinute === 'boolean';
+  return isRecord(value) && typeof value.dueNow === 'number' && typeof value.liveWorkers === 'number';
 }
 
 /** GET /api/v1/queue/health */

@@ -6,6 +6,7 @@ import type { QueueHealth } from '@outbox/contract';
 import { createTestQueryClient } from '../../../test/app-harness';
 import { buildQueueHealth } from '../../../test/factories';
 import { server } from '../../../test/server';
+import { HEALTH_POLL_MS } from '../api/get-queue-health';
 import { formatAge, formatRate } from './health-text';
 import { HealthStrip } from './health-strip';
 
@@ -30,7 +31,7 @@ function renderStrip() {
 }
 
 describe('queue health strip', () => {
-  it('shows due now, oldest Queued, in flight, delivered, failures and an active worker', async () => {
+  it('shows the live workers, due now, oldest Queued, in flight, delivered and failures', async () => {
     const auth = serve(
       buildQueueHealth({
         queued: 1500,
@@ -43,10 +44,11 @@ describe('queue health strip', () => {
         failedLastHour: 60,
         failureRateLastHour: 60 / 5460,
         workerActiveLastMinute: true,
+        liveWorkers: 2,
       }),
     );
     const strip = renderStrip();
-    expect(await within(strip).findByText('Worker active')).toBeInTheDocument();
+    expect(await within(strip).findByRole('button', { name: '2 workers' })).toHaveAttribute('aria-haspopup', 'dialog');
     const figure = (label: string) => within(strip).getByText(label).closest('div');
     expect(figure('Due now')).toHaveTextContent('1,234');
     expect(figure('Oldest Queued')).toHaveTextContent('3 h 5 min');
@@ -55,21 +57,48 @@ describe('queue health strip', () => {
     expect(figure('Delivered 1 h')).toHaveTextContent('5,400');
     expect(figure('Failed 1 h')).toHaveTextContent('60 (1.1 %)');
     expect(within(strip).queryByRole('alert')).toBeNull();
+    expect(within(strip).queryByText(/No worker running/)).toBeNull();
     expect(auth[0]).toBe('Token health-token');
   });
 
-  it('says "No worker running" loudly when due mails wait and no worker was active in the last minute', async () => {
-    serve(buildQueueHealth({ queued: 7, dueNow: 7, workerActiveLastMinute: false }));
-    const strip = renderStrip();
-    expect(await within(strip).findByRole('alert')).toHaveTextContent('No worker running: 7 due mails wait');
+  it('one worker is "1 worker"', async () => {
+    serve(buildQueueHealth({ liveWorkers: 1, workerActiveLastMinute: true }));
+    expect(await within(renderStrip()).findByRole('button', { name: '1 worker' })).toBeInTheDocument();
   });
 
-  it('an idle worker on an empty queue is not an alarm', async () => {
-    serve(buildQueueHealth());
+  it('says "No worker running" loudly (role=alert, red strip) when due mails wait and no worker heartbeat is live', async () => {
+    serve(buildQueueHealth({ queued: 7, dueNow: 7, liveWorkers: 0 }));
     const strip = renderStrip();
-    expect(await within(strip).findByText('Worker idle')).toBeInTheDocument();
-    expect(within(strip).queryByRole('alert')).toBeNull();
+    expect(await within(strip).findByRole('alert')).toHaveTextContent('No worker running: 7 due mails wait');
+    expect(strip).toHaveClass('health--alarm');
+    expect(within(strip).getByRole('button', { name: 'Show instances' })).toBeInTheDocument();
   });
+
+  it('says "No worker running" with nothing due too (no alarm), though a worker was active a moment ago', async () => {
+    serve(buildQueueHealth({ liveWorkers: 0, lastWorkerActivityAt: '2026-11-23T13:09:50.000Z' }));
+    const strip = renderStrip();
+    expect(await within(strip).findByText('No worker running')).toBeInTheDocument();
+    expect(within(strip).queryByRole('alert')).toBeNull();
+    expect(strip).not.toHaveClass('health--alarm');
+  });
+
+  it('a worker that stops shows at the next poll, without a reload', async () => {
+    let liveWorkers = 1;
+    server.use(http.get('/api/v1/queue/health', () => HttpResponse.json({ data: [buildQueueHealth({ liveWorkers, dueNow: 2 })] })));
+    const client = createTestQueryClient();
+    render(
+      <QueryClientProvider client={client}>
+        <HealthStrip token="health-token" />
+      </QueryClientProvider>,
+    );
+    const strip = screen.getByRole('region', { name: 'Queue health' });
+    expect(await within(strip).findByRole('button', { name: '1 worker' })).toBeInTheDocument();
+    liveWorkers = 0;
+    // The strip polls every HEALTH_POLL_MS (5 s); the poll is what the test waits for.
+    expect(await within(strip).findByRole('alert', {}, { timeout: HEALTH_POLL_MS + 3000 })).toHaveTextContent(
+      'No worker running: 2 due mails wait',
+    );
+  }, 15_000);
 
   it('formats ages and rates', () => {
     expect([formatAge(null), formatAge(59), formatAge(600), formatAge(90_000)]).toEqual(['—', '59 s', '10 min', '1 d 1 h']);

@@ -1,5 +1,7 @@
+import { useState } from 'react';
 import { useQueueHealth } from '../api/get-queue-health';
-import { formatAge, formatRate, workerState } from './health-text';
+import { count, formatAge, formatRate, workerLine } from './health-text';
+import { InstancesPanel } from './instances-panel';
 
 interface HealthStripProps {
   token: string;
@@ -14,50 +16,62 @@ function Figure({ label, value, title }: { label: string; value: string; title?:
   );
 }
 
-const count = (value: number) => value.toLocaleString('en-US');
-
 /**
- * The queue health strip above the table (docs/console.md §10), polled every few seconds: due now, oldest Queued,
- * in flight, delivered in the last minute and hour, failures in the last hour, and whether a worker is running.
- * "No worker running" is the loudest thing it says.
+ * The queue health strip above the table (docs/console.md §10.14), polled every few seconds: how many workers run
+ * (from their heartbeats, opening the Instances view), due now, oldest Queued, in flight, delivered in the last
+ * minute and hour, failures in the last hour. "No worker running" is the loudest thing it says.
  */
 export function HealthStrip({ token }: HealthStripProps) {
   const health = useQueueHealth(token);
+  const [isInstancesOpen, setInstancesOpen] = useState(false);
   const data = health.data;
-  const worker = data ? workerState(data) : null;
+  const worker = data ? workerLine(data) : null;
   return (
-    <section className={`health${worker === 'missing' ? ' health--alarm' : ''}`} aria-label="Queue health">
-      {data ? (
-        <>
-          {worker === 'missing' ? (
-            <strong className="health__alarm" role="alert">
-              {`No worker running: ${count(data.dueNow)} due ${data.dueNow === 1 ? 'mail waits' : 'mails wait'}`}
-            </strong>
-          ) : (
-            <span className={`health__worker health__worker--${worker ?? 'idle'}`}>
-              {worker === 'active' ? 'Worker active' : 'Worker idle'}
+    <>
+      <section className={`health${worker?.kind === 'alarm' ? ' health--alarm' : ''}`} aria-label="Queue health">
+        {data && worker ? (
+          <>
+            <span className="health__workers">
+              {worker.kind === 'alarm' ? (
+                <strong className="health__alarm" role="alert">
+                  {worker.text}
+                </strong>
+              ) : worker.kind === 'none' ? (
+                <strong className="health__no-worker">{worker.text}</strong>
+              ) : null}
+              {/* One button in one place whatever the line says, so focus comes back to it when the view closes. */}
+              <button
+                type="button"
+                className={`health__instances${worker.kind === 'running' ? ' health__instances--running' : ''}`}
+                aria-haspopup="dialog"
+                title="Show every instance: roles, host, last heartbeat, load"
+                onClick={() => setInstancesOpen(true)}
+              >
+                {worker.kind === 'running' ? worker.text : 'Show instances'}
+              </button>
             </span>
-          )}
-          <dl className="health__figures">
-            <Figure label="Due now" value={count(data.dueNow)} title={`${count(data.queued)} Queued in all`} />
-            <Figure
-              label="Oldest Queued"
-              value={formatAge(data.oldestQueuedAgeSeconds)}
-              title={data.oldestQueuedAt ? `Received ${data.oldestQueuedAt}` : 'Nothing Queued'}
-            />
-            <Figure label="In flight" value={count(data.inFlight)} />
-            <Figure label="Delivered 1 min" value={count(data.deliveredLastMinute)} />
-            <Figure label="Delivered 1 h" value={count(data.deliveredLastHour)} />
-            <Figure
-              label="Failed 1 h"
-              value={`${count(data.failedLastHour)} (${formatRate(data.failureRateLastHour)})`}
-              title="ProviderError and Error in the last hour, as a share of what finished"
-            />
-          </dl>
-        </>
-      ) : (
-        <span className="muted">{health.isError ? 'Queue health unavailable' : 'Queue health…'}</span>
-      )}
-    </section>
+            <dl className="health__figures">
+              <Figure label="Due now" value={count(data.dueNow)} title={`${count(data.queued)} Queued in all`} />
+              <Figure
+                label="Oldest Queued"
+                value={formatAge(data.oldestQueuedAgeSeconds)}
+                title={data.oldestQueuedAt ? `Received ${data.oldestQueuedAt}` : 'Nothing Queued'}
+              />
+              <Figure label="In flight" value={count(data.inFlight)} />
+              <Figure label="Delivered 1 min" value={count(data.deliveredLastMinute)} />
+              <Figure label="Delivered 1 h" value={count(data.deliveredLastHour)} />
+              <Figure
+                label="Failed 1 h"
+                value={`${count(data.failedLastHour)} (${formatRate(data.failureRateLastHour)})`}
+                title="ProviderError and Error in the last hour, as a share of what finished"
+              />
+            </dl>
+          </>
+        ) : (
+          <span className="muted">{health.isError ? 'Queue health unavailable' : 'Queue health…'}</span>
+        )}
+      </section>
+      {isInstancesOpen ? <InstancesPanel token={token} onClose={() => setInstancesOpen(false)} /> : null}
+    </>
   );
 }

@@ -19,10 +19,14 @@ export function formatRate(rate: number | null): string {
 }
 
 /**
- * What the worker line says. Without a heartbeat, an idle worker on an empty queue is not seen, so "no worker"
- * is said only while due mails wait (docs/api.md, queue health).
+ * What the worker line says, from the heartbeats (docs/console.md §10.14): "No worker running" exactly when no live
+ * worker heartbeat exists, an alarm when due mails wait; otherwise how many workers run.
  */
-export function workerState(health: QueueHealth): 'active' | 'idle' | 'missing' {
-  if (health.workerActiveLastMinute) return 'active';
-  return health.dueNow > 0 ? 'missing' : 'idle';
+export function workerLine(health: QueueHealth): { kind: 'running' | 'none' | 'alarm'; text: string } {
+  const workers = health.liveWorkers;
+  if (workers > 0) return { kind: 'running', text: `${count(workers)} ${workers === 1 ? 'worker' : 'workers'}` };
+  if (health.dueNow === 0) return { kind: 'none', text: 'No worker running' };
+  return { kind: 'alarm', text: `No worker running: ${count(health.dueNow)} due ${health.dueNow === 1 ? 'mail waits' : 'mails wait'}` };
 }
+
+export const count = (value: number) => value.toLocaleString('en-US');
