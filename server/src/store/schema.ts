@@ -149,6 +149,47 @@ export interface InstanceTable {
   delivered_last_minute: number | null;
 }
 
+/** A named secret shared by every instance (migration 011): `return-path` keys the bounce address's HMAC. */
+export interface ServerSecretTable {
+  name: string;
+  value: string;
+  created_at: number;
+}
+
+/** A report the bounce listener accepted (migration 011). */
+export interface BounceReportTable {
+  id: Generated<number>;
+  received_at: number;
+  envelope_from: string;
+  envelope_to: string;
+  /** 'dsn' (RFC 3464) | 'arf' (RFC 5965 complaint) | 'unknown' */
+  kind: string;
+  /** The mail it was matched to; null while unmatched. */
+  mail_id: number | null;
+  /** 'return-path' | 'message-id' | null */
+  matched_by: string | null;
+  /** JSON of the parsed report (per recipient: action, status, diagnostic, final recipient). */
+  summary: string;
+  raw: Buffer;
+}
+
+/** An address not sent to (migration 011). */
+export interface SuppressionTable {
+  id: Generated<number>;
+  /** Lower-cased. */
+  address: string;
+  /** 'hard_bounce' | 'rcpt_refused' | 'complaint' | 'manual' */
+  reason: string;
+  mail_id: number | null;
+  /** The reply or report line that caused it. */
+  detail: string | null;
+  note: string | null;
+  /** `operator:NAME`, `bounce`, `worker`, `cli` */
+  created_by: string;
+  created_at: number;
+  expires_at: number | null;
+}
+
 export interface Database {
   mails: MailTable;
   mail_recipients: MailRecipientTable;
@@ -161,6 +202,9 @@ export interface Database {
   api_keys: ApiKeyTable;
   audit_log: AuditLogTable;
   instances: InstanceTable;
+  server_secrets: ServerSecretTable;
+  bounce_reports: BounceReportTable;
+  suppressions: SuppressionTable;
 }
 
 export type MailRow = Selectable<MailTable>;
@@ -174,3 +218,5 @@ export type OperatorRow = Selectable<OperatorTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type InstanceRow = Selectable<InstanceTable>;
+export type BounceReportRow = Selectable<BounceReportTable>;
+export type SuppressionRow = Selectable<SuppressionTable>;

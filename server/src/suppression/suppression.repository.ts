@@ -1,0 +1,69 @@
+/**
+ * The suppression list (migration 011): addresses Outbox does not send to. Added by hard bounces, complaints and
+ * relay refusals saying the address does not exist, and by operators; read at submission.
+ */
+import type { DbOrTrx } from '../store/connection.js';
+import type { SuppressionRow } from '../store/schema.js';
+
+export type SuppressionReason = 'hard_bounce' | 'rcpt_refused' | 'complaint' | 'manual';
+
+export interface NewSuppression {
+  address: string;
+  reason: SuppressionReason;
+  mailId?: number | null;
+  detail?: string | null;
+  note?: string | null;
+  createdBy: string;
+  at: number;
+  expiresAt?: number | null;
+}
+
+/**
+ * Adds the addresses, or refreshes an existing entry (new reason, mail, time; an expiry is cleared unless given):
+ * the newest cause is the one an operator needs to read. Returns nothing: callers read the list when they need it.
+ */
+export async function upsertSuppressions(db: DbOrTrx, entries: readonly NewSuppression[]): Promise<void> {
+  for (const entry of entries) {
+    const row = {
+      address: entry.address.trim().toLowerCase(),
+      reason: entry.reason,
+      mail_id: entry.mailId ?? null,
+      detail: entry.detail ?? null,
+      note: entry.note ?? null,
+      created_by: entry.createdBy,
+      created_at: entry.at,
+      expires_at: entry.expiresAt ?? null,
+    };
+    await db
+      .insertInto('suppressions')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('address').doUpdateSet({
+          reason: row.reason,
+          mail_id: row.mail_id,
+          detail: row.detail,
+          note: row.note,
+          created_by: row.created_by,
+          created_at: row.created_at,
+          expires_at: row.expires_at,
+        }),
+      )
+      .execute();
+  }
+}
+
+/** Which of these addresses are suppressed at `now` (expired entries do not count); lower-cased. */
+export async function suppressedAmong(db: DbOrTrx, addresses: readonly string[], now: number): Promise<Map<string, SuppressionRow>> {
+  const wanted = [...new Set(addresses.map((a) => a.trim().toLowerCase()))];
+  const found = new Map<string, SuppressionRow>();
+  for (let start = 0; start < wanted.length; start += 500) {
+    const rows = await db
+      .selectFrom('suppressions')
+      .selectAll()
+      .where('address', 'in', wanted.slice(start, start + 500))
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .execute();
+    for (const row of rows) found.set(row.address, row);
+  }
+  return found;
+}
