@@ -30,6 +30,7 @@ import { submissionRoutes } from './http/submission.routes.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
 import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
 import type { Store } from './store/connection.js';
+import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 
 export interface AppOptions {
   store: Store;
@@ -46,6 +47,8 @@ export interface AppOptions {
   trustProxy?: boolean | number | string[];
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
+  /** Socket bounds (HTTP_* in config.ts, docs/operations.md); config.ts's defaults when left out. */
+  http?: Partial<HttpLimits>;
 }
 
 export interface AppServices {
@@ -93,7 +96,19 @@ function hopsOf(hops: number) {
 
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; services: AppServices }> {
   const clock = options.clock ?? systemClock;
+  // No request, however slow its client, holds a socket for ever (issue 24, item 2): headers and the whole body
+  // must arrive in time (then 408 and close), a socket idle that long is closed, and past the cap a new
+  // connection is closed at once rather than taking a descriptor the store needs.
+  const limits = { ...HTTP_LIMIT_DEFAULTS, ...options.http };
   const app = Fastify({
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.connectionTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      // Node checks the two timeouts above only this often (30 s by default); a quarter of the shorter one.
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
     logger: options.logger ?? false,
     // A hop count trusts that many proxies nearest the server (Fastify's types only name the function form).
     trustProxy: typeof options.trustProxy === 'number' ? hopsOf(options.trustProxy) : (options.trustProxy ?? false),
@@ -108,6 +123,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.maxConnections = limits.maxConnections;
 
   const mails = createMailService({ store: options.store, clock });
   const metrics = createMetricsService({ mails, clock });

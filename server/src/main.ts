@@ -37,6 +37,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
+    http: config.http,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
