@@ -47,6 +47,8 @@ export interface AppOptions {
   trustProxy?: boolean | number | string[];
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
+  /** scrypt's N for new password hashes: 2^17 by default (auth/password.ts); tests pass a lower one. */
+  passwordCost?: number;
   /** Socket bounds (HTTP_* in config.ts, docs/operations.md); config.ts's defaults when left out. */
   http?: Partial<HttpLimits>;
 }
@@ -132,6 +134,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     clock,
     sessionTtlSeconds: options.sessionTtlSeconds ?? 12 * 3600,
     ...(options.loginThrottle ? { throttle: options.loginThrottle } : {}),
+    ...(options.passwordCost !== undefined ? { passwordCost: options.passwordCost } : {}),
     onLoginSlowed: ({ username, client, delayMs }) => {
       metrics.recordLoginSlowed();
       app.log.warn({ username, address: client, delayMs, reason: 'name_under_attack' }, 'login slowed');

@@ -38,6 +38,8 @@ export interface Config {
   smtpTlsKeyFile: string | undefined;
   smtpTlsCertFile: string | undefined;
   retentionDays: number;
+  /** Audit log entries older than this many days are purged with the mails (AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
   logLevel: string;
   /**
    * TRUST_PROXY: which proxies may name the client in X-Forwarded-For. false (off, the default): the
@@ -259,6 +261,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTlsKeyFile: file('SMTP_TLS_KEY'),
     smtpTlsCertFile: file('SMTP_TLS_CERT'),
     retentionDays: integer('RETENTION_DAYS', 30, 1, 36500),
+    auditRetentionDays: integer('AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(),
     relayTls: 'opportunistic',

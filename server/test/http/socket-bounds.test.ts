@@ -28,7 +28,7 @@ interface Server {
 async function startServer(options: Pick<AppOptions, 'live' | 'http'> = {}): Promise<Server> {
   const dataDir = makeTempDir();
   const { store, dispose } = await openTestStore(dataDir);
-  const { app, services } = await buildApp({ store, ...options });
+  const { app, services } = await buildApp({ store, passwordCost: 2 ** 14, ...options });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
