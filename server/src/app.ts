@@ -6,6 +6,7 @@ import AjvCompiler from '@fastify/ajv-compiler';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createAuthService, type AuthService } from './auth/auth.service.js';
 import type { LoginThrottle } from './auth/login-throttle.js';
@@ -126,6 +127,21 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.server.maxConnections = limits.maxConnections;
+  // connectionTimeout closes a socket that is silent both ways, but not while a handler is still working on
+  // its request (a bulk action by filter may run for minutes before it answers, docs/operations.md): there
+  // the client is waiting for us. Once the answer is being written, a stall closes it again.
+  const working = new WeakSet<object>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    working.add(request.raw.socket);
+    done();
+  });
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    working.delete(request.raw.socket);
+    done(null, payload);
+  });
+  app.server.on('timeout', (socket: Socket) => {
+    if (!working.has(socket)) socket.destroy();
+  });
 
   const mails = createMailService({ store: options.store, clock });
   const metrics = createMetricsService({ mails, clock });

@@ -241,6 +241,32 @@ describe('requests that never finish', () => {
   });
 });
 
+describe('a handler that works longer than the idle timeout', () => {
+  it('keeps the connection: only a silent client is closed, not one waiting for its answer', async () => {
+    const dataDir = makeTempDir();
+    const { store, dispose } = await openTestStore(dataDir);
+    const { app } = await buildApp({ store, passwordCost: 2 ** 14, http: { connectionTimeoutMs: 300 } });
+    app.get('/slow', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return { done: true };
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      const client = await rawClient(port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitUntil(() => client.received().includes('{"done":true}') || client.isClosed, { what: 'the slow answer' });
+      // Before: the socket, silent for 300 ms while the handler worked, was destroyed without an answer.
+      expect(client.received()).toContain('{"done":true}');
+      client.socket.destroy();
+    } finally {
+      await app.close();
+      await dispose();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('HTTP_* configuration', () => {
   const base = () => ({ DATA_DIR: makeTempDir('outbox-config-') });
 
