@@ -6,6 +6,7 @@ import AjvCompiler from '@fastify/ajv-compiler';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { createAuthService, type AuthService } from './auth/auth.service.js';
 import type { LoginThrottle } from './auth/login-throttle.js';
@@ -32,6 +33,7 @@ import { submissionRoutes } from './http/submission.routes.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
 import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
 import type { Store } from './store/connection.js';
+import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 
 export interface AppOptions {
   store: Store;
@@ -48,6 +50,10 @@ export interface AppOptions {
   trustProxy?: boolean | number | string[];
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
+  /** scrypt's N for new password hashes: 2^17 by default (auth/password.ts); tests pass a lower one. */
+  passwordCost?: number;
+  /** Socket bounds (HTTP_* in config.ts, docs/operations.md); config.ts's defaults when left out. */
+  http?: Partial<HttpLimits>;
 }
 
 export interface AppServices {
@@ -95,7 +101,19 @@ function hopsOf(hops: number) {
 
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; services: AppServices }> {
   const clock = options.clock ?? systemClock;
+  // No request, however slow its client, holds a socket for ever (issue 24, item 2): headers and the whole body
+  // must arrive in time (then 408 and close), a socket idle that long is closed, and past the cap a new
+  // connection is closed at once rather than taking a descriptor the store needs.
+  const limits = { ...HTTP_LIMIT_DEFAULTS, ...options.http };
   const app = Fastify({
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.connectionTimeoutMs,
+    http: {
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      // Node checks the two timeouts above only this often (30 s by default); a quarter of the shorter one.
+      connectionsCheckingInterval: Math.max(100, Math.min(30_000, Math.floor(limits.headersTimeoutMs / 4))),
+    },
     logger: options.logger ?? false,
     // A hop count trusts that many proxies nearest the server (Fastify's types only name the function form).
     trustProxy: typeof options.trustProxy === 'number' ? hopsOf(options.trustProxy) : (options.trustProxy ?? false),
@@ -110,6 +128,22 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  app.server.maxConnections = limits.maxConnections;
+  // connectionTimeout closes a socket that is silent both ways, but not while a handler is still working on
+  // its request (a bulk action by filter may run for minutes before it answers, docs/operations.md): there
+  // the client is waiting for us. Once the answer is being written, a stall closes it again.
+  const working = new WeakSet<object>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    working.add(request.raw.socket);
+    done();
+  });
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    working.delete(request.raw.socket);
+    done(null, payload);
+  });
+  app.server.on('timeout', (socket: Socket) => {
+    if (!working.has(socket)) socket.destroy();
+  });
 
   const mails = createMailService({ store: options.store, clock });
   const instances = createInstanceService({ store: options.store, clock });
@@ -119,6 +153,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     clock,
     sessionTtlSeconds: options.sessionTtlSeconds ?? 12 * 3600,
     ...(options.loginThrottle ? { throttle: options.loginThrottle } : {}),
+    ...(options.passwordCost !== undefined ? { passwordCost: options.passwordCost } : {}),
     onLoginSlowed: ({ username, client, delayMs }) => {
       metrics.recordLoginSlowed();
       app.log.warn({ username, address: client, delayMs, reason: 'name_under_attack' }, 'login slowed');

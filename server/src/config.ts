@@ -38,6 +38,8 @@ export interface Config {
   smtpTlsKeyFile: string | undefined;
   smtpTlsCertFile: string | undefined;
   retentionDays: number;
+  /** Audit log entries older than this many days are purged with the mails (AUDIT_RETENTION_DAYS). */
+  auditRetentionDays: number;
   logLevel: string;
   /**
    * TRUST_PROXY: which proxies may name the client in X-Forwarded-For. false (off, the default): the
@@ -58,7 +60,42 @@ export interface Config {
   /** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER (5 s, 15 s): this process's heartbeat (instances/heartbeat.ts). */
   heartbeatIntervalMs: number;
   instanceStaleAfterMs: number;
+  /** The HTTP listener's socket bounds (HTTP_HEADERS_TIMEOUT, HTTP_REQUEST_TIMEOUT, HTTP_CONNECTION_TIMEOUT, HTTP_MAX_CONNECTIONS). */
+  http: HttpLimits;
 }
+
+/** Bounds on the HTTP listener's sockets (issue 24, item 2; docs/operations.md#configuration). */
+export interface HttpLimits {
+  /** A request's headers must have arrived this long after it started; also closes a socket that sends nothing. */
+  headersTimeoutMs: number;
+  /** The whole request, headers and body, must have arrived this long after it started (then 408 and close). */
+  requestTimeoutMs: number;
+  /** A socket with no traffic either way for this long is closed. Above the live streams' 15 s keep-alive. */
+  connectionTimeoutMs: number;
+  /** Connections open at once; past it a new one is closed at once. */
+  maxConnections: number;
+}
+
+/** Descriptors kept back from HTTP_MAX_CONNECTIONS's default for the store, the SMTP listener, the relay and logs. */
+const RESERVED_DESCRIPTORS = 256;
+
+/** The soft limit on open files of this process (Linux /proc), or undefined where it cannot be read. */
+export function openFileLimit(): number | undefined {
+  try {
+    const match = /^Max open files\s+(\d+|unlimited)/m.exec(fs.readFileSync('/proc/self/limits', 'utf8'));
+    if (!match) return undefined;
+    return match[1] === 'unlimited' ? Number.MAX_SAFE_INTEGER : Number(match[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+export const HTTP_LIMIT_DEFAULTS: HttpLimits = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 60_000,
+  connectionTimeoutMs: 120_000,
+  maxConnections: Math.max(64, Math.min(4_096, (openFileLimit() ?? 4_096 + RESERVED_DESCRIPTORS) - RESERVED_DESCRIPTORS)),
+};
 
 /**
  * Settings that are valid but risky, logged at warn on every start (main.ts) rather than refused, because
@@ -66,6 +103,12 @@ export interface Config {
  */
 export function configWarnings(config: Config): string[] {
   const warnings: string[] = [];
+  const fileLimit = openFileLimit();
+  if (fileLimit !== undefined && config.http.maxConnections > fileLimit - RESERVED_DESCRIPTORS) {
+    warnings.push(
+      `HTTP_MAX_CONNECTIONS=${config.http.maxConnections} leaves fewer than ${RESERVED_DESCRIPTORS} of this process's ${fileLimit} open files for the store and the relay: raise the limit (ulimit -n, LimitNOFILE=) or lower HTTP_MAX_CONNECTIONS`,
+    );
+  }
   if (config.relayTlsInsecure) {
     warnings.push(
       "RELAY_TLS_INSECURE=on: the relay's certificate is not checked, so anyone on the path to it can read and change mail; trust its CA with RELAY_TLS_CA instead",
@@ -221,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTlsKeyFile: file('SMTP_TLS_KEY'),
     smtpTlsCertFile: file('SMTP_TLS_CERT'),
     retentionDays: integer('RETENTION_DAYS', 30, 1, 36500),
+    auditRetentionDays: integer('AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(),
     relayTls: 'opportunistic',
@@ -230,7 +274,21 @@ export function loadConfig(env: Env = process.env): Config {
     smtpMaxConnections: integer('SMTP_MAX_CONNECTIONS', 100, 1, 100_000),
     heartbeatIntervalMs: durationMs('HEARTBEAT_INTERVAL', 5_000),
     instanceStaleAfterMs: durationMs('INSTANCE_STALE_AFTER', 15_000),
+    http: {
+      headersTimeoutMs: durationMs('HTTP_HEADERS_TIMEOUT', HTTP_LIMIT_DEFAULTS.headersTimeoutMs),
+      requestTimeoutMs: durationMs('HTTP_REQUEST_TIMEOUT', HTTP_LIMIT_DEFAULTS.requestTimeoutMs),
+      connectionTimeoutMs: durationMs('HTTP_CONNECTION_TIMEOUT', HTTP_LIMIT_DEFAULTS.connectionTimeoutMs),
+      maxConnections: integer('HTTP_MAX_CONNECTIONS', HTTP_LIMIT_DEFAULTS.maxConnections, 1, 1_000_000),
+    },
   };
+  if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
+    problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');
+  }
+  if (config.http.connectionTimeoutMs < 20_000) {
+    problems.push(
+      'HTTP_CONNECTION_TIMEOUT must be at least 20s: live update streams send a keep-alive every 15 s and would be cut between them',
+    );
+  }
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
   else if (relayTls !== undefined && relayTls !== '') {

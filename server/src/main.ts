@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from './app.js';
+import { createAuditRetention } from './audit/audit-retention.js';
 import { systemClock, type Clock } from './clock.js';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.js';
 import { startCaptureRelay, type CaptureRelay } from './delivery/capture-relay.js';
@@ -38,6 +39,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
+    http: config.http,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -109,6 +111,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // instances that deliver (an API-only instance leaves it to them). Expired sessions go with them: a
   // session past its expiry can never be used again, and nothing else would ever delete it.
   let retentionTimer: NodeJS.Timeout | undefined;
+  const auditRetention = createAuditRetention({ store, clock });
   if (config.worker) {
     const purge = () =>
       Promise.all([
@@ -119,6 +122,11 @@ export async function start(config: Config, options: StartOptions = {}) {
         services.auth.purgeExpiredSessions().then(
           (purged) => purged > 0 && log.info({ purged }, 'purged expired sessions'),
           (error: unknown) => log.error({ err: error }, 'expired session purge failed'),
+        ),
+        auditRetention.purgeAuditLog(config.auditRetentionDays).then(
+          (purged) =>
+            purged > 0 && log.info({ purged, auditRetentionDays: config.auditRetentionDays }, 'purged audit entries past retention'),
+          (error: unknown) => log.error({ err: error }, 'audit log purge failed'),
         ),
       ]);
     void purge();

@@ -69,3 +69,12 @@ export function listAuditPage(db: DbOrTrx, filter: AuditFilter, limit: number): 
   }
   return q.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
 }
+
+/** Deletes up to `limit` entries older than `before` (ms), oldest first; answers how many went. */
+export async function deleteAuditEntriesBefore(db: DbOrTrx, before: number, limit: number): Promise<number> {
+  const result = await db
+    .deleteFrom('audit_log')
+    .where('id', 'in', db.selectFrom('audit_log').select('id').where('at', '<', before).orderBy('at').limit(limit))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -8,7 +8,17 @@ import type { Store } from '../store/connection.js';
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import { LoginThrottle, type LoginLimit } from './login-throttle.js';
 import * as repo from './operator.repository.js';
-import { createSecret, getDummyHash, hashPassword, hashSecret, randomPassword, verifyPassword } from './password.js';
+import {
+  createHashingLimit,
+  createSecret,
+  DEFAULT_PASSWORD_COST,
+  getDummyHash,
+  hashPassword,
+  hashSecret,
+  needsRehash,
+  randomPassword,
+  verifyPassword,
+} from './password.js';
 
 export interface Operator {
   id: number;
@@ -33,6 +43,10 @@ export interface AuthServiceOptions {
   throttle?: LoginThrottle;
   /** Told when an attempt is made to wait because its name failed from many addresses (for logs and metrics). */
   onLoginSlowed?: (event: { username: string; client: string; delayMs: number }) => void;
+  /** scrypt's N for new hashes (password.ts, DEFAULT_PASSWORD_COST); tests choose a lower one to run fast. */
+  passwordCost?: number;
+  /** Password hashes computed at once; more wait their turn (password.ts, createHashingLimit). */
+  maxConcurrentHashes?: number;
 }
 
 /** A login refused by the limits before any password check; `limit` says which one (for logs and metrics). */
@@ -43,7 +57,9 @@ export class LoginLimitError extends RateLimitError {
   ) {
     super(
       'too_many_login_attempts',
-      `Too many failed logins ${limit === 'pair' ? 'for this name ' : ''}from this address; try again in ${retryAfterSeconds} seconds.`,
+      limit === 'name'
+        ? `Too many logins for this name are waiting their turn; try again in ${retryAfterSeconds} seconds.`
+        : `Too many failed logins ${limit === 'pair' ? 'for this name ' : ''}from this address; try again in ${retryAfterSeconds} seconds.`,
       retryAfterSeconds,
     );
   }
@@ -66,9 +82,21 @@ export const OPERATOR_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 /** The change-feed type that says sessions were revoked (logout, password change, operator removed). */
 export const SESSIONS_REVOKED = 'sessions-revoked';
 
-export function createAuthService({ store, clock, sessionTtlSeconds, throttle, onLoginSlowed }: AuthServiceOptions) {
+export function createAuthService({
+  store,
+  clock,
+  sessionTtlSeconds,
+  throttle,
+  onLoginSlowed,
+  passwordCost = DEFAULT_PASSWORD_COST,
+  maxConcurrentHashes = 2,
+}: AuthServiceOptions) {
   const { db } = store;
   const loginThrottle = throttle ?? new LoginThrottle(() => clock.now());
+  const withHashingSlot = createHashingLimit(maxConcurrentHashes);
+  const hashNew = (password: string) => withHashingSlot(() => hashPassword(password, passwordCost));
+  const verify = (password: string, stored: string | undefined) =>
+    withHashingSlot(async () => verifyPassword(password, stored ?? (await getDummyHash(passwordCost))));
 
   /** Key hash → principal and when it was found (clock ms); see API_KEY_CACHE_MS. */
   const apiKeyCache = new Map<string, { principal: ApiKeyPrincipal; foundAt: number }>();
@@ -92,7 +120,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
     }
     const operator = await repo.findOperatorByUsername(db, username);
     // Unknown users cost the same scrypt work as a wrong password: the answer and its timing match.
-    const isValid = await verifyPassword(password, operator?.password_hash ?? (await getDummyHash()));
+    const isValid = await verify(password, operator?.password_hash);
     if (!operator || !isValid) {
       // The audit log keeps failed logins beside the successful ones (issue 9, item 6). Bounded by the login
       // throttle above: a client or name past its limit is refused before this point and writes nothing.
@@ -102,6 +130,10 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
       throw invalidCredentials();
     }
     loginThrottle.succeeded(attempt);
+    // A hash made with less work than today's is replaced now that the password is known (password.ts).
+    if (needsRehash(operator.password_hash, passwordCost)) {
+      await repo.replaceOperatorPasswordHash(db, operator.id, operator.password_hash, await hashNew(password));
+    }
     const now = clock.now();
     const { secret, hash } = createSecret();
     const expiresAt = now + sessionTtlSeconds * 1000;
@@ -154,7 +186,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
   async function addOperator(username: string, password: string, actor = 'cli'): Promise<void> {
     assertOperatorName(username);
     assertPassword(password);
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await hashNew(password);
     const now = clock.now();
     await db.transaction().execute(async (trx) => {
       if (await repo.findOperatorByUsername(trx, username)) {
@@ -167,7 +199,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
 
   async function setOperatorPassword(username: string, password: string, actor = 'cli'): Promise<void> {
     assertPassword(password);
-    const passwordHash = await hashPassword(password);
+    const passwordHash = await hashNew(password);
     const now = clock.now();
     await db.transaction().execute(async (trx) => {
       const operator = await repo.findOperatorByUsername(trx, username);
@@ -201,7 +233,7 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
     if (admin.username && admin.password) {
       const existing = await repo.findOperatorByUsername(db, admin.username);
       if (existing) {
-        if (!(await verifyPassword(admin.password, existing.password_hash))) {
+        if (!(await verify(admin.password, existing.password_hash))) {
           await setOperatorPassword(admin.username, admin.password, 'config');
         }
       } else {

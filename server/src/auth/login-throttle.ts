@@ -10,8 +10,17 @@
  * - Every attempt counts when it starts, before the slow password check, so 40 guesses sent at once meet
  *   the same limit as 40 sent one after another. A success gives its own attempt back and clears its
  *   (name, address) counter; it never clears what other addresses did.
+ * Issue 24, item 4:
+ * - An IPv6 client is counted by its /64: one host is given a whole /64, so a per-address count would give
+ *   it unlimited addresses. IPv4-mapped IPv6 is counted as the IPv4 address.
+ * - A slowed name's attempts are also serialised (a token bucket per name): each waits for its turn, at most
+ *   one per `nameIntervalMs`, so guesses sent in parallel are no faster than guesses sent one by one. An
+ *   attempt whose turn would be more than `maxNameQueueMs` away is refused (429) instead of holding a
+ *   request open. An address that logged in as the name before is exempt, as from the delay.
+ * - Past `maxKeys`, expired windows go first; a live `user:` counter is the last thing forgotten.
  * Kept in memory per instance: a restart forgets, which only ever errs towards letting an operator back in.
  */
+import ipaddr from 'ipaddr.js';
 export interface LoginThrottleOptions {
   windowMs: number;
   /** Failures of one name from one address before that pair gets 429s. */
@@ -23,6 +32,10 @@ export interface LoginThrottleOptions {
   /** The first slowed attempt waits this long; each further failure doubles it, up to maxDelayMs. */
   baseDelayMs: number;
   maxDelayMs: number;
+  /** A slowed name's attempts are checked one per this many ms at most, however many arrive together. */
+  nameIntervalMs: number;
+  /** A slowed name's attempt that would wait longer than this for its turn is refused (429). */
+  maxNameQueueMs: number;
   /** Upper bound on remembered keys, so a flood of random usernames cannot grow memory without end. */
   maxKeys: number;
 }
@@ -34,14 +47,18 @@ const defaults: LoginThrottleOptions = {
   maxFailuresPerUsername: 10,
   baseDelayMs: 250,
   maxDelayMs: 4_000,
+  nameIntervalMs: 250,
+  maxNameQueueMs: 30_000,
   maxKeys: 50_000,
 };
 
-export type LoginLimit = 'pair' | 'client';
+export type LoginLimit = 'pair' | 'client' | 'name';
 
 /** An attempt that was let through: counted already, to be settled with `succeeded` when it turns out right. */
 export interface LoginAttempt {
   readonly client: string;
+  /** What the limits count the client as: the address, or its /64 for IPv6. */
+  readonly clientKey: string;
   readonly username: string;
   /** How long to wait before checking the password, because the name is under attack. */
   readonly delayMs: number;
@@ -52,19 +69,55 @@ export type LoginAdmission = { allowed: true; attempt: LoginAttempt } | { allowe
 interface Window {
   startedAt: number;
   failures: number;
+  /** `user:` windows of a slowed name: when the next attempt's turn comes (the token bucket). */
+  nextTurnAt?: number;
 }
 
-/** A Map that forgets its oldest entry when full. Maps iterate in insertion order. */
+/** The key a client address is counted by: an IPv6 address by its /64, an IPv4-mapped one as IPv4. */
+export function clientKeyOf(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  let parsed = ipaddr.parse(address);
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4);
+  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toString()}/64`;
+}
+
+/**
+ * A Map with a bound on its keys, whose entries end at a time (`endOf`) that grows with insertion order
+ * (windows and trusted pairs are inserted when they start, and re-inserted when they start again). When full,
+ * it forgets the ended entries first, which sit at the front; only when none has ended does it forget a live
+ * one, the oldest that `isPrecious` does not protect (then the oldest of all).
+ */
 class BoundedMap<V> extends Map<string, V> {
-  constructor(private readonly maxKeys: number) {
+  constructor(
+    private readonly maxKeys: number,
+    private readonly endOf: (value: V) => number,
+    private readonly now: () => number,
+    private readonly isPrecious: (key: string) => boolean = () => false,
+  ) {
     super();
   }
   override set(key: string, value: V): this {
-    if (!this.has(key) && this.size >= this.maxKeys) {
-      const oldest = this.keys().next().value;
-      if (oldest !== undefined) this.delete(oldest);
-    }
+    if (!this.has(key) && this.size >= this.maxKeys) this.makeRoom();
     return super.set(key, value);
+  }
+  private makeRoom(): void {
+    const now = this.now();
+    for (const [key, value] of this) {
+      if (this.endOf(value) > now) break;
+      this.delete(key);
+    }
+    if (this.size < this.maxKeys) return;
+    let oldest: string | undefined;
+    for (const key of this.keys()) {
+      oldest ??= key;
+      if (!this.isPrecious(key)) {
+        this.delete(key);
+        return;
+      }
+    }
+    if (oldest !== undefined) this.delete(oldest);
   }
 }
 
@@ -79,8 +132,14 @@ export class LoginThrottle {
     options: Partial<LoginThrottleOptions> = {},
   ) {
     this.options = { ...defaults, ...options };
-    this.windows = new BoundedMap(this.options.maxKeys);
-    this.trusted = new BoundedMap(this.options.maxKeys);
+    const windowMs = this.options.windowMs;
+    this.windows = new BoundedMap<Window>(
+      this.options.maxKeys,
+      (window) => window.startedAt + windowMs,
+      now,
+      (key) => key.startsWith('user:'),
+    );
+    this.trusted = new BoundedMap<number>(this.options.maxKeys, (until) => until, now);
   }
 
   /**
@@ -90,8 +149,9 @@ export class LoginThrottle {
    */
   begin(client: string, username: string): LoginAdmission {
     const name = username.toLowerCase();
-    const pairKey = `pair:${name}\n${client}`;
-    const clientKey = `client:${client}`;
+    const counted = clientKeyOf(client);
+    const pairKey = `pair:${name}\n${counted}`;
+    const clientKey = `client:${counted}`;
     const userKey = `user:${name}`;
     const pairWait = this.blockedFor(pairKey, this.options.maxFailuresPerPair);
     const clientWait = this.blockedFor(clientKey, this.options.maxFailuresPerClient);
@@ -99,21 +159,39 @@ export class LoginThrottle {
       return { allowed: false, limit: pairWait >= clientWait ? 'pair' : 'client', retryAfterMs: Math.max(pairWait, clientWait) };
     }
     const earlierFailures = this.current(userKey)?.failures ?? 0;
+    const isTrusted = this.isTrusted(name, counted);
+    const penaltyMs = isTrusted ? 0 : this.delayAfter(earlierFailures);
+    let delayMs = penaltyMs;
+    if (!isTrusted && earlierFailures >= this.options.maxFailuresPerUsername) {
+      // The name is under attack: this attempt takes the next turn (after its own delay), one per interval.
+      const window = this.current(userKey);
+      const now = this.now();
+      const turn = Math.max(now + penaltyMs, window?.nextTurnAt ?? 0);
+      if (turn - now > this.options.maxNameQueueMs) {
+        return { allowed: false, limit: 'name', retryAfterMs: turn - now - this.options.maxNameQueueMs };
+      }
+      if (window) window.nextTurnAt = turn + this.options.nameIntervalMs;
+      delayMs = turn - now;
+    }
     this.bump(pairKey);
     this.bump(clientKey);
     this.bump(userKey);
-    const delayMs = this.isTrusted(name, client) ? 0 : this.delayAfter(earlierFailures);
-    return { allowed: true, attempt: { client, username, delayMs } };
+    return { allowed: true, attempt: { client, clientKey: counted, username, delayMs } };
   }
 
   /** The attempt was right: give its count back, clear this pair, and stop slowing this address for the name. */
   succeeded(attempt: LoginAttempt): void {
     const name = attempt.username.toLowerCase();
-    this.windows.delete(`pair:${name}\n${attempt.client}`);
-    this.refund(`client:${attempt.client}`);
+    this.windows.delete(`pair:${name}\n${attempt.clientKey}`);
+    this.refund(`client:${attempt.clientKey}`);
     this.refund(`user:${name}`);
-    this.trusted.delete(`${name}\n${attempt.client}`);
-    this.trusted.set(`${name}\n${attempt.client}`, this.now() + this.options.windowMs);
+    this.trusted.delete(`${name}\n${attempt.clientKey}`);
+    this.trusted.set(`${name}\n${attempt.clientKey}`, this.now() + this.options.windowMs);
+  }
+
+  /** How many keys are remembered (windows and trusted pairs): for tests of the bound. */
+  get size(): number {
+    return this.windows.size + this.trusted.size;
   }
 
   private delayAfter(failures: number): number {

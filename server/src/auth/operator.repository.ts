@@ -23,6 +23,17 @@ export async function insertOperator(db: DbOrTrx, username: string, passwordHash
   return row.id;
 }
 
+/** Swaps a hash for a stronger one of the same password, unless the password was changed meanwhile. */
+export async function replaceOperatorPasswordHash(db: DbOrTrx, operatorId: number, oldHash: string, newHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('operators')
+    .set({ password_hash: newHash })
+    .where('id', '=', operatorId)
+    .where('password_hash', '=', oldHash)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 export async function updateOperatorPassword(db: DbOrTrx, username: string, passwordHash: string, now: number): Promise<boolean> {
   const result = await db
     .updateTable('operators')

@@ -10,7 +10,7 @@ import type { Clock } from '../clock.js';
 import type { InstanceService } from '../instances/instance.service.js';
 import type { MailService } from '../mail/mail.service.js';
 
-export const LOGIN_FAILURE_REASONS = ['invalid_credentials', 'pair_limit', 'client_limit'] as const;
+export const LOGIN_FAILURE_REASONS = ['invalid_credentials', 'pair_limit', 'client_limit', 'name_limit'] as const;
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
 export function createMetricsService({ mails, clock, instances }: { mails: MailService; clock: Clock; instances: InstanceService }) {
@@ -62,7 +62,7 @@ export function createMetricsService({ mails, clock, instances }: { mails: MailS
   // Failed and refused logins (issue 11, item 4): a rising rate is an attack on the operators' passwords.
   const loginFailures = new client.Counter({
     name: 'outbox_login_failures_total',
-    help: 'Failed logins by reason: invalid_credentials (401), pair_limit or client_limit (429, refused before any check).',
+    help: 'Failed logins by reason: invalid_credentials (401), pair_limit, client_limit or name_limit (429, refused before any check).',
     labelNames: ['reason'],
     registers: [registry],
   });

@@ -8,7 +8,7 @@ import { requireOperator } from './authenticate.js';
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
 export const auditRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; audit: AuditService }> = async (app, { auth, audit }) => {
-  app.addHook('preHandler', requireOperator(auth));
+  app.addHook('onRequest', requireOperator(auth));
 
   app.get(
     '/api/v1/audit',

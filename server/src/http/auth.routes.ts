@@ -43,7 +43,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; observer
   app.post(
     '/api/v1/logout',
     {
-      preHandler: requireOperator(auth),
+      onRequest: requireOperator(auth),
       schema: { tags: ['session'], summary: 'Revoke the token of this request', response: { 200: LogoutResponse, ...errors } },
     },
     async (request) => {

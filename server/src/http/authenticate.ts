@@ -1,6 +1,7 @@
 /**
- * `Authorization: Token {token}` (docs/console.md §7) for operators. A preHandler that routes opt into; it puts the
- * operator on the request, or answers 401 so the console returns to its login view.
+ * `Authorization: Token {token}` (docs/console.md §7) for operators. An onRequest hook that routes opt into; it puts
+ * the operator on the request, or answers 401 so the console returns to its login view. It runs before the body
+ * is read (issue 24, item 2): a stranger cannot hold a socket by sending a body one byte at a time.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthService, Operator } from '../auth/auth.service.js';
@@ -21,12 +22,28 @@ export function readAuthorizationToken(request: FastifyRequest): string | undefi
   return match?.[1];
 }
 
+/**
+ * A request refused before its body was read closes its connection after the answer: otherwise Node reads and
+ * throws away the rest of the body, for as long as the client cares to trickle it.
+ */
+export function closeIfBodyUnread(request: FastifyRequest, reply: FastifyReply): void {
+  const headers = request.headers;
+  const hasBody = headers['transfer-encoding'] !== undefined || (headers['content-length'] ?? '0') !== '0';
+  if (hasBody && !request.raw.complete) reply.header('connection', 'close');
+}
+
 export function requireOperator(auth: AuthService) {
-  return async function authenticateOperator(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return async function authenticateOperator(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const token = readAuthorizationToken(request);
-    if (!token) throw unauthorized('missing_token', 'Send Authorization: Token {token}; log in to get one.');
+    if (!token) {
+      closeIfBodyUnread(request, reply);
+      throw unauthorized('missing_token', 'Send Authorization: Token {token}; log in to get one.');
+    }
     const operator = await auth.findOperatorByToken(token);
-    if (!operator) throw unauthorized('invalid_token', 'The token is unknown, expired or revoked; log in again.');
+    if (!operator) {
+      closeIfBodyUnread(request, reply);
+      throw unauthorized('invalid_token', 'The token is unknown, expired or revoked; log in again.');
+    }
     request.operator = operator;
     request.token = token;
   };

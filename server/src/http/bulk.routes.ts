@@ -9,7 +9,7 @@ const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
 /** `POST /api/v1/mail/bulk` (issue 9, item 1): the work is mail/bulk-actions.ts. */
 export const bulkRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService }> = async (app, { auth, mails }) => {
-  app.addHook('preHandler', requireOperator(auth));
+  app.addHook('onRequest', requireOperator(auth));
 
   app.post(
     '/api/v1/mail/bulk',

@@ -9,15 +9,13 @@ import { ErrorBody } from '@outbox/contract';
 import { Type } from '@sinclair/typebox';
 import type { AuthService } from '../auth/auth.service.js';
 import { AppError } from '../errors.js';
-import type { LiveHub } from '../live/live-hub.js';
+import { TooManyStreamsError, type LiveHub } from '../live/live-hub.js';
 import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
-/** A reader that lets this much pile up is not reading: its stream ends, and it resumes with Last-Event-ID. */
-const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 export const eventsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; live: LiveHub }> = async (app, { auth, live }) => {
-  app.addHook('preHandler', requireOperator(auth));
+  app.addHook('onRequest', requireOperator(auth));
 
   app.get(
     '/api/v1/events',
@@ -38,22 +36,49 @@ export const eventsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; live: 
       },
     },
     async (request, reply) => {
-      if (!live.hasRoom())
-        throw new AppError(503, 'too_many_streams', 'This server has as many live streams open as it serves; try again later.');
+      const tooMany = () =>
+        new AppError(503, 'too_many_streams', 'This server has as many live streams open as it serves; try again later.');
+      if (!live.hasRoom()) throw tooMany();
       const body = new PassThrough();
-      const client = await live.connect(request.token!, request.headers['last-event-id'], {
-        write(chunk) {
-          if (body.destroyed || body.writableEnded) return true;
-          body.write(chunk);
-          return body.writableLength < MAX_BUFFERED_BYTES;
-        },
-        end() {
-          body.end();
-        },
-      });
-      // The client went away (or the socket broke): the hub forgets the stream.
-      reply.raw.once('close', () => client.close());
-      if (reply.raw.destroyed) client.close();
+      const response = reply.raw;
+      /** Since when the socket has refused more bytes; a 'drain' means it took them. */
+      let waitingSince: number | undefined;
+      response.on('drain', () => (waitingSince = undefined));
+      let client: { close(): void };
+      try {
+        client = await live.connect(request.token!, request.headers['last-event-id'], {
+          write(chunk) {
+            if (body.destroyed || body.writableEnded) return true;
+            body.write(chunk);
+            return body.writableLength < live.maxBufferedBytes;
+          },
+          end() {
+            body.end();
+          },
+          destroy() {
+            body.destroy();
+            // A reset, not a FIN: the bytes queued for a client that does not read are thrown away with the socket.
+            const socket = request.raw.socket;
+            if (typeof socket.resetAndDestroy === 'function' && !socket.destroyed) socket.resetAndDestroy();
+            else socket.destroy();
+          },
+          stalledForMs() {
+            if (!response.writableNeedDrain) {
+              waitingSince = undefined;
+              return 0;
+            }
+            waitingSince ??= Date.now();
+            return Date.now() - waitingSince;
+          },
+        });
+      } catch (error) {
+        // Another connect took the last place while this one was authenticated.
+        if (error instanceof TooManyStreamsError) throw tooMany();
+        throw error;
+      }
+      // The socket closed (the client went away, or the hub dropped it): only now does the hub forget the stream.
+      response.once('close', () => client.close());
+      if (response.destroyed) client.close();
       return (
         reply
           .header('content-type', 'text/event-stream; charset=utf-8')

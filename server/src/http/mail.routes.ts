@@ -15,7 +15,7 @@ import { requireOperator } from './authenticate.js';
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
 export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService }> = async (app, { auth, mails }) => {
-  app.addHook('preHandler', requireOperator(auth));
+  app.addHook('onRequest', requireOperator(auth));
   const actorOf = (operator: { username: string } | null) => `operator:${operator?.username ?? 'unknown'}`;
 
   app.get(

@@ -11,7 +11,7 @@ export const queueRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; queueHe
   app,
   { auth, queueHealth },
 ) => {
-  app.addHook('preHandler', requireOperator(auth));
+  app.addHook('onRequest', requireOperator(auth));
 
   app.get(
     '/api/v1/queue/health',

@@ -11,7 +11,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ApiKeyPrincipal, AuthService } from '../auth/auth.service.js';
 import { badRequest, unauthorized } from '../errors.js';
 import { submissionProblems, type SubmissionService } from '../mail/submission.service.js';
-import { readAuthorizationToken } from './authenticate.js';
+import { closeIfBodyUnread, readAuthorizationToken } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 const MAX_SUBMISSION_BYTES = 26 * 1024 * 1024;
@@ -84,14 +84,16 @@ export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; su
         response: { 202: DataOf(Mail), ...errors },
       },
       // onRequest, before the body is read: without a valid key nobody gets the server to take in 26 MB.
-      onRequest: async (request) => {
+      onRequest: async (request, reply) => {
         const key = readAuthorizationToken(request);
+        if (!key) closeIfBodyUnread(request, reply);
         if (!key)
           throw unauthorized(
             'missing_api_key',
             'Send Authorization: Token {apiKey}; create one with `npm run outbox -- apikey create NAME`.',
           );
         const principal = await auth.findApiKeyPrincipal(key);
+        if (!principal) closeIfBodyUnread(request, reply);
         if (!principal) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked. Operator tokens cannot submit mail.');
         (request as SubmissionRequest).apiKey = principal;
       },

@@ -20,9 +20,17 @@ import { findMailStates, getStatusCounts } from './live.repository.js';
 
 /** Where a stream's text goes: the route wraps the HTTP response in this. */
 export interface LiveSink {
-  /** Returns false once the sink is over its buffer: the hub then ends that stream (a slow reader reconnects). */
+  /** Returns false once the sink is over its buffer: the hub then drops that stream (a slow reader reconnects). */
   write(chunk: string | Buffer): boolean;
+  /** Ends the stream gracefully (the server is stopping): the client reconnects elsewhere. */
   end(): void;
+  /**
+   * Drops the connection at once, buffered bytes and all. A graceful end would wait for a reader that may
+   * never read, keeping the socket and its buffer (issue 24, item 2).
+   */
+  destroy(): void;
+  /** How long the socket has been refusing more bytes without draining (0 while it takes them). */
+  stalledForMs(): number;
 }
 
 export interface LiveHubOptions {
@@ -38,6 +46,10 @@ export interface LiveHubOptions {
   ringSize?: number;
   maxStreamsPerToken?: number;
   maxStreams?: number;
+  /** A stream whose socket takes no bytes for this long is dropped (a reader that stopped reading). */
+  writeStallMs?: number;
+  /** A reader that lets this much pile up is not reading: its stream is dropped, and it resumes with Last-Event-ID. */
+  maxBufferedBytes?: number;
   logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
 }
 
@@ -54,6 +66,7 @@ interface Stream {
   token: string;
   sink: LiveSink;
   openedAt: number;
+  /** Nothing more is written to it; it stays counted until `released` (its socket closed). */
   closed: boolean;
 }
 
@@ -73,11 +86,21 @@ export function createLiveHub(options: LiveHubOptions) {
   const ringSize = options.ringSize ?? 64;
   const maxStreamsPerToken = options.maxStreamsPerToken ?? 8;
   const maxStreams = options.maxStreams ?? 1000;
+  const writeStallMs = options.writeStallMs ?? 30_000;
+  const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
 
   const epoch = crypto.randomBytes(4).toString('hex');
   let seq = 0;
   const ring: Batch[] = [];
+  /**
+   * Every stream whose socket is still open, ended ones included: a stream counts against the limits until
+   * the route says its socket closed (`release`), so a dropped client that lingers still takes its place.
+   */
   const streams = new Set<Stream>();
+  /** Connects under way (between the room check and joining `streams`): they count too, so simultaneous ones cannot all pass. */
+  let reserved = 0;
+  /** Moves at every revocation heard, so a connect that was awaiting meanwhile checks its token again. */
+  let revocations = 0;
   /** Changed ids since the last flush; true when one of the changes was an acceptance. */
   let pending = new Map<number, boolean>();
   let pendingResync: LiveResyncReason | undefined;
@@ -94,6 +117,7 @@ export function createLiveHub(options: LiveHubOptions) {
 
   function onChange(change: StoreChange): void {
     if (change.type === SESSIONS_REVOKED) {
+      revocations++;
       void checkTokens();
       return;
     }
@@ -191,16 +215,40 @@ export function createLiveHub(options: LiveHubOptions) {
   function send(stream: Stream, chunk: string | Buffer): void {
     if (stream.closed) return;
     if (!stream.sink.write(chunk)) {
-      logger?.warn({ buffered: true }, 'live update stream too slow: ended (the client reconnects and resumes)');
-      end(stream);
+      logger?.warn({ buffered: true }, 'live update stream too slow: dropped (the client reconnects and resumes)');
+      drop(stream);
     }
   }
 
+  /** Graceful: the server is stopping. */
   function end(stream: Stream): void {
     if (stream.closed) return;
     stream.closed = true;
-    streams.delete(stream);
     stream.sink.end();
+  }
+
+  /** Overflow, eviction, revocation, a stalled write: the socket goes at once, whether or not the client reads. */
+  function drop(stream: Stream): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    stream.sink.destroy();
+  }
+
+  /** The stream's socket closed: only now does it stop counting against the limits. */
+  function release(stream: Stream): void {
+    stream.closed = true;
+    streams.delete(stream);
+  }
+
+  const isOpen = (stream: Stream) => !stream.closed;
+
+  function dropStalled(): void {
+    for (const stream of streams) {
+      if (isOpen(stream) && stream.sink.stalledForMs() >= writeStallMs) {
+        logger?.warn({ stalledMs: writeStallMs }, 'live update stream stalled: dropped (the client reconnects and resumes)');
+        drop(stream);
+      }
+    }
   }
 
   /** What a stream resuming after `lastEventId` missed, merged into one batch; undefined when it cannot be told. */
@@ -225,7 +273,7 @@ export function createLiveHub(options: LiveHubOptions) {
   }
 
   async function checkTokens(): Promise<void> {
-    const tokens = new Set([...streams].map((s) => s.token));
+    const tokens = new Set([...streams].filter(isOpen).map((s) => s.token));
     await Promise.all(
       [...tokens].map(async (token) => {
         let valid = true;
@@ -234,7 +282,7 @@ export function createLiveHub(options: LiveHubOptions) {
         } catch {
           return; // the store is away: keep the stream, check again next time
         }
-        if (!valid) for (const stream of [...streams]) if (stream.token === token) end(stream);
+        if (!valid) for (const stream of [...streams]) if (stream.token === token) drop(stream);
       }),
     );
   }
@@ -247,9 +295,12 @@ export function createLiveHub(options: LiveHubOptions) {
       for (const stream of [...streams]) send(stream, keepAliveBytes);
     }, keepAliveMs);
     const authCheck = setInterval(() => void checkTokens(), authCheckMs);
+    // A quarter of the bound: a stalled stream goes between 1× and 1.25× writeStallMs after it stopped taking bytes.
+    const stallCheck = setInterval(dropStalled, Math.max(10, Math.min(5_000, writeStallMs / 4)));
     keepAlive.unref();
     authCheck.unref();
-    timers = [keepAlive, authCheck];
+    stallCheck.unref();
+    timers = [keepAlive, authCheck, stallCheck];
   }
 
   // Listening from the start: on PostgreSQL the LISTEN connection is up before the first console connects
@@ -259,7 +310,7 @@ export function createLiveHub(options: LiveHubOptions) {
   return {
     /** Whether one more stream may open (checked before the answer starts, so a refusal is a plain 503). */
     hasRoom(): boolean {
-      return !closed && streams.size < maxStreams;
+      return !closed && streams.size + reserved < maxStreams;
     },
 
     /**
@@ -270,13 +321,25 @@ export function createLiveHub(options: LiveHubOptions) {
       if (!this.hasRoom()) throw new TooManyStreamsError('too many live streams');
       start();
       const stream: Stream = { token, sink, openedAt: Date.now(), closed: false };
-      const handle = { close: () => end(stream) };
+      // The route calls close() when the socket closes: the stream is forgotten then, not before.
+      const handle = { close: () => release(stream) };
       sink.write('retry: 2000\n: connected\n\n');
       const resuming = lastEventId !== undefined && lastEventId !== '';
       const seqBefore = seq;
+      const revocationsBefore = revocations;
       // Read before joining; what happens meanwhile is in the ring after seqBefore and is replayed below.
-      const counts = resuming ? undefined : await getStatusCounts(store.db);
-      if (stream.closed || closed) return handle;
+      // The place is held across the await, so connects arriving together cannot all pass the room check.
+      reserved++;
+      let counts: ReadonlyMap<number, number> | undefined;
+      try {
+        counts = resuming ? undefined : await getStatusCounts(store.db);
+      } finally {
+        reserved--;
+      }
+      if (stream.closed || closed) {
+        sink.destroy();
+        return handle;
+      }
       let text: string;
       if (resuming) {
         const missed = missedSince(lastEventId);
@@ -289,13 +352,19 @@ export function createLiveHub(options: LiveHubOptions) {
         const after = missedSince(eventId(seqBefore));
         text += after ? textOf(after) : frame(seq, 'resync', { reason: 'resume' });
       }
-      const same = [...streams].filter((s) => s.token === token).sort((a, b) => a.openedAt - b.openedAt);
-      for (const old of same.slice(0, Math.max(0, same.length - maxStreamsPerToken + 1))) end(old);
+      const same = [...streams].filter((s) => s.token === token && isOpen(s)).sort((a, b) => a.openedAt - b.openedAt);
+      for (const old of same.slice(0, Math.max(0, same.length - maxStreamsPerToken + 1))) drop(old);
       streams.add(stream);
       send(stream, text);
+      // A logout heard while this connect awaited found no stream of this token to drop: look again.
+      if (revocations !== revocationsBefore) void checkTokens();
       return handle;
     },
 
+    /** What a stream's sink may hold before `write` answers false (the route's buffer). */
+    maxBufferedBytes,
+
+    /** Streams whose sockets are open, ended ones included until they close. */
     get streamCount(): number {
       return streams.size;
     },
@@ -307,6 +376,7 @@ export function createLiveHub(options: LiveHubOptions) {
       if (flushTimer) clearTimeout(flushTimer);
       for (const timer of timers) clearInterval(timer);
       for (const stream of [...streams]) end(stream);
+      streams.clear();
     },
   };
 }

@@ -44,15 +44,19 @@ async function dequeue(token: string, id: number): Promise<void> {
 
 describe('GET /api/v1/events', () => {
   it('answers 401 in the error shape without a token or with an unknown one, and takes no token in the URL', async () => {
-    await start();
+    const token = await start();
     const none = await fetch(`${baseUrl}/api/v1/events`);
     expect(none.status).toBe(401);
     expect(((await none.json()) as { error: { code: string } }).error.code).toBe('missing_token');
     const unknown = await open('not-a-token');
     expect(unknown.status).toBe(401);
+    // A token in the URL is no credential: refused before anything else is read, then as an unknown parameter.
     const inUrl = await fetch(`${baseUrl}/api/v1/events?token=x`);
-    expect(inUrl.status).toBe(400);
+    expect(inUrl.status).toBe(401);
     await inUrl.arrayBuffer();
+    const alsoInUrl = await fetch(`${baseUrl}/api/v1/events?token=x`, { headers: auth(token) });
+    expect(alsoInUrl.status).toBe(400);
+    await alsoInUrl.arrayBuffer();
   });
 
   it('streams text/event-stream, no-store: a counts snapshot first, then mail changes with id, status and dates, and counts', async () => {

@@ -12,6 +12,8 @@ import { LoginThrottle, type LoginThrottleOptions } from '../../src/auth/login-t
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { hashSecret } from '../../src/auth/password.js';
+import { insertAuditEntries } from '../../src/audit/audit.repository.js';
+import { waitUntil } from '../support/net.js';
 import { makeTempDir, openTestStore, PASSWORD, testEngine } from '../support/context.js';
 import { freshEnvironment, startInProcess } from '../support/outbox-process.js';
 
@@ -49,6 +51,7 @@ async function start(throttleOptions: Partial<LoginThrottleOptions> = {}, trustP
     clock,
     logger: { level: 'warn', stream },
     loginThrottle: new LoginThrottle(() => clock.now(), throttleOptions),
+    passwordCost: 2 ** 14,
     ...(trustProxy !== undefined ? { trustProxy } : {}),
   });
   await app.ready();
@@ -117,7 +120,9 @@ describe(`login limits (${testEngine})`, () => {
     expect(Math.max(...attack.map((a) => a.ms))).toBeGreaterThan(1_000);
     const operator = await login('ops', PASSWORD, '203.0.113.50');
     expect(operator.status).toBe(200);
-    expect(operator.ms).toBeLessThan(6_000);
+    // It waits its turn behind the attack's queued guesses (issue 24, item 4: one per 250 ms after the 4 s
+    // delay, here about 8 s), never a lock.
+    expect(operator.ms).toBeLessThan(12_000);
     console.log(
       `many-address attack: slowest of 30 attempts ${Math.round(Math.max(...attack.map((a) => a.ms)))} ms; operator in after ${Math.round(operator.ms)} ms`,
     );
@@ -205,9 +210,9 @@ describe('TRUST_PROXY configuration', () => {
   });
 });
 
-describe(`expired sessions (${testEngine})`, () => {
-  it('are deleted by the retention job of a running instance, and live ones kept', async () => {
-    const environment = await freshEnvironment({ SMTP_PORT: 'off' });
+describe(`expired sessions and old audit entries (${testEngine})`, () => {
+  it('are deleted by the retention job of a running instance (AUDIT_RETENTION_DAYS for the audit log), and live ones kept', async () => {
+    const environment = await freshEnvironment({ SMTP_PORT: 'off', AUDIT_RETENTION_DAYS: '30' });
     // A store with one expired and one live session, as an instance that ran for a while leaves it.
     const seeded = await startInProcess({ ...environment.env, WORKER: 'off' });
     const operator = await seeded.store.db.selectFrom('operators').select('id').executeTakeFirstOrThrow();
@@ -225,6 +230,11 @@ describe(`expired sessions (${testEngine})`, () => {
         { token_hash: hashSecret('live'), operator_id: operator.id, created_at: now, expires_at: now + 86_400_000, revoked_at: null },
       ])
       .execute();
+    // Before: the audit log was never purged.
+    await insertAuditEntries(seeded.store.db, [
+      { at: now - 31 * 86_400_000, actor: 'client:192.0.2.1', action: 'login.failed', target: 'operator:old' },
+      { at: now - 29 * 86_400_000, actor: 'client:192.0.2.1', action: 'login.failed', target: 'operator:recent' },
+    ]);
     await seeded.stop();
 
     const running = await startInProcess(environment.env);
@@ -237,6 +247,12 @@ describe(`expired sessions (${testEngine})`, () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       } while (Date.now() < deadline);
       expect(hashes).toEqual([hashSecret('live')]);
+      const targetsOf = async () =>
+        (await running.store.db.selectFrom('audit_log').select('target').where('action', '=', 'login.failed').execute()).map(
+          (row) => row.target,
+        );
+      await waitUntil(async () => !(await targetsOf()).includes('operator:old'), { what: 'the old audit entry to be purged' });
+      expect(await targetsOf()).toEqual(['operator:recent']);
     } finally {
       await running.stop();
       await environment.dispose();

@@ -79,6 +79,7 @@ export async function createTestContext(
     store,
     clock,
     sessionTtlSeconds: options.sessionTtlSeconds ?? 3600,
+    passwordCost: 2 ** 14, // scrypt's N: the product's 2^17 costs ~0.4 s and 128 MiB a hash; the suite logs in hundreds of times
     loginThrottle: options.throttle ?? new LoginThrottle(() => clock.now(), { maxFailuresPerClient: 1000, maxFailuresPerUsername: 1000 }),
     ...(options.live ? { live: options.live } : {}),
   });
