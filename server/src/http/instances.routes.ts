@@ -11,7 +11,7 @@ export const instancesRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; ins
   app,
   { auth, instances },
 ) => {
-  app.addHook('preHandler', requireOperator(auth));
+  app.addHook('onRequest', requireOperator(auth));
 
   app.get(
     '/api/v1/instances',
