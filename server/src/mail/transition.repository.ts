@@ -333,6 +333,42 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
   return ids;
 }
 
+/**
+ * The import's way in (store/transfer.ts, `npm run outbox -- import`): exported mail rows go in as they were,
+ * ids and history kept, but only through this checked path: each row's status must be one of the six, and
+ * the counters are rebuilt from the rows afterwards (`rebuildStatusCounts`), in the import's transaction.
+ */
+export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  for (const row of rows) {
+    if (typeof row.status !== 'number' || !isStatusCode(row.status))
+      throw new RangeError(`mail ${String(row.id)}: status ${JSON.stringify(row.status)} is not one of the six statuses (0-5)`);
+  }
+  if (rows.length > 0)
+    await db
+      .insertInto('mails')
+      .values(rows as unknown as MailRow[])
+      .execute();
+}
+
+/** Sets every status counter to a fresh count of the rows (after an import); one grouped read, six updates. */
+export async function rebuildStatusCounts(db: DbOrTrx): Promise<void> {
+  const byStatus = await db
+    .selectFrom('mails')
+    .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .groupBy('status')
+    .execute();
+  const counts = new Map(byStatus.map((r) => [r.status, Number(r.n)]));
+  for (const status of [0, 1, 2, 3, 4, 5])
+    await db
+      .updateTable('status_counts')
+      .set({ count: counts.get(status) ?? 0 })
+      .where('status', '=', status)
+      .execute();
+}
+
+/** What store/transfer.ts's import writes mails and counters with (it may import nothing of mail/ itself). */
+export const mailImportWriter = { insertMails: insertImportedMails, rebuildStatusCounts };
+
 /** What decides the SQL of a transition: transitions of the same shape (and from-status) share a statement. */
 function shapeOf(t: StatusTransition | DeleteTransition): string {
   if (t.to === 'deleted') return 'delete';
