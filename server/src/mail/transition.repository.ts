@@ -270,9 +270,13 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
         })),
       )
+      // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
       .returning((eb) => [
         'id',
-        eb.selectFrom('api_keys').select('api_keys.name').whereRef('api_keys.id', '=', 'mails.api_key_id').as('application_name'),
+        (withEvents
+          ? eb.selectFrom('api_keys').select('api_keys.name').whereRef('api_keys.id', '=', 'mails.api_key_id')
+          : sql<string | null>`null`
+        ).as('application_name'),
       ])
       .execute();
     // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
