@@ -73,6 +73,13 @@ export const MailListQuery = Type.Object(
     order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'] })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT })),
     cursor: Type.Optional(Type.String({ maxLength: 1000, description: 'meta.nextCursor or meta.prevCursor' })),
+    // Exact lookups (issue 21): an application finds its mail by its own reference; operators may use them too.
+    messageId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 998, description: 'The mail with this Message-ID header, angle brackets included' }),
+    ),
+    idempotencyKey: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'The mail submitted with this idempotency key' }),
+    ),
   },
   { additionalProperties: false },
 );

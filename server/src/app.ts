@@ -30,6 +30,7 @@ import { auditRoutes } from './http/audit.routes.js';
 import { mailRoutes } from './http/mail.routes.js';
 import { queueRoutes } from './http/queue.routes.js';
 import { submissionRoutes } from './http/submission.routes.js';
+import { createApplicationReads } from './mail/application-reads.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
 import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
 import type { Store } from './store/connection.js';
@@ -169,6 +170,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
 
   app.decorateRequest('operator', null);
   app.decorateRequest('token', null);
+  app.decorateRequest('apiKey', null);
   registerJsonParser(app);
   registerErrorHandling(app);
   registerInputGuards(app);
@@ -209,7 +211,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
 
   await app.register(healthRoutes, { health: createHealthService(options.store), metrics });
   await app.register(authRoutes, { auth, observer: metrics });
-  await app.register(mailRoutes, { auth, mails });
+  await app.register(mailRoutes, { auth, mails, applications: createApplicationReads({ store: options.store, mails }) });
   await app.register(bulkRoutes, { auth, mails });
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });

@@ -15,6 +15,7 @@ import { createInstanceService } from '../instances/instance.service.js';
 import { demoSubmissionBatches, insertDemoMails } from '../mail/demo-data.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../mail/submission.service.js';
+import { mailImportWriter } from '../mail/transition.repository.js';
 import { BackupError, backupSqliteStore } from '../store/backup.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
@@ -148,7 +149,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         if (!values.in) throw new UsageError('import needs --in FILE, a file written by export.');
         // The iterator is taken at once: lines that readline reads before anyone iterates would be lost.
         const iterator = readline.createInterface({ input: fs.createReadStream(values.in), crlfDelay: Infinity })[Symbol.asyncIterator]();
-        const counts = await importStore(store, { [Symbol.asyncIterator]: () => iterator });
+        const counts = await importStore(store, { [Symbol.asyncIterator]: () => iterator }, mailImportWriter);
         out(
           `Imported ${Object.entries(counts)
             .map(([table, n]) => `${n.toLocaleString('en')} ${table}`)

@@ -12,16 +12,29 @@ const INSERT_CHUNK = 500;
 
 /** A new event id: `evt_` and 26 characters of base32 (128 random bits), unique without coordination. */
 export function newEventId(): string {
-  return `evt_${base32(crypto.randomBytes(16))}`;
+  if (poolOffset + 16 > pool.length) {
+    crypto.randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const id = `evt_${base32(pool, poolOffset, poolOffset + 16)}`;
+  poolOffset += 16;
+  return id;
 }
 
+/**
+ * Random bytes are drawn 4 KiB at a time: one call per 256 ids instead of one per id (a group commit makes
+ * 50 at once), the same CSPRNG. Each id's 16 bytes are used once.
+ */
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
-function base32(bytes: Buffer): string {
+function base32(bytes: Buffer, start: number, end: number): string {
   let bits = 0;
   let value = 0;
   let out = '';
-  for (const byte of bytes) {
-    value = (value << 8) | byte;
+  for (let i = start; i < end; i++) {
+    value = ((value << 8) | bytes[i]!) & 0xffff;
     bits += 8;
     while (bits >= 5) {
       out += ALPHABET[(value >>> (bits - 5)) & 31];
@@ -45,4 +58,28 @@ export async function appendApplicationEvents(db: DbOrTrx, events: readonly NewA
 /** A mail's events in the order they happened. */
 export function listMailApplicationEvents(db: DbOrTrx, mailId: number): Promise<ApplicationEventRow[]> {
   return db.selectFrom('application_events').selectAll().where('mail_id', '=', mailId).orderBy('mail_seq').execute();
+}
+
+/**
+ * Retention: deletes up to `limit` events created before `before`, oldest first; returns how many. Called in
+ * batches by the retention purge, so no transaction holds the store for long.
+ */
+export async function deleteApplicationEventsBefore(db: DbOrTrx, before: number, limit: number): Promise<number> {
+  const stale = await db
+    .selectFrom('application_events')
+    .select('seq')
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  if (stale.length === 0) return 0;
+  const result = await db
+    .deleteFrom('application_events')
+    .where(
+      'seq',
+      'in',
+      stale.map((row) => row.seq),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

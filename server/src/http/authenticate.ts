@@ -4,13 +4,15 @@
  * is read (issue 24, item 2): a stranger cannot hold a socket by sending a body one byte at a time.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthService, Operator } from '../auth/auth.service.js';
-import { unauthorized } from '../errors.js';
+import type { ApiKeyPrincipal, AuthService, Operator } from '../auth/auth.service.js';
+import { forbidden, unauthorized } from '../errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     operator: Operator | null;
     token: string | null;
+    /** The application, on the routes an API key may call (`requireOperatorOrApiKey`). */
+    apiKey: ApiKeyPrincipal | null;
   }
 }
 
@@ -42,9 +44,37 @@ export function requireOperator(auth: AuthService) {
     const operator = await auth.findOperatorByToken(token);
     if (!operator) {
       closeIfBodyUnread(request, reply);
+      // A valid API key is not an unknown token: 403 says what it may not do (401 would mean "log in again").
+      if (await auth.findApiKeyPrincipal(token)) throw operatorOnly();
       throw unauthorized('invalid_token', 'The token is unknown, expired or revoked; log in again.');
     }
     request.operator = operator;
     request.token = token;
+  };
+}
+
+const operatorOnly = () =>
+  forbidden(
+    'operator_only',
+    'This call is for operators; an API key may submit mail and read its own mails (GET /api/v1/mail/list, /api/v1/mail/{id}, /api/v1/mail/{id}/raw).',
+  );
+
+/**
+ * An operator's token, or else an API key (put on `request.apiKey`): the reads an application may make of its
+ * own mails. The session is looked up first, so the console's requests cost what they did.
+ */
+export function requireOperatorOrApiKey(auth: AuthService) {
+  return async function authenticateOperatorOrApiKey(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const token = readAuthorizationToken(request);
+    if (!token) throw unauthorized('missing_token', "Send Authorization: Token {token}: an operator's session token or an API key.");
+    const operator = await auth.findOperatorByToken(token);
+    if (operator) {
+      request.operator = operator;
+      request.token = token;
+      return;
+    }
+    const application = await auth.findApiKeyPrincipal(token);
+    if (!application) throw unauthorized('invalid_token', 'The token is unknown, expired or revoked: log in again, or check the API key.');
+    request.apiKey = application;
   };
 }

@@ -9,13 +9,28 @@ import {
   MailResponse,
 } from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
+import type { ApplicationReads } from '../mail/application-reads.js';
 import type { MailService } from '../mail/mail.service.js';
-import { requireOperator } from './authenticate.js';
+import { requireOperator, requireOperatorOrApiKey } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
-export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService }> = async (app, { auth, mails }) => {
-  app.addHook('onRequest', requireOperator(auth));
+/** What an API key may read of its own mails (docs/api.md#applications); every other mail call is for operators. */
+const APPLICATION_READS = new Set(['/api/v1/mail/list', '/api/v1/mail/:id', '/api/v1/mail/:id/raw']);
+
+export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService; applications: ApplicationReads }> = async (
+  app,
+  { auth, mails, applications },
+) => {
+  const operatorOnly = requireOperator(auth);
+  const operatorOrApplication = requireOperatorOrApiKey(auth);
+  // onRequest, before the body is read (issue 24 item 2); the route is known by then.
+  app.addHook('onRequest', (request, reply) =>
+    (request.method === 'GET' && APPLICATION_READS.has(request.routeOptions.url ?? '') ? operatorOrApplication : operatorOnly)(
+      request,
+      reply,
+    ),
+  );
   const actorOf = (operator: { username: string } | null) => `operator:${operator?.username ?? 'unknown'}`;
 
   app.get(
@@ -29,8 +44,21 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
       },
     },
     async (request) => {
-      const { status, q, receivedFrom, receivedTo, sort, order, limit, cursor } = request.query;
-      return mails.listMails({ statuses: status?.split(',').map(Number), q, receivedFrom, receivedTo, sort, order, limit, cursor });
+      const { status, q, receivedFrom, receivedTo, sort, order, limit, cursor, messageId, idempotencyKey } = request.query;
+      const statuses = status?.split(',').map(Number);
+      // An application's own mails, or an operator's exact lookup: the small read by id, not the list planner.
+      if (request.apiKey || messageId !== undefined || idempotencyKey !== undefined) {
+        const given = { q, receivedFrom, receivedTo, sort, order };
+        return applications.listMails(request.apiKey?.id ?? null, {
+          statuses,
+          messageId,
+          idempotencyKey,
+          limit,
+          cursor,
+          otherParameters: Object.keys(given).filter((name) => given[name as keyof typeof given] !== undefined),
+        });
+      }
+      return mails.listMails({ statuses, q, receivedFrom, receivedTo, sort, order, limit, cursor });
     },
   );
 
@@ -44,7 +72,11 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
         response: { 200: MailDetailResponse, ...errors },
       },
     },
-    async (request) => ({ data: [await mails.getMailDetail(request.params.id)] }),
+    async (request) => ({
+      data: [
+        await (request.apiKey ? applications.getMailDetail(request.apiKey.id, request.params.id) : mails.getMailDetail(request.params.id)),
+      ],
+    }),
   );
 
   app.get(
@@ -58,7 +90,9 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
       },
     },
     async (request, reply) => {
-      const raw = await mails.getRawMessage(request.params.id);
+      const raw = await (request.apiKey
+        ? applications.getRawMessage(request.apiKey.id, request.params.id)
+        : mails.getRawMessage(request.params.id));
       return reply.type('message/rfc822').header('content-disposition', `attachment; filename="mail-${request.params.id}.eml"`).send(raw);
     },
   );

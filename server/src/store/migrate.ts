@@ -11,6 +11,7 @@ import { statusLastUpdateIndex } from './migrations/004-status-last-update-index
 import { recipientOutcomes } from './migrations/005-recipient-outcomes.js';
 import { applicationEvents } from './migrations/006-application-events.js';
 import { instancesTable } from './migrations/008-instances.js';
+import { applicationReads } from './migrations/010-application-reads.js';
 import { bouncesAndSuppressions } from './migrations/011-bounces-and-suppressions.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
@@ -22,6 +23,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '005-recipient-outcomes': recipientOutcomes(),
     '006-application-events': applicationEvents(store.engine),
     '008-instances': instancesTable(),
+    '010-application-reads': applicationReads(),
     '011-bounces-and-suppressions': bouncesAndSuppressions(store.engine),
   };
 }

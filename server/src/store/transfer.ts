@@ -3,9 +3,12 @@
  * SQLite store to PostgreSQL when one machine is no longer enough. The format is JSON lines: a header, then
  * one line per row, table by table, parents first; binary columns as base64. Ids are kept, so links between
  * rows survive. Sessions are left out (operators log in again); status counters are rebuilt from the rows.
+ * Mails and counters are written only through the one writer of statuses (`mailImportWriter` of
+ * mail/transition.repository.ts, passed in by the CLI: store/ imports nothing above it), which checks each
+ * mail's status; the other tables go in as they are. The applications' events travel too (migration 006).
  */
 import { sql } from 'kysely';
-import type { Store } from './connection.js';
+import type { DbOrTrx, Store } from './connection.js';
 import type { Database } from './schema.js';
 
 export const EXPORT_FORMAT = 'outbox-export';
@@ -22,8 +25,24 @@ const TABLES: Array<{ name: TableName; key: string }> = [
   { name: 'mail_recipients', key: 'id' },
   { name: 'mail_contents', key: 'mail_id' },
   { name: 'mail_events', key: 'id' },
+  { name: 'application_events', key: 'seq' },
 ];
-const TABLES_WITH_IDENTITY: TableName[] = ['operators', 'api_keys', 'audit_log', 'mails', 'mail_recipients', 'mail_events'];
+/** Tables whose key is an identity column, with that column. */
+const TABLES_WITH_IDENTITY: Array<{ name: TableName; column: string }> = [
+  { name: 'operators', column: 'id' },
+  { name: 'api_keys', column: 'id' },
+  { name: 'audit_log', column: 'id' },
+  { name: 'mails', column: 'id' },
+  { name: 'mail_recipients', column: 'id' },
+  { name: 'mail_events', column: 'id' },
+  { name: 'application_events', column: 'seq' },
+];
+
+/** How the import writes what only the one writer of statuses may write (mail/transition.repository.ts). */
+export interface MailImportWriter {
+  insertMails(trx: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void>;
+  rebuildStatusCounts(trx: DbOrTrx): Promise<void>;
+}
 const PAGE = 1000;
 
 function encodeRow(row: Record<string, unknown>): Record<string, unknown> {
@@ -80,7 +99,7 @@ export class ImportError extends Error {}
  * Reads an export into an empty store, in one transaction: it lands whole or not at all. Refuses a store
  * that holds mails already, so two installations are never mixed by accident.
  */
-export async function importStore(store: Store, lines: AsyncIterable<string>): Promise<TransferCounts> {
+export async function importStore(store: Store, lines: AsyncIterable<string>, writer: MailImportWriter): Promise<TransferCounts> {
   const existing = await store.db.selectFrom('mails').select('id').limit(1).executeTakeFirst();
   if (existing) throw new ImportError('The target store holds mails already; import only into a new, empty store.');
   const counts: TransferCounts = {};
@@ -92,9 +111,11 @@ export async function importStore(store: Store, lines: AsyncIterable<string>): P
     let batch: Array<Record<string, unknown>> = [];
     let batchTable: TableName | undefined;
     const flush = async () => {
-      if (batchTable && batch.length > 0)
+      if (batchTable === 'mails') await writer.insertMails(trx, batch);
+      else if (batchTable && batch.length > 0)
+        // Any table of TABLES but mails (checked above); status_counts is never among them.
         await trx
-          .insertInto(batchTable as 'mails')
+          .insertInto(batchTable as 'mail_events')
           .values(batch as never)
           .execute();
       batch = [];
@@ -128,23 +149,12 @@ export async function importStore(store: Store, lines: AsyncIterable<string>): P
     if (!header) throw new ImportError('The file is empty.');
 
     // The counters follow the rows, exactly.
-    const byStatus = await trx
-      .selectFrom('mails')
-      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy('status')
-      .execute();
-    await trx.updateTable('status_counts').set({ count: 0 }).execute();
-    for (const { status, n } of byStatus)
-      await trx
-        .updateTable('status_counts')
-        .set({ count: Number(n) })
-        .where('status', '=', status)
-        .execute();
+    await writer.rebuildStatusCounts(trx);
 
     // PostgreSQL's identity sequences do not see explicit ids: move them past the imported ones.
     if (store.engine === 'postgres') {
-      for (const table of TABLES_WITH_IDENTITY) {
-        await sql`select setval(pg_get_serial_sequence(${table}, 'id'), coalesce((select max(id) from ${sql.table(table)}), 0) + 1, false)`.execute(
+      for (const { name, column } of TABLES_WITH_IDENTITY) {
+        await sql`select setval(pg_get_serial_sequence(${name}, ${column}), coalesce((select max(${sql.ref(column)}) from ${sql.table(name)}), 0) + 1, false)`.execute(
           trx,
         );
       }

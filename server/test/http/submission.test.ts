@@ -481,21 +481,27 @@ describe('POST /api/v1/mail', () => {
       expect((await submit({ ...valid(), text: 'x'.repeat(27 * 1024 * 1024) }, null)).statusCode).toBe(401);
     });
 
-    it('does not let an API key list, read, dequeue or delete mails', async () => {
+    it('lets an API key read its own mail (PRODUCT.md §8) but not dequeue, requeue or delete it (403)', async () => {
       const [mail] = await submitOk(valid());
       const id = mail!.id;
-      const calls = [
+      const reads = [
         { method: 'GET', url: '/api/v1/mail/list' },
         { method: 'GET', url: `/api/v1/mail/${id}` },
         { method: 'GET', url: `/api/v1/mail/${id}/raw` },
+      ] as const;
+      for (const call of reads) {
+        const response = await context.app.inject({ ...call, headers: { authorization: `Token ${apiKey}` } });
+        expect(response.statusCode, `${call.method} ${call.url}`).toBe(200);
+      }
+      const actions = [
         { method: 'GET', url: `/api/v1/mail/${id}/dequeue` },
         { method: 'POST', url: `/api/v1/mail/${id}/dequeue` },
         { method: 'POST', url: `/api/v1/mail/${id}/requeue` },
         { method: 'DELETE', url: `/api/v1/mail/${id}` },
       ] as const;
-      for (const call of calls) {
+      for (const call of actions) {
         const response = await context.app.inject({ ...call, headers: { authorization: `Token ${apiKey}` } });
-        expect(response.statusCode, `${call.method} ${call.url}`).toBe(401);
+        expect(response.statusCode, `${call.method} ${call.url}`).toBe(403);
       }
       const shown = await detail(id);
       expect(shown.status).toBe(0);

@@ -1,0 +1,90 @@
+/**
+ * The seal of the single writer (issue 20 part 2): only mail/transition.repository.ts (and the migrations)
+ * may write `mails` rows' status or the `status_counts` counters. A source scan of server/src: any other file
+ * that inserts, updates or deletes `mails` or `status_counts` — through Kysely's builder or in raw SQL — fails
+ * this test, as does a write to a table named at run time outside the few files allowed (each says why).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const src = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+const WRITER = 'mail/transition.repository.ts';
+/** Files that write to a table chosen at run time, and why that never reaches mails or status_counts. */
+const DYNAMIC_WRITERS: Record<string, string> = {
+  // Its generic insert takes every exported table but mails (which go through mailImportWriter); status_counts
+  // is not exported.
+  'store/transfer.ts': 'import',
+};
+
+const GUARDED = '(mails|status_counts)';
+const PATTERNS: RegExp[] = [
+  // Kysely: insertInto('mails'), updateTable("status_counts"), deleteFrom('mails'), replaceInto, mergeInto.
+  new RegExp(`\\b(insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\\(\\s*['"\`]${GUARDED}\\b`),
+  // Raw SQL: update mails, insert into "status_counts", delete from mails, replace into, merge into.
+  new RegExp(
+    `\\b(update|insert\\s+(or\\s+\\w+\\s+)?into|delete\\s+from|replace\\s+into|merge\\s+into|truncate(\\s+table)?)\\s+"?${GUARDED}"?(\\s|\\(|$|\`)`,
+    'i',
+  ),
+];
+/** A write whose table is not a string literal. */
+const DYNAMIC = /\b(insertInto|updateTable|deleteFrom)\(\s*[^'"`\s)]/;
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** The places in `text` that write mails or status_counts, as `line: text`. */
+export function guardedWrites(text: string): string[] {
+  return text
+    .split('\n')
+    .map((line, i) => ({ line, n: i + 1 }))
+    .filter(({ line }) => !/^\s*(\/\/|\*|\/\*)/.test(line) && PATTERNS.some((p) => p.test(line)))
+    .map(({ line, n }) => `${n}: ${line.trim()}`);
+}
+
+describe('the single writer of statuses and counters', () => {
+  it('recognises the writes it guards against (so a pass means something)', () => {
+    for (const bad of [
+      "await db.updateTable('mails').set({ status: 3 })",
+      'db.insertInto("status_counts").values(rows)',
+      "trx.deleteFrom('mails').where('id', '=', 1)",
+      'sql`update mails set status = 0 where id = ${id}`',
+      'sql`UPDATE status_counts SET count = count + 1`',
+      'sql`insert into mails (id, status) values (1, 9)`',
+      'sql`delete from "mails" where id = 1`',
+    ])
+      expect(guardedWrites(bad), bad).toHaveLength(1);
+    for (const fine of [
+      "db.selectFrom('mails').select('status')",
+      "db.updateTable('mail_recipients').set({ outcome: 'accepted' })",
+      "db.insertInto('mail_events').values(rows)",
+      'sql`update mail_recipients set outcome = v.outcome`',
+      '// update mails set status: a comment',
+    ])
+      expect(guardedWrites(fine), fine).toEqual([]);
+  });
+
+  it('finds no write of mails or status_counts outside mail/transition.repository.ts and the migrations', () => {
+    const offenders: string[] = [];
+    for (const file of sourceFiles(src)) {
+      const relative = path.relative(src, file).split(path.sep).join('/');
+      if (relative === WRITER || relative.startsWith('store/migrations/')) continue;
+      const text = fs.readFileSync(file, 'utf8');
+      for (const write of guardedWrites(text)) offenders.push(`${relative}:${write}`);
+      if (!(relative in DYNAMIC_WRITERS)) {
+        text.split('\n').forEach((line, i) => {
+          if (DYNAMIC.test(line)) offenders.push(`${relative}:${i + 1}: a write to a table named at run time: ${line.trim()}`);
+        });
+      }
+    }
+    expect(offenders).toEqual([]);
+    // The writer itself is where they are.
+    expect(guardedWrites(fs.readFileSync(path.join(src, WRITER), 'utf8')).length).toBeGreaterThanOrEqual(3);
+  });
+});
