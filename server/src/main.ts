@@ -37,6 +37,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
+    metricsToken: config.metricsToken,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -137,6 +138,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       port: config.smtpPort,
       maxMessageBytes: config.smtpMaxMessageBytes,
       maxConnections: config.smtpMaxConnections,
+      maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
       now: () => clock.now(),
       ...(tls ? { tls } : {}),
       logger: log,
