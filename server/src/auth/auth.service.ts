@@ -99,7 +99,8 @@ export function createAuthService({ store, clock, sessionTtlSeconds, throttle, o
       await insertAuditEntries(db, [
         { at: clock.now(), actor: `client:${client}`, action: 'login.failed', target: `operator:${username.slice(0, 200)}` },
       ]);
-      throw invalidCredentials();
+      // The HTTP layer logs an unknown name cut short: it may be a password typed in the wrong field.
+      throw Object.assign(invalidCredentials(), { isKnownName: operator !== undefined });
     }
     loginThrottle.succeeded(attempt);
     const now = clock.now();

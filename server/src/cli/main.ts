@@ -15,6 +15,7 @@ import { demoSubmissionBatches, insertDemoMails } from '../mail/demo-data.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../mail/submission.service.js';
 import { BackupError, backupSqliteStore } from '../store/backup.js';
+import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
@@ -121,7 +122,8 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         out(`API key ${name} revoked.`);
         break;
       case 'export': {
-        const target = values.out ? fs.createWriteStream(values.out) : process.stdout;
+        // The export holds every mail and operator: readable by its owner only when it creates the file.
+        const target = values.out ? fs.createWriteStream(values.out, { mode: PRIVATE_FILE_MODE }) : process.stdout;
         const write = async (line: string) => {
           // Respects backpressure, so a million mails do not pile up in memory ahead of a slow disk or pipe.
           if (!target.write(`${line}\n`)) await once(target, 'drain');
