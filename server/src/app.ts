@@ -49,6 +49,8 @@ export interface AppOptions {
    * false (the default) takes the socket's address, which is what per-client login limits count.
    */
   trustProxy?: boolean | number | string[];
+  /** METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
   /** scrypt's N for new password hashes: 2^17 by default (auth/password.ts); tests pass a lower one. */
@@ -209,7 +211,11 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
 
-  await app.register(healthRoutes, { health: createHealthService(options.store), metrics });
+  await app.register(healthRoutes, {
+    health: createHealthService(options.store),
+    metrics,
+    ...(options.metricsToken !== undefined ? { metricsToken: options.metricsToken } : {}),
+  });
   await app.register(authRoutes, { auth, observer: metrics });
   await app.register(mailRoutes, { auth, mails, applications: createApplicationReads({ store: options.store, mails }) });
   await app.register(bulkRoutes, { auth, mails });

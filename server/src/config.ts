@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { findHostFqdn, isHostnameSyntax, isPublicDomain } from './mail/mail-hostname.js';
 
 export interface Config {
@@ -19,6 +20,7 @@ export interface Config {
   relayUrl: string | undefined;
   /** 0 disables the SMTP submission listener. */
   smtpPort: number;
+  /** SMTP_HOST: the listener's address, loopback by default whatever HOST is (issue 24 item 5). */
   smtpHost: string;
   worker: boolean;
   adminUser: string | undefined;
@@ -47,7 +49,10 @@ export interface Config {
    * or CIDR ranges. Login limits count per client address, so behind a proxy this must be set.
    */
   trustProxy: false | number | string[];
-  /** STARTTLS policy towards RELAY_URL (RELAY_TLS): require, opportunistic (default) or off. */
+  /**
+   * STARTTLS policy towards RELAY_URL (RELAY_TLS): require, opportunistic or off. The default is require
+   * when RELAY_URL carries credentials or names a host that is not loopback, else opportunistic.
+   */
   relayTls: 'require' | 'opportunistic' | 'off';
   /** A PEM file of certificates trusted for the relay, besides the system's (RELAY_TLS_CA). */
   relayTlsCaFile: string | undefined;
@@ -62,6 +67,10 @@ export interface Config {
   instanceStaleAfterMs: number;
   /** The HTTP listener's socket bounds (HTTP_HEADERS_TIMEOUT, HTTP_REQUEST_TIMEOUT, HTTP_CONNECTION_TIMEOUT, HTTP_MAX_CONNECTIONS). */
   http: HttpLimits;
+  /** SMTP sessions open at once from one client address (SMTP_MAX_CONNECTIONS_PER_CLIENT); more are answered 421. */
+  smtpMaxConnectionsPerClient: number;
+  /** METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
 }
 
 /** Bounds on the HTTP listener's sockets (issue 24, item 2; docs/operations.md#configuration). */
@@ -114,6 +123,28 @@ export function configWarnings(config: Config): string[] {
       "RELAY_TLS_INSECURE=on: the relay's certificate is not checked, so anyone on the path to it can read and change mail; trust its CA with RELAY_TLS_CA instead",
     );
   }
+  if (config.relayTls === 'off' && config.relayUrl !== undefined) {
+    const relay = new URL(config.relayUrl);
+    if (relay.username !== '') {
+      warnings.push(
+        'RELAY_TLS=off with credentials in RELAY_URL: the relay password and every mail cross the network unencrypted; use RELAY_TLS=require or smtps://',
+      );
+    } else if (!isLoopbackHost(relay.hostname)) {
+      warnings.push(
+        `RELAY_TLS=off towards ${relay.hostname}: every mail crosses the network unencrypted; use RELAY_TLS=require or smtps://`,
+      );
+    }
+  }
+  if (config.smtpPort !== 0 && !isLoopbackHost(config.smtpHost) && config.smtpTlsKeyFile === undefined) {
+    warnings.push(
+      `SMTP_HOST=${config.smtpHost} without SMTP_TLS_KEY and SMTP_TLS_CERT: SMTP clients send their API key in clear over the network; configure TLS or listen on loopback`,
+    );
+  }
+  if (typeof config.trustProxy === 'number' && !isLoopbackHost(config.host)) {
+    warnings.push(
+      `TRUST_PROXY=${config.trustProxy} with HOST=${config.host}: a client that reaches Outbox without the proxy can name any address in X-Forwarded-For and walk past the per-address login limits; listen on loopback behind the proxy, or list the proxies' addresses in TRUST_PROXY`,
+    );
+  }
   const name = config.mailHostname ?? findHostFqdn();
   if (name === undefined) {
     warnings.push(
@@ -123,6 +154,27 @@ export function configWarnings(config: Config): string[] {
     warnings.push(`MAIL_HOSTNAME "${name}" is not a domain of the public DNS: providers may distrust the EHLO name and Message-IDs`);
   }
   return warnings;
+}
+
+/** True for `localhost` and loopback addresses (127.0.0.0/8, ::1, ::ffff:127.x), with or without brackets. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  if (bare === 'localhost' || bare.endsWith('.localhost')) return true;
+  return ipaddr.isValid(bare) && ipaddr.process(bare).range() === 'loopback';
+}
+
+/**
+ * RELAY_TLS when it is not set: a path that leaves the machine, or a login, must not depend on the relay
+ * offering STARTTLS, which anyone on the path can strip from its EHLO reply (docs/operations.md#the-relay).
+ */
+export function defaultRelayTls(relayUrl: string | undefined): 'require' | 'opportunistic' {
+  if (relayUrl === undefined) return 'opportunistic';
+  try {
+    const parsed = new URL(relayUrl);
+    return parsed.username === '' && parsed.password === '' && isLoopbackHost(parsed.hostname) ? 'opportunistic' : 'require';
+  } catch {
+    return 'require';
+  }
 }
 
 export class ConfigError extends Error {
@@ -250,7 +302,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: url('DATABASE_URL', ['postgres:', 'postgresql:']),
     relayUrl: url('RELAY_URL', ['smtp:', 'smtps:']),
     smtpPort: env.SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('SMTP_PORT', 2525, 0, 65535),
-    smtpHost: env.SMTP_HOST || env.HOST || '127.0.0.1',
+    smtpHost: env.SMTP_HOST || '127.0.0.1',
     worker: onOff('WORKER', true),
     adminUser,
     adminPassword,
@@ -280,6 +332,8 @@ export function loadConfig(env: Env = process.env): Config {
       connectionTimeoutMs: durationMs('HTTP_CONNECTION_TIMEOUT', HTTP_LIMIT_DEFAULTS.connectionTimeoutMs),
       maxConnections: integer('HTTP_MAX_CONNECTIONS', HTTP_LIMIT_DEFAULTS.maxConnections, 1, 1_000_000),
     },
+    smtpMaxConnectionsPerClient: integer('SMTP_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 100_000),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');
@@ -289,9 +343,13 @@ export function loadConfig(env: Env = process.env): Config {
       'HTTP_CONNECTION_TIMEOUT must be at least 20s: live update streams send a keep-alive every 15 s and would be cut between them',
     );
   }
+  if (config.metricsToken !== undefined && (config.metricsToken.length < 16 || /\s/.test(config.metricsToken))) {
+    problems.push('METRICS_TOKEN must be at least 16 characters without spaces (for example: openssl rand -hex 24)');
+  }
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
-  else if (relayTls !== undefined && relayTls !== '') {
+  else if (relayTls === undefined || relayTls === '') config.relayTls = defaultRelayTls(config.relayUrl);
+  else {
     problems.push(`RELAY_TLS must be require, opportunistic or off, got "${env.RELAY_TLS}"`);
   }
   if (config.relayTls === 'off' && config.relayUrl?.startsWith('smtps:')) {

@@ -40,6 +40,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
     http: config.http,
+    metricsToken: config.metricsToken,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -47,11 +48,12 @@ export async function start(config: Config, options: StartOptions = {}) {
 
   const { createdAdminPassword } = await services.auth.ensureOperators({ username: config.adminUser, password: config.adminPassword });
   if (createdAdminPassword) {
-    // Printed once, on purpose: there was no operator at all and none was configured.
-    const message = `No operator existed: created operator "admin" with password "${createdAdminPassword}". Change it with: npm run outbox -- user passwd admin`;
-    // Also straight to stderr when the log level would hide a warning: this is the only time it is shown.
-    if (['error', 'fatal', 'silent'].includes(config.logLevel)) process.stderr.write(`${message}\n`);
-    else log.warn(message);
+    // Shown once, on purpose: there was no operator at all and none was configured. On the terminal only
+    // (stderr, a plain line), never in the JSON log, which is shipped and kept elsewhere (issue 24 item 5).
+    process.stderr.write(
+      `No operator existed: created operator "admin" with password "${createdAdminPassword}". Change it with: npm run outbox -- user passwd admin\n`,
+    );
+    log.warn('No operator existed: created operator "admin"; its password was written to the terminal (stderr), not to this log');
   }
 
   // Delivery: to RELAY_URL, or to the embedded capture relay when no provider is configured.
@@ -146,6 +148,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       port: config.smtpPort,
       maxMessageBytes: config.smtpMaxMessageBytes,
       maxConnections: config.smtpMaxConnections,
+      maxConnectionsPerClient: config.smtpMaxConnectionsPerClient,
       now: () => clock.now(),
       ...(tls ? { tls } : {}),
       logger: log,

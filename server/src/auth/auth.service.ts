@@ -127,7 +127,8 @@ export function createAuthService({
       await insertAuditEntries(db, [
         { at: clock.now(), actor: `client:${client}`, action: 'login.failed', target: `operator:${username.slice(0, 200)}` },
       ]);
-      throw invalidCredentials();
+      // The HTTP layer logs an unknown name cut short: it may be a password typed in the wrong field.
+      throw Object.assign(invalidCredentials(), { isKnownName: operator !== undefined });
     }
     loginThrottle.succeeded(attempt);
     // A hash made with less work than today's is replaced now that the password is known (password.ts).

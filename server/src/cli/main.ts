@@ -17,6 +17,7 @@ import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../mail/submission.service.js';
 import { mailImportWriter } from '../mail/transition.repository.js';
 import { BackupError, backupSqliteStore } from '../store/backup.js';
+import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { formatInstances } from './instances-table.js';
@@ -127,7 +128,8 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         out(`API key ${name} revoked.`);
         break;
       case 'export': {
-        const target = values.out ? fs.createWriteStream(values.out) : process.stdout;
+        // The export holds every mail and operator: readable by its owner only when it creates the file.
+        const target = values.out ? fs.createWriteStream(values.out, { mode: PRIVATE_FILE_MODE }) : process.stdout;
         const write = async (line: string) => {
           // Respects backpressure, so a million mails do not pile up in memory ahead of a slow disk or pipe.
           if (!target.write(`${line}\n`)) await once(target, 'drain');

@@ -120,7 +120,8 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
         record(data.cid, `${message} ${args.map(String).join(' ')}`);
     };
   const directory = capturedDir(dataDir);
-  if (store) await mkdir(directory, { recursive: true });
+  // Captured mail is real mail content: readable by the service's user only, like the store.
+  if (store) await mkdir(directory, { recursive: true, mode: 0o700 });
 
   async function save(raw: Buffer, session: SMTPServerSession, dialogue: string[]): Promise<string> {
     const receivedMs = clock.now();
@@ -134,10 +135,10 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
       // The 250 is written after this returns, with the text the onData callback gives below.
       dialogue: [...dialogue, `S: 250 OK: queued as ${id}`],
     };
-    await writeFile(path.join(directory, `${id}.eml`), raw);
+    await writeFile(path.join(directory, `${id}.eml`), raw, { mode: 0o600 });
     // The .json is written last and renamed into place, so a listed message always has its bytes.
     const jsonPath = path.join(directory, `${id}.json`);
-    await writeFile(`${jsonPath}.tmp`, JSON.stringify(envelope, null, 2));
+    await writeFile(`${jsonPath}.tmp`, JSON.stringify(envelope, null, 2), { mode: 0o600 });
     await rename(`${jsonPath}.tmp`, jsonPath);
     return id;
   }

@@ -5,8 +5,12 @@
  * whole group is one UPDATE of recipients and one `applyTransitions`, i.e. one conditional UPDATE of mails,
  * one INSERT of events and one counter move.
  *
- * A failed commit (a deadlock, a lost connection) is tried again shortly, up to five times; past that the
- * mails stay in Processing under the lease and the sweeper requeues them: sent again, never lost.
+ * A failed commit (a deadlock, a lost connection, a store restarting) is tried again with a growing delay
+ * (50 ms doubling to 1 s), at least five times and then for as long as the mail's lease holds: the commit
+ * is conditional on the lease, so an outcome written late is still right, and every outcome written is a
+ * send the sweeper will not hand out again. Once the lease has expired the outcome is given up; the mail
+ * stays in Processing until the sweeper requeues it: sent again, never lost. The worker hears of each
+ * failure and success (`onCommitFailed`, `onCommitted`) to stop starting sends while the store is away.
  */
 import type { Store } from '../store/connection.js';
 import { createGroupCommit } from '../mail/group-commit.js';
@@ -32,9 +36,17 @@ export interface OutcomeCommitOptions {
   onSettled(): void;
   /** Mails whose status this group changed. */
   onChange?: ((ids: number[]) => void) | undefined;
+  /** A group's commit failed: the store may be away. */
+  onCommitFailed?: (() => void) | undefined;
+  /** A group's commit succeeded: the store answers. */
+  onCommitted?: (() => void) | undefined;
+  /** The clock leases are written in; Date.now by default. */
+  now?: (() => number) | undefined;
 }
 
-const MAX_RETRIES = 5;
+/** Retries tried whatever the lease; past them, only while the lease holds. */
+const MIN_RETRIES = 5;
+const MAX_RETRY_DELAY_MS = 1_000;
 
 interface PendingResult extends AttemptResult {
   /** How many commits of this result failed already. */
@@ -43,6 +55,7 @@ interface PendingResult extends AttemptResult {
 
 export function createOutcomeCommit(options: OutcomeCommitOptions) {
   const { store, retryPolicy, workerId, batchSize, flushDelayMs, logger } = options;
+  const now = options.now ?? Date.now;
   let isStopped = false;
   let isUrgent = false;
   /** Ends the current gathering wait early (the group is full, or the worker stops). */
@@ -79,10 +92,12 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
             decisions.map((d) => d.transition),
           );
         });
+        options.onCommitted?.();
         if (moved.length > 0) options.onChange?.(moved.map((m) => m.id));
         const movedIds = new Set(moved.map((m) => m.id));
         return results.map((result) => movedIds.has(result.mail.id));
       } catch (error) {
+        options.onCommitFailed?.();
         logger?.error(
           { err: error, mailIds: results.map((r) => r.mail.id), retries: results[0]!.retries },
           'could not record delivery outcomes',
@@ -96,7 +111,14 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
     group.submit(result).then(
       () => options.onSettled(),
       () => {
-        if (result.retries >= MAX_RETRIES || isStopped) {
+        const leaseHolds = result.mail.lease_expires_at !== null && now() < result.mail.lease_expires_at;
+        if (isStopped || (result.retries >= MIN_RETRIES && !leaseHolds)) {
+          if (!isStopped) {
+            logger?.error(
+              { mailId: result.mail.id, retries: result.retries },
+              'gave up recording a delivery outcome: the lease expired; the sweeper requeues the mail and it is sent again',
+            );
+          }
           options.onSettled();
           return;
         }
@@ -105,7 +127,7 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
             if (isStopped) options.onSettled();
             else submit({ ...result, retries: result.retries + 1 });
           },
-          50 * (result.retries + 1),
+          Math.min(MAX_RETRY_DELAY_MS, 50 * 2 ** result.retries),
         ).unref();
       },
     );

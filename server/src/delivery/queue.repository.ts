@@ -149,6 +149,11 @@ export async function listLeasesOf(db: DbOrTrx, owner: string): Promise<number[]
   return rows.map((row) => row.id);
 }
 
+/** The cheapest round trip to the store: the worker's probe while its writes fail (worker.ts). */
+export async function probeStore(db: DbOrTrx): Promise<void> {
+  await sql`select 1`.execute(db);
+}
+
 /** The earliest next_attempt_at among Queued mails, to know how long the worker may sleep. */
 export async function findNextDueAt(db: DbOrTrx): Promise<number | undefined> {
   const row = await db

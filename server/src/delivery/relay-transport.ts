@@ -88,6 +88,8 @@ const UNREACHABLE_CODES = new Set([
   // A relay that refuses our credentials or greets badly is a configuration fault of ours; retrying
   // after the operator fixes RELAY_URL must still deliver, so it must not count as the mail's rejection.
   'EAUTH',
+  // The relay offered no STARTTLS and the login was withheld (smtp-pool.ts): a path or relay fault.
+  'ENOTLSAUTH',
   'EHLO',
   'EPROTOCOL',
   'EMAXLIMIT',

@@ -154,6 +154,16 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     try {
       await run<undefined>(slot, (done) => connection.connect((error) => done(error, undefined)));
       if (options.auth) {
+        // An attacker on the path can strip STARTTLS from the EHLO reply; nodemailer would then log in
+        // in clear. The password stays unsent unless the operator chose RELAY_TLS=off (issue 24 item 1).
+        if (!connection.secure && options.startTls !== 'off') {
+          throw Object.assign(
+            new Error(
+              "Not logged in to the relay: it offered no STARTTLS, and RELAY_URL's credentials are never sent unencrypted. Make the relay offer STARTTLS, use smtps://, or set RELAY_TLS=off to accept a login in clear",
+            ),
+            { code: 'ENOTLSAUTH' },
+          );
+        }
         const credentials = options.auth;
         await run<undefined>(slot, (done) => connection.login({ credentials }, (error) => done(error, undefined)));
       }

@@ -4,7 +4,16 @@
  * with its attempt in the event log; what an outcome means is outcome-policy.ts. A crash before a commit
  * leaves those mails in Processing, and the lease sweeper (lease-sweeper.ts) returns them to Queued
  * (at-least-once). This file keeps the loop itself: wake and sleep, claiming with back-pressure, the
- * sweeper's timer, and the graceful stop that gives unfinished sends back to the queue.
+ * sweeper's timer, the pause while the store does not answer, and the graceful stop that gives unfinished
+ * sends back to the queue.
+ *
+ * The pause (issue 24 item 6): a send whose outcome cannot be written is sent again once its lease
+ * expires. So when a write fails (an outcome commit or a claim), no new send starts until the store
+ * answers again; the sends already in flight finish, and their outcomes are retried while their leases
+ * hold. The loop probes the store with a growing delay (100 ms doubling to 2 s): with mails claimed ahead
+ * the probe is giving them back to the queue (a write, so a store that reads but cannot write stays
+ * paused), else `select 1`. A store outage thus sends twice at most the sends in flight when it began
+ * (≤ concurrency), and none when it ends within the lease.
  */
 import crypto from 'node:crypto';
 import os from 'node:os';
@@ -43,6 +52,9 @@ export interface DeliveryWorkerOptions {
   onChange?: (ids: number[]) => void;
 }
 
+const MIN_PROBE_DELAY_MS = 100;
+const MAX_PROBE_DELAY_MS = 2_000;
+
 export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const { store, clock, transport, retryPolicy, logger } = options;
   const concurrency = options.concurrency ?? 20;
@@ -74,6 +86,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   let unrecorded = 0;
   const maxUnrecorded = concurrency * 3;
   let wakeUp: (() => void) | undefined;
+  /** A write to the store failed and it has not answered since: no send starts. */
+  let isStoreAway = false;
+  let probeDelayMs = MIN_PROBE_DELAY_MS;
   let loopDone: Promise<void> = Promise.resolve();
   let sweepTimer: NodeJS.Timeout | undefined;
 
@@ -85,11 +100,41 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     flushDelayMs: options.flushDelayMs ?? 25,
     logger,
     onChange: options.onChange,
+    now: () => clock.now(),
     onSettled() {
       unrecorded -= 1;
       wake();
     },
+    onCommitFailed: () => markStoreAway(),
+    onCommitted() {
+      // The loop's next probe finds the store at once.
+      if (isStoreAway) wake();
+    },
   });
+
+  function markStoreAway(): void {
+    if (isStoreAway) return;
+    isStoreAway = true;
+    probeDelayMs = MIN_PROBE_DELAY_MS;
+    logger?.warn({ inFlight, claimedAhead: ready.length }, 'the store does not answer: no new sends until it does');
+  }
+
+  /**
+   * One probe while the store is away. Mails claimed ahead are given back rather than sent: their leases
+   * may be close to expiring, and the sweeper may already have handed them to another worker.
+   */
+  async function probeStore(): Promise<void> {
+    const unsent = ready.map((r) => r.row.id);
+    if (unsent.length > 0) {
+      await releaseLeases(unsent, 'the store did not answer before the send began');
+      ready.splice(0, unsent.length);
+      unrecorded -= unsent.length;
+    } else {
+      await queue.probeStore(store.db);
+    }
+    isStoreAway = false;
+    logger?.info({ inFlight }, 'the store answers again: sending resumes');
+  }
 
   /** A wake that came while the loop was busy (claiming, say): the next sleep returns at once instead of missing it. */
   let wakeRequested = false;
@@ -142,7 +187,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   /** Starts sends from the ready mails while a slot is free. */
   function fillSlots(): void {
-    while (inFlight < concurrency && ready.length > 0) {
+    while (!isStoreAway && inFlight < concurrency && ready.length > 0) {
       const { row, payload } = ready.shift()!;
       inFlight += 1;
       void deliver(row, payload)
@@ -179,6 +224,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   async function loop(): Promise<void> {
     while (isRunning) {
+      if (isStoreAway) {
+        await sleep(probeDelayMs);
+        if (!isRunning) break;
+        try {
+          await probeStore();
+        } catch {
+          probeDelayMs = Math.min(MAX_PROBE_DELAY_MS, probeDelayMs * 2);
+        }
+        continue;
+      }
       try {
         // Claim in whole batches, one ahead of the send slots: once the mails claimed ahead have all taken a
         // slot, claim the next batch while the slots are still busy, so that one durable claim commit serves
@@ -197,7 +252,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         }
       } catch (error) {
         logger?.error({ err: error }, 'worker loop failed; retrying');
-        await sleep(pollIntervalMs);
+        markStoreAway();
       }
     }
   }
@@ -262,7 +317,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       const unsent = ready.splice(0).map((r) => r.row.id);
       if (unsent.length > 0) {
         unrecorded -= unsent.length;
-        await releaseLeases(unsent, 'worker stopped before the send began');
+        // A store that is away keeps them until their leases expire and the sweeper requeues them.
+        await releaseLeases(unsent, 'worker stopped before the send began').catch((error: unknown) =>
+          logger?.error({ err: error, mailIds: unsent }, 'could not give claimed mails back at stop'),
+        );
       }
       const deadline = Date.now() + graceMs;
       while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));

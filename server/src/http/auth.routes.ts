@@ -7,6 +7,19 @@ import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
+/** How much of a name that is no operator's goes into the log (issue 24 item 5). */
+const LOGGED_UNKNOWN_NAME_LENGTH = 32;
+
+/**
+ * The name as logged: an operator's name whole; any other cut to its first 32 characters, since a name
+ * nobody has is often a password typed into the wrong field, or a long probe.
+ */
+function loggedName(username: string, error: AppError): { username: string; usernameLength?: number } {
+  const isKnownName = (error as AppError & { isKnownName?: boolean }).isKnownName === true;
+  if (isKnownName || username.length <= LOGGED_UNKNOWN_NAME_LENGTH) return { username };
+  return { username: username.slice(0, LOGGED_UNKNOWN_NAME_LENGTH), usernameLength: username.length };
+}
+
 export interface LoginObserver {
   recordLoginFailure(reason: LoginFailureReason): void;
 }
@@ -33,7 +46,10 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; observer
         if (error instanceof AppError && (error.statusCode === 401 || error instanceof LoginLimitError)) {
           const reason: LoginFailureReason = error instanceof LoginLimitError ? `${error.limit}_limit` : 'invalid_credentials';
           observer.recordLoginFailure(reason);
-          request.log.warn({ username, address: request.ip, reason }, error instanceof LoginLimitError ? 'login refused' : 'login failed');
+          request.log.warn(
+            { ...loggedName(username, error), address: request.ip, reason },
+            error instanceof LoginLimitError ? 'login refused' : 'login failed',
+          );
         }
         throw error;
       }

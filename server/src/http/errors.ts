@@ -5,6 +5,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
 import { AppError, RateLimitError } from '../errors.js';
 import { isStoreFullError, isStoreUnavailableError } from '../store-errors.js';
 
@@ -127,9 +128,13 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   socket.destroy(error);
 }
 
+const FORBIDDEN_KEY = 'Object contains forbidden prototype property';
+
 /**
  * JSON bodies, where an empty body is no body: the spec's console sends `Content-Type: application/json` on
- * every call, DELETE and GET included, without a payload.
+ * every call, DELETE and GET included, without a payload. A `__proto__` key or a `constructor.prototype`
+ * is refused (secure-json-parse): merged or spread into another object it would change that object's
+ * prototype, and no field of the API has either name.
  */
 export function registerJsonParser(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
@@ -137,9 +142,14 @@ export function registerJsonParser(app: FastifyInstance): void {
     const text = typeof body === 'string' ? body : body.toString('utf8');
     if (text.trim() === '') return done(null, undefined);
     try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
+      done(null, secureJson.parse(text, null, { protoAction: 'error', constructorAction: 'error' }));
+    } catch (error) {
+      if (error instanceof SyntaxError && error.message === FORBIDDEN_KEY) {
+        done(
+          new AppError(400, 'forbidden_json_key', 'The request body has a "__proto__" key or a "constructor.prototype"; remove it.'),
+          undefined,
+        );
+      } else done(new AppError(400, 'invalid_json', 'The request body is not valid JSON.'), undefined);
     }
   });
 }

@@ -48,6 +48,8 @@ export interface SmtpListenerOptions<Principal> {
   maxRecipients?: number;
   /** Sessions open at once; one more is answered 421 and closed. */
   maxConnections?: number;
+  /** Sessions open at once from one client address; one more from it is answered 421 and closed. */
+  maxConnectionsPerClient?: number;
   /**
    * The wait before answering a failed AUTH, doubled for each further failure from the same address
    * within 15 minutes, up to 16 times this: guessing keys costs time, a typo costs a second.
@@ -90,6 +92,11 @@ function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
   });
 }
 
+/** An IPv4 client seen through an IPv6 socket is the same client as over IPv4. */
+function clientKey(remoteAddress: string): string {
+  return remoteAddress.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
+}
+
 export async function startSmtpListener<Principal>(options: SmtpListenerOptions<Principal>): Promise<SmtpListener> {
   const {
     host = '127.0.0.1',
@@ -102,12 +109,16 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     closeTimeoutMs = 10_000,
     maxRecipients = MAX_RECIPIENTS_PER_MAIL,
     maxConnections = 100,
+    maxConnectionsPerClient = 10,
     authFailureDelayMs = 1_000,
     now = Date.now,
   } = options;
   const authFailures = createAuthFailureTracker(authFailureDelayMs, now);
   // smtp-server keeps `user` untyped; the principal is kept here, typed, per session.
   const principals = new Map<string, Principal>();
+  // One client must not take every session of maxConnections from the others (issue 24 item 5).
+  const sessionsPerClient = new Map<string, number>();
+  const countedSessions = new Map<string, string>();
 
   const server = new SMTPServer({
     name: 'outbox',
@@ -123,6 +134,20 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     disableReverseLookup: true,
     closeTimeout: closeTimeoutMs,
     logger: false,
+    onConnect(session, callback) {
+      const client = clientKey(session.remoteAddress);
+      const open = sessionsPerClient.get(client) ?? 0;
+      if (open >= maxConnectionsPerClient) {
+        logger?.warn(
+          { session: session.id, remoteAddress: session.remoteAddress, open },
+          'smtp session refused: too many from this address',
+        );
+        return callback(smtpError(421, `4.7.0 Too many connections from your address: at most ${maxConnectionsPerClient} at once`));
+      }
+      sessionsPerClient.set(client, open + 1);
+      countedSessions.set(session.id, client);
+      return callback();
+    },
     onAuth(auth, session, callback) {
       const apiKey = auth.password ?? '';
       authenticate(apiKey).then(
@@ -170,6 +195,13 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     },
     onClose(session) {
       principals.delete(session.id);
+      const client = countedSessions.get(session.id);
+      if (client !== undefined) {
+        countedSessions.delete(session.id);
+        const open = (sessionsPerClient.get(client) ?? 1) - 1;
+        if (open > 0) sessionsPerClient.set(client, open);
+        else sessionsPerClient.delete(client);
+      }
     },
   });
   server.on('error', (error) => logger?.warn({ err: error }, 'smtp listener connection error'));

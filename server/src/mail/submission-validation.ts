@@ -15,6 +15,17 @@ function singleLineProblems(field: string, value: string | undefined): string[] 
 }
 
 /**
+ * A body is sent 7bit when it is plain ASCII, CR bytes included, and the line-ending step keeps a CR
+ * without LF as it is: `x\r.\r\n` would reach the relay as `<CR>.<CR><LF>`, the SMTP smuggling shape
+ * the SMTP listener itself refuses. Refused rather than rewritten, so the stored bytes stay what the
+ * submitter meant (docs/api.md, issue 24 item 3).
+ */
+function bareCrProblems(field: string, value: string | undefined): string[] {
+  if (value === undefined || !/\r(?!\n)/.test(value)) return [];
+  return [`${field} must not contain a bare CR (a CR not followed by LF); end lines with LF or CRLF`];
+}
+
+/**
  * One sentence per problem, naming the field relative to the mail (`to[0].recipientMail`), so the HTTP
  * layer can say where in the body it is. Empty when the mail can be built.
  */
@@ -22,6 +33,8 @@ export function submissionProblems(input: SubmitMailRequest): string[] {
   return [
     ...singleLineProblems('fromName', input.fromName),
     ...singleLineProblems('subject', input.subject),
+    ...bareCrProblems('text', input.text),
+    ...bareCrProblems('html', input.html),
     ...(['to', 'cc', 'bcc'] as const).flatMap((kind) =>
       (input[kind] ?? []).flatMap((r, i) => singleLineProblems(`${kind}[${i}].recipientName`, r.recipientName)),
     ),

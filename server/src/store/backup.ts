@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
+import { createPrivateFile } from './private-files.js';
 
 export interface BackupResult {
   file: string;
@@ -33,6 +34,8 @@ export async function backupSqliteStore(source: string, target: string): Promise
   if (path.resolve(source) === targetPath) throw new BackupError('--out must not be the store file itself.');
   const partial = `${targetPath}.partial-${process.pid}`;
   fs.rmSync(partial, { force: true });
+  // The copy is the whole store: created empty, readable by its owner only, before SQLite writes into it.
+  createPrivateFile(partial);
   const database = new SqliteDatabase(source, { fileMustExist: true });
   try {
     // The server holds the write lock only for a commit; wait for it instead of failing.

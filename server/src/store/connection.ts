@@ -11,6 +11,7 @@ import pg from 'pg';
 import { createChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrate.js';
+import { createPrivateFile, PRIVATE_DIRECTORY_MODE } from './private-files.js';
 
 export type Engine = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -51,8 +52,13 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 function openSqlite(dataDir: string): Store {
-  fs.mkdirSync(dataDir, { recursive: true });
+  // The store holds every mail, operator and key hash: only the service's user may read it. Modes are set
+  // when Outbox creates the folder and file; an existing folder keeps the modes its operator chose.
+  fs.mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
   const file = path.join(dataDir, SQLITE_FILE_NAME);
+  // Created here so that SQLite, which gives the -wal and -shm files the database file's mode, never makes
+  // a world-readable one.
+  createPrivateFile(file);
   const sqlite = new SqliteDatabase(file);
   sqlite.pragma('journal_mode = WAL');
   // FULL: a commit that answered is on disk, power loss included (docs/decisions.md, better-sqlite3).

@@ -3,6 +3,7 @@
  * process on a fresh DATA_DIR (or a fresh PostgreSQL database), checked through the store and the API.
  */
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MailStatus } from '@outbox/contract';
@@ -181,6 +182,8 @@ describe('CLI', () => {
       const key = (await cli(['apikey', 'create', 'shop'], source.env)).stdout.trim().split('\n').at(-1)!;
       const exported = await cli(['export', '--out', exportFile], source.env);
       expect(exported).toMatchObject({ code: 0, stderr: expect.stringMatching(/Exported .*1,230 mails/) });
+      // Every mail and operator is in it: readable by its owner only (issue 24 item 5).
+      expect(fs.statSync(exportFile).mode & 0o777).toBe(0o600);
 
       environment = await freshEnvironment({ WORKER: 'off', OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' });
       const imported = await cli(['import', '--in', exportFile], environment.env);

@@ -40,6 +40,26 @@ describe('relay TLS and MAIL_HOSTNAME settings', () => {
     });
   });
 
+  it('defaults RELAY_TLS to require for a relay with credentials or off the machine, opportunistic only on loopback without (issue 24 item 1)', () => {
+    const relayTlsOf = (env: Record<string, string>) => loadConfig({ DATA_DIR: makeTempDir('outbox-config-'), ...env }).relayTls;
+    expect(relayTlsOf({})).toBe('opportunistic');
+    for (const url of ['smtp://127.0.0.1:2525', 'smtp://localhost:25', 'smtp://[::1]:25', 'smtp://127.0.0.2']) {
+      expect([url, relayTlsOf({ RELAY_URL: url })]).toEqual([url, 'opportunistic']);
+    }
+    for (const url of [
+      'smtp://relay.example.com:587',
+      'smtp://10.0.0.5:25',
+      'smtp://[2001:db8::1]:25',
+      'smtp://user:pass@127.0.0.1:2525',
+      'smtp://user@localhost:25',
+      'smtps://user:pass@smtp.example.com',
+    ]) {
+      expect([url, relayTlsOf({ RELAY_URL: url })]).toEqual([url, 'require']);
+    }
+    expect(relayTlsOf({ RELAY_URL: 'smtp://user:pass@relay.example.com', RELAY_TLS: 'opportunistic' })).toBe('opportunistic');
+    expect(relayTlsOf({ RELAY_URL: 'smtp://user:pass@relay.example.com', RELAY_TLS: 'off' })).toBe('off');
+  });
+
   it('lists every bad relay TLS or host name setting at once', () => {
     expect(problemsOf({ RELAY_TLS: 'maybe', MAIL_HOSTNAME: 'not a host', RELAY_TLS_CA: '/nonexistent/ca.pem' })).toEqual([
       `RELAY_TLS_CA names a file that does not exist: ${path.resolve('/nonexistent/ca.pem')}`,
@@ -130,6 +150,38 @@ describe('relay TLS end to end: a self-signed STARTTLS relay', () => {
     expect(detail.status).toBe(MailStatus.Error);
     expect(detail.providerReply).toMatch(/^TLS with the relay failed: .*self[- ]signed certificate/);
     expect(detail.providerReply).toContain('RELAY_TLS_CA');
+    expect(received).toBe(0);
+  });
+
+  it('a relay URL with credentials and a relay offering no STARTTLS: no AUTH is ever sent, the mail is not sent in clear (issue 24 item 1)', async () => {
+    const logins: string[] = [];
+    relay = new SMTPServer({
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
+      disableReverseLookup: true,
+      logger: false,
+      closeTimeout: 1000,
+      onAuth(auth, _session, callback) {
+        logins.push(auth.method);
+        callback(null, { user: auth.username });
+      },
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.once('end', () => {
+          received += 1;
+          callback(null, 'OK');
+        });
+      },
+    });
+    relay.on('error', () => undefined);
+    await new Promise<void>((resolve) => relay!.listen(0, '127.0.0.1', () => resolve()));
+    const address = relay.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    received = 0;
+    const detail = await deliverOne({ RELAY_URL: `smtp://shop:s3cret@127.0.0.1:${port}` });
+    expect(detail.status).toBe(MailStatus.Error);
+    expect(detail.providerReply).toMatch(/^The relay refused STARTTLS .*RELAY_TLS=require needs it/);
+    expect(logins).toEqual([]);
     expect(received).toBe(0);
   });
 

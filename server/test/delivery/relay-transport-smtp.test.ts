@@ -290,3 +290,62 @@ describe('RELAY_TLS against a self-signed STARTTLS relay', () => {
     expect(commands(peer).some((line) => line.startsWith('1 MAIL'))).toBe(false);
   });
 });
+
+describe('the relay login is never sent unencrypted unless RELAY_TLS=off (issue 24 item 1)', () => {
+  /** A relay that offers no STARTTLS (as when it is stripped on the path), requires AUTH, and would take it in clear. */
+  async function startLoginPeer(): Promise<Peer & { logins: string[] }> {
+    const logins: string[] = [];
+    const peer = await startPeer({
+      authOptional: false,
+      allowInsecureAuth: true,
+      authMethods: ['PLAIN', 'LOGIN'],
+      onAuth(auth, _session, callback) {
+        logins.push(`${auth.method} ${auth.username ?? ''}`);
+        callback(null, { user: auth.username });
+      },
+    });
+    return Object.assign(peer, { logins, url: peer.url.replace('smtp://', 'smtp://relayuser:s3cret@') });
+  }
+  const send = (transport: RelayTransport) => transport.send({ envelope: { from: 'app@example.com', to: ['a@example.com'] }, raw: ascii });
+  const authCommands = (peer: Peer) => commands(peer).filter((line) => /^\d+ AUTH/i.test(line));
+
+  for (const tls of [undefined, { mode: 'opportunistic' as const }]) {
+    it(`${tls ? 'opportunistic' : 'the transport default'} fails the attempt as transient, sends no AUTH and no mail`, async () => {
+      const peer = await startLoginPeer();
+      const transport = transportTo(peer.url, tls ? { tls } : {});
+      const outcome = await send(transport);
+      expect(outcome.kind).toBe('unreachable');
+      expect(outcome.kind === 'unreachable' && outcome.reply).toMatch(
+        /^Not logged in to the relay: it offered no STARTTLS, and RELAY_URL's credentials are never sent unencrypted/,
+      );
+      expect(await transport.verify()).toBe(false);
+      expect(peer.sessions).toBe(2);
+      expect(authCommands(peer)).toEqual([]);
+      expect(peer.logins).toEqual([]);
+      expect(commands(peer).some((line) => /^\d+ (MAIL|DATA)/.test(line))).toBe(false);
+    });
+  }
+
+  it('RELAY_TLS=off, chosen explicitly, logs in and delivers in clear', async () => {
+    const peer = await startLoginPeer();
+    expect((await send(transportTo(peer.url, { tls: { mode: 'off' } }))).kind).toBe('sent');
+    expect(peer.logins).toEqual(['PLAIN relayuser']);
+    expect(peer.secure).toEqual([false]);
+  });
+
+  it('a relay that offers STARTTLS gets the login only inside TLS', async () => {
+    const peer = await startLoginPeer();
+    const tlsPeer = await startPeer({
+      ...certificate,
+      disabledCommands: [],
+      authOptional: false,
+      onAuth(auth, session, callback) {
+        peer.logins.push(`${auth.method} ${auth.username ?? ''} secure=${String(session.secure)}`);
+        callback(null, { user: auth.username });
+      },
+    });
+    const url = tlsPeer.url.replace('smtp://', 'smtp://relayuser:s3cret@');
+    expect((await send(transportTo(url, { tls: { mode: 'opportunistic', ca: certificate.cert } }))).kind).toBe('sent');
+    expect(peer.logins).toEqual(['PLAIN relayuser secure=true']);
+  });
+});

@@ -2,6 +2,7 @@
 import { MailStatus, type AuditEntry, type AuditResponse } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createTestContext, loginAs, PASSWORD, type TestContext } from '../support/context.js';
+import { insertAuditEntries } from '../../src/audit/audit.repository.js';
 import { seedMails } from '../support/mails.js';
 
 describe('GET /api/v1/audit', () => {
@@ -137,6 +138,33 @@ describe('GET /api/v1/audit', () => {
       expect(lines[2]).toContain(',client:127.0.0.1,login.failed,"operator:=HYPERLINK(""http://x"",""y"")",,');
       expect(lines[3]).toMatch(/^\d+,2026-11-23T10:00:00.000Z,operator:ops,login,,,$/);
     }
+  });
+
+  it('streams a CSV export of several pages page by page, every entry once, newest first (issue 24 item 5)', async () => {
+    const count = 2_345;
+    await insertAuditEntries(
+      context.store.db,
+      Array.from({ length: count }, (_, i) => ({
+        at: Date.parse('2026-11-23T09:00:00Z') + i,
+        actor: 'cli',
+        action: 'apikey.create',
+        target: `apikey:k${i}`,
+      })),
+    );
+    const response = await get('?format=csv');
+    expect(response.statusCode).toBe(200);
+    // Sent as it is read: no length known up front.
+    expect(response.headers['content-length']).toBeUndefined();
+    expect(response.headers['transfer-encoding']).toBe('chunked');
+    const lines = response.body.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('id,at,actor,action,target,before,after');
+    const targets = lines
+      .slice(1)
+      .filter((line) => line.includes(',apikey.create,'))
+      .map((line) => line.split(',')[4]);
+    expect(targets).toEqual(Array.from({ length: count }, (_, i) => `apikey:k${count - 1 - i}`));
+    const ids = lines.slice(1).map((line) => Number(line.split(',')[0]));
+    expect(new Set(ids).size).toBe(ids.length);
   });
 
   it('answers 400 naming the field for a bad cursor, date, limit or unknown parameter; 401 without a token', async () => {

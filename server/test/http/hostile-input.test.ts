@@ -202,6 +202,41 @@ describe(`hostile input (${testEngine})`, () => {
     });
   });
 
+  describe('prototype keys in JSON bodies (issue 24 item 5)', () => {
+    it.each([
+      ['a top-level __proto__', '{"__proto__":{"isAdmin":true},"username":"ops","password":"x"}'],
+      ['an escaped __proto__', '{"\\u005f_proto__":{"x":1},"username":"ops","password":"x"}'],
+      ['a nested constructor.prototype', '{"username":"ops","password":"x","a":{"constructor":{"prototype":{"x":1}}}}'],
+    ])('refuses %s with 400 before any route reads it', async (_label, payload) => {
+      const response = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/login',
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      const body = expectErrorShape(response, 400);
+      expect(body.error).toEqual({
+        code: 'forbidden_json_key',
+        message: 'The request body has a "__proto__" key or a "constructor.prototype"; remove it.',
+      });
+    });
+
+    it('refuses a __proto__ in a submission, and takes "constructor" as plain text', async () => {
+      const payload = (headers: string) =>
+        `{"fromMail":"shop@example.com","to":[{"recipientMail":"ann@example.net"}],"subject":"constructor","text":"__proto__","headers":${headers}}`;
+      const post = (body: string) =>
+        context.app.inject({
+          method: 'POST',
+          url: '/api/v1/mail',
+          headers: { ...auth(apiKey), 'content-type': 'application/json' },
+          payload: body,
+        });
+      expect(expectErrorShape(await post(payload('{"__proto__":{"X-A":"1"}}')), 400).error.code).toBe('forbidden_json_key');
+      const accepted = await post(payload('{"X-Constructor":"constructor"}'));
+      expect(accepted.statusCode, accepted.body).toBe(202);
+    });
+  });
+
   describe('Cache-Control: no-store on every answer with mail data or a token (item 8)', () => {
     it.each([
       ['the login answer', 'POST', '/api/v1/login', 'login'],

@@ -27,6 +27,7 @@ interface Harness {
     remoteAddress?: string,
     headers?: Record<string, string>,
   ): Promise<{ status: number; retryAfter: string | undefined; ms: number }>;
+  addOperator(username: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -73,6 +74,9 @@ async function start(throttleOptions: Partial<LoginThrottleOptions> = {}, trustP
         retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
         ms: performance.now() - started,
       };
+    },
+    async addOperator(username) {
+      await services.auth.addOperator(username, PASSWORD);
     },
     async close() {
       await app.close();
@@ -166,6 +170,24 @@ describe(`login limits (${testEngine})`, () => {
     expect(metrics).toContain('outbox_login_failures_total{reason="invalid_credentials"} 3');
     expect(metrics).toContain('outbox_login_failures_total{reason="pair_limit"} 1');
     expect(metrics).toContain('outbox_login_failures_total{reason="client_limit"} 0');
+  });
+
+  it('logs a name that is no operator cut to 32 characters, an operator name whole (issue 24 item 5)', async () => {
+    harness = await start();
+    const { login, logLines } = harness;
+    const longOperator = 'operations.team@mail.example.com.ops';
+    const typedPassword = 'correct horse battery staple, and more words';
+    expect((await login(typedPassword, 'x', '192.0.2.10')).status).toBe(401);
+    expect((await login('short-ghost', 'x', '192.0.2.10')).status).toBe(401);
+    await harness.addOperator(longOperator);
+    expect((await login(longOperator, 'wrong', '192.0.2.10')).status).toBe(401);
+    const lines = logLines().filter((line) => line.msg === 'login failed');
+    expect(lines.map((line) => [line.username, line.usernameLength])).toEqual([
+      [typedPassword.slice(0, 32), typedPassword.length],
+      ['short-ghost', undefined],
+      [longOperator, undefined],
+    ]);
+    expect(JSON.stringify(logLines())).not.toContain(typedPassword);
   });
 
   it('counts a client by X-Forwarded-For only from a trusted proxy (TRUST_PROXY)', async () => {

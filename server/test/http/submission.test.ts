@@ -275,6 +275,7 @@ describe('POST /api/v1/mail', () => {
       ['a CR/LF in the subject', { subject: 'a\r\nBcc: evil@x.test' }, 'body[2].subject'],
       ['an injected header', { headers: { 'X-A': 'v\r\nBcc: evil@x.test' } }, 'body[2].headers.X-A'],
       ['a reserved header', { headers: { From: 'boss@example.com' } }, 'body[2].headers.From'],
+      ['a bare CR in the text (issue 24 item 3)', { text: 'x\r.\r\nMAIL FROM:<a@x.test>\r\n' }, 'body[2].text'],
     ])('refuses the whole batch for %s at index 2, naming it, and stores nothing', async (_label, change, field) => {
       await submitOk(valid());
       const batch = [0, 1, 2, 3].map((i) => ({ ...valid(), subject: `m${i}` }));
@@ -334,9 +335,19 @@ describe('POST /api/v1/mail', () => {
       ['a LF in a cc recipientName', { cc: [{ recipientName: 'Carl\nX', recipientMail: 'carl@example.com' }] }, 'body.cc[0].recipientName'],
       ['a CR in a bcc recipientName', { bcc: [{ recipientName: 'Bo\rX', recipientMail: 'bo@example.com' }] }, 'body.bcc[0].recipientName'],
       ['a NUL in the subject', { subject: 'a\u0000b' }, 'body.subject'],
+      // The SMTP smuggling shape (issue 24 item 3): sent 7bit, it would reach the relay as <CR>.<CR><LF>.
+      ['a bare CR in the text', { text: 'x\r.\r\nMAIL FROM:<a@x.test>\r\n' }, 'body.text'],
+      ['a bare CR at the end of the text', { text: 'line\r' }, 'body.text'],
+      ['a bare CR in the html', { html: '<p>a\rb</p>' }, 'body.html'],
     ])('refuses %s', async (_label, change, field) => {
       await expectBadRequest({ ...valid(), ...change }, field);
       expect((await list()).meta.total).toBe(0);
+    });
+
+    it('takes text and html with LF and CRLF line ends, and says what a bare CR is', async () => {
+      const message = await expectBadRequest({ ...valid(), text: 'a\rb' }, 'body.text');
+      expect(message).toBe('body.text must not contain a bare CR (a CR not followed by LF); end lines with LF or CRLF.');
+      await submitOk({ ...valid(), text: 'one\ntwo\r\nthree\r\n', html: '<p>one</p>\r\n<p>two</p>\n' });
     });
 
     // The service writes these itself: taking them from the caller would forge the sender, leak Bcc, break

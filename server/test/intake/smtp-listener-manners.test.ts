@@ -223,6 +223,30 @@ describe('limits', () => {
     }
   });
 
+  it('answers 421 to a client address past its own session limit, and not to other addresses (issue 24 item 5)', async () => {
+    const port = await start({ maxConnections: 100, maxConnectionsPerClient: 2 });
+    const greeting = (socket: net.Socket) =>
+      new Promise<string>((resolve) => socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1'))));
+    const held = [net.connect(port, '127.0.0.1'), net.connect(port, '127.0.0.1')];
+    const other = net.connect({ port, host: '127.0.0.1', localAddress: '127.0.0.2' });
+    try {
+      expect(await Promise.all(held.map(greeting))).toEqual([expect.stringMatching(/^220 /), expect.stringMatching(/^220 /)]);
+      const replies = await rawSession(port, []);
+      expect(replies[0]).toBe('421 4.7.0 Too many connections from your address: at most 2 at once');
+      expect(await greeting(other)).toMatch(/^220 /);
+      // A session that ends gives its place back.
+      held[0]!.end('QUIT\r\n');
+      const deadline = Date.now() + 5_000;
+      for (;;) {
+        const again = await rawSession(port, ['QUIT']);
+        if (again[0]?.startsWith('220 ')) break;
+        if (Date.now() > deadline) throw new Error(`the freed place was not given back: ${JSON.stringify(again)}`);
+      }
+    } finally {
+      for (const socket of [...held, other]) socket.destroy();
+    }
+  });
+
   it('waits longer after each failed AUTH from the same address, and not after a success', async () => {
     const port = await start({ authFailureDelayMs: 100 });
     const timed = async (pass: string) => {
