@@ -30,6 +30,8 @@ import { submissionRoutes } from './http/submission.routes.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
 import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
 import type { Store } from './store/connection.js';
+import { webhookRoutes } from './http/webhooks.routes.js';
+import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
 
 export interface AppOptions {
   store: Store;
@@ -46,6 +48,8 @@ export interface AppOptions {
   trustProxy?: boolean | number | string[];
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
+  /** WEBHOOK_ALLOW_PRIVATE: endpoint URLs on loopback and private addresses are accepted (docs/webhooks.md). */
+  webhooks?: { allowPrivate?: boolean };
 }
 
 export interface AppServices {
@@ -53,6 +57,7 @@ export interface AppServices {
   mails: MailService;
   submissions: SubmissionService;
   live: LiveHub;
+  webhooks: WebhookService;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -122,6 +127,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
+  const webhooks = createWebhookService({ store: options.store, clock, allowPrivate: options.webhooks?.allowPrivate ?? false });
   const live = createLiveHub({ store: options.store, auth, logger: app.log, ...options.live });
   // Before the server waits for its connections to end: open event streams never would by themselves.
   app.addHook('preClose', (done) => {
@@ -177,9 +183,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock }) });
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
+  await app.register(webhookRoutes, { auth, webhooks });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live } };
+  return { app, services: { auth, mails, submissions, live, webhooks } };
 }

@@ -17,6 +17,7 @@ import { smtpRefusalFor } from './intake/accept-errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
 import { setMailHostname } from './mail/mail-hostname.js';
 import { openStore } from './store/connection.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 
 /** server/src/main.ts (tsx) and server/dist/main.js (built) are both two folders below the repo root. */
 const defaultConsoleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
@@ -37,6 +38,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
+    webhooks: { allowPrivate: config.webhookAllowPrivate },
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -104,6 +106,22 @@ export async function start(config: Config, options: StartOptions = {}) {
     worker = deliveryWorker;
   }
 
+  // Webhooks are delivered by the processes that deliver mail (WORKER on), unless WEBHOOKS=off (docs/webhooks.md).
+  let webhookDispatcher: WebhookDispatcher | undefined;
+  if (config.worker && config.webhooks) {
+    webhookDispatcher = createWebhookDispatcher({
+      store,
+      clock,
+      logger: log,
+      timeoutMs: config.webhookTimeoutMs,
+      schedule: config.webhookRetrySchedule,
+      allowPrivate: config.webhookAllowPrivate,
+      concurrency: config.webhookConcurrency,
+    });
+    services.webhooks.onQueued(() => webhookDispatcher?.wake());
+    webhookDispatcher.start();
+  }
+
   // Retention: finished and failed mails older than RETENTION_DAYS go, at start and then hourly, on the
   // instances that deliver (an API-only instance leaves it to them). Expired sessions go with them: a
   // session past its expiry can never be used again, and nothing else would ever delete it.
@@ -118,6 +136,12 @@ export async function start(config: Config, options: StartOptions = {}) {
         services.auth.purgeExpiredSessions().then(
           (purged) => purged > 0 && log.info({ purged }, 'purged expired sessions'),
           (error: unknown) => log.error({ err: error }, 'expired session purge failed'),
+        ),
+        services.webhooks.purgeLog(config.retentionDays).then(
+          (purged) =>
+            purged.attempts + purged.deliveries > 0 &&
+            log.info({ ...purged, retentionDays: config.retentionDays }, 'purged webhook log past retention'),
+          (error: unknown) => log.error({ err: error }, 'webhook log purge failed'),
         ),
       ]);
     void purge();
@@ -184,13 +208,24 @@ export async function start(config: Config, options: StartOptions = {}) {
       if (retentionTimer) clearInterval(retentionTimer);
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
+      await webhookDispatcher?.stop();
       await transport?.close();
       await captureRelay?.close();
       await store.close();
     })();
     return stopping;
   };
-  return { app, store, services, worker, httpPort, smtpPort: smtpListener?.port, relayUrl: captureRelay?.url ?? config.relayUrl, stop };
+  return {
+    app,
+    store,
+    services,
+    worker,
+    webhookDispatcher,
+    httpPort,
+    smtpPort: smtpListener?.port,
+    relayUrl: captureRelay?.url ?? config.relayUrl,
+    stop,
+  };
 }
 
 export type RunningOutbox = Awaited<ReturnType<typeof start>>;

@@ -10,6 +10,7 @@ import { searchIndexAndToSort } from './migrations/003-search-index-and-to-sort.
 import { statusLastUpdateIndex } from './migrations/004-status-last-update-index.js';
 import { recipientOutcomes } from './migrations/005-recipient-outcomes.js';
 import { applicationEvents } from './migrations/006-application-events.js';
+import { webhooks } from './migrations/007-webhooks.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -19,6 +20,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '004-status-last-update-index': statusLastUpdateIndex(),
     '005-recipient-outcomes': recipientOutcomes(),
     '006-application-events': applicationEvents(store.engine),
+    '007-webhooks': webhooks(store.engine),
   };
 }
 
