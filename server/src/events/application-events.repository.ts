@@ -46,3 +46,27 @@ export async function appendApplicationEvents(db: DbOrTrx, events: readonly NewA
 export function listMailApplicationEvents(db: DbOrTrx, mailId: number): Promise<ApplicationEventRow[]> {
   return db.selectFrom('application_events').selectAll().where('mail_id', '=', mailId).orderBy('mail_seq').execute();
 }
+
+/**
+ * Retention: deletes up to `limit` events created before `before`, oldest first; returns how many. Called in
+ * batches by the retention purge, so no transaction holds the store for long.
+ */
+export async function deleteApplicationEventsBefore(db: DbOrTrx, before: number, limit: number): Promise<number> {
+  const stale = await db
+    .selectFrom('application_events')
+    .select('seq')
+    .where('created_at', '<', before)
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+  if (stale.length === 0) return 0;
+  const result = await db
+    .deleteFrom('application_events')
+    .where(
+      'seq',
+      'in',
+      stale.map((row) => row.seq),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -82,7 +82,7 @@ function reasonOf(status: number | undefined): string {
 function transitionFor(action: BulkAction, id: number, at: number, actor: string): Transition {
   if (action === 'dequeue') return dequeueTransition(id, at, actor);
   if (action === 'requeue') return requeueTransition(id, at, actor);
-  return deleteTransition(id);
+  return deleteTransition(id, undefined, { at, actor });
 }
 
 /** Skips gathered across chunks: exact counts, the first ids of each reason. */

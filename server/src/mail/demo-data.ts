@@ -7,10 +7,10 @@ import crypto from 'node:crypto';
 import { MailStatus, type MailEventType, type MailStatusCode, type SubmitMailRequest } from '@outbox/contract';
 import { claimTransition } from '../delivery/transitions.js';
 import type { Store } from '../store/connection.js';
-import { acceptedTransition, dequeueTransition } from './lifecycle.js';
+import { acceptedCreation, dequeueTransition } from './lifecycle.js';
 import { DOMAINS, FIRST, LAST, SENDERS, SUBJECTS } from './demo-words.js';
-import * as repo from './mail.repository.js';
-import { applyTransitions, type Transition, type TransitionChanges } from './transition.repository.js';
+import type * as repo from './mail.repository.js';
+import { applyTransitions, insertMails, type MailCreation, type Transition, type TransitionChanges } from './transition.repository.js';
 
 /** Share of each status among demo mails, in per-mille. */
 const STATUS_WEIGHTS: Array<[MailStatusCode, number]> = [
@@ -94,10 +94,12 @@ export function* demoSubmissionBatches(count: number, seed: number, batchSize = 
 
 /**
  * A demo mail as the pipeline would have left it: the row as accepted (Queued), and the transitions that
- * took it to its status, in steps (accepted; dequeued or claimed; the attempt's outcome). Going through
- * the real transitions keeps the events and counters exactly what the pipeline writes.
+ * took it to its status, in steps (dequeued or claimed; the attempt's outcome). Going through the real
+ * transitions keeps the events and counters exactly what the pipeline writes. No application events: a demo
+ * mail is no application's, and a million of them would only flood the webhooks' outbox.
  */
 export interface DemoMail extends repo.NewMail {
+  created: MailCreation;
   steps: Array<(id: number) => Transition>;
 }
 
@@ -126,7 +128,7 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
   let lastUpdateAt = receivedAt;
   let nextAttemptAt = receivedAt;
   let attempts = 0;
-  const steps: DemoMail['steps'] = [(id) => acceptedTransition(id, receivedAt, 'demo')];
+  const steps: DemoMail['steps'] = [];
   /** Claimed at `at`, then the attempt ended there with `to`. */
   const attempted = (to: MailStatusCode, type: MailEventType, reply: string, set: TransitionChanges = {}) => {
     steps.push((id) => claimTransition(id, handledAt, { owner: 'demo', expiresAt: handledAt + 60_000 }));
@@ -173,7 +175,6 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
       from_name: fromName,
       from_mail: fromMail,
       subject,
-      status: MailStatus.Queued,
       search_text: searchText,
       received_at: receivedAt,
       last_update_at: lastUpdateAt,
@@ -187,6 +188,7 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
       idempotency_key: null,
     },
     recipients,
+    created: acceptedCreation(receivedAt, 'demo'),
     steps,
   };
 }
@@ -210,12 +212,13 @@ export async function insertDemoMails(store: Store, options: DemoOptions): Promi
     const size = Math.min(batchSize, options.count - inserted);
     const mails = Array.from({ length: size }, () => buildDemoMail(random, options.now, spanMs));
     await store.db.transaction().execute(async (trx) => {
-      const ids = await repo.insertMails(trx, mails);
+      const ids = await insertMails(trx, mails, { applicationEvents: false });
       // Step by step, each step one applyTransitions over the whole batch (a few statements per 500 mails).
       for (let step = 0; mails.some((mail) => mail.steps.length > step); step++) {
         await applyTransitions(
           trx,
           mails.flatMap((mail, i) => (mail.steps.length > step ? [mail.steps[step]!(ids[i]!)] : [])),
+          { applicationEvents: false },
         );
       }
     });

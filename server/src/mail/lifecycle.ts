@@ -5,11 +5,11 @@
  * `delivery/outcome-policy.ts` and `delivery/transitions.ts`.
  */
 import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, type MailStatusCode } from '@outbox/contract';
-import type { CreatedTransition, DeleteTransition, StatusTransition } from './transition.js';
+import type { DeleteTransition, MailCreation, StatusTransition } from './transition.js';
 
-/** A mail just stored Queued by a submission. */
-export function acceptedTransition(id: number, at: number, actor: string): CreatedTransition {
-  return { id, from: null, to: MailStatus.Queued, at, event: { type: 'accepted', actor } };
+/** A mail stored Queued by a submission (`insertMails`). */
+export function acceptedCreation(at: number, actor: string): MailCreation {
+  return { to: MailStatus.Queued, at, event: { type: 'accepted', actor } };
 }
 
 /** Queued → Dequeued, only if still Queued: exactly one of an operator and a worker's claim wins. */
@@ -29,7 +29,14 @@ export function requeueTransition(id: number, at: number, actor: string): Status
   };
 }
 
-/** Deleted, only from a status that allows it (never Queued or Processing). */
-export function deleteTransition(id: number, from: readonly MailStatusCode[] = DELETABLE_STATUSES): DeleteTransition {
-  return { id, from, to: 'deleted' };
+/**
+ * Deleted, only from a status that allows it (never Queued or Processing). `by`: the operator who deleted it
+ * (a `mail.deleted` application event); left out by retention's purge.
+ */
+export function deleteTransition(
+  id: number,
+  from: readonly MailStatusCode[] = DELETABLE_STATUSES,
+  by?: { at: number; actor: string },
+): DeleteTransition {
+  return by ? { id, from, to: 'deleted', at: by.at, actor: by.actor } : { id, from, to: 'deleted' };
 }

@@ -7,6 +7,7 @@
 import { DELETABLE_STATUSES, isStatusCode, type Mail, type MailStatusCode } from '@outbox/contract';
 import { insertAuditEntries, type AuditEntry } from '../audit/audit.repository.js';
 import type { Clock } from '../clock.js';
+import { deleteApplicationEventsBefore } from '../events/application-events.repository.js';
 import { conflict, notFound, type AppError } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
@@ -89,8 +90,9 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
 
   async function deleteMail(id: number, actor: string): Promise<{ id: number }> {
     const at = clock.now();
-    const transition = deleteTransition(id);
-    // The mail's own event log goes with it; the audit log keeps what was deleted.
+    const transition = deleteTransition(id, DELETABLE_STATUSES, { at, actor });
+    // The mail's own event log goes with it; the audit log keeps what was deleted, the application's
+    // `mail.deleted` event outlives it.
     const deleted = await act(id, transition, (row) => ({
       at,
       actor,
@@ -107,7 +109,9 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
   /**
    * Retention (RETENTION_DAYS): finished and failed mails unchanged for longer than that are deleted, in
    * batches so that no transaction holds the store for long. Queued and Processing mails are never purged.
-   * The audit log records each batch.
+   * The audit log records each batch. Application events older than that go too (whatever their mail's
+   * status: by then the webhooks had the whole retention period to deliver them); a purge makes no
+   * `mail.deleted` event (docs/webhooks.md#events).
    */
   async function purgeFinishedMails(olderThanDays: number, actor: string): Promise<number> {
     const before = clock.now() - olderThanDays * 86_400_000;
@@ -128,6 +132,9 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
       if (ids.length === 0) break;
       purged += ids.length;
       notify({ type: 'deleted', ids });
+    }
+    while ((await deleteApplicationEventsBefore(db, before, 1000)) === 1000) {
+      // Batches of 1,000, one short statement pair each, like the mails above.
     }
     return purged;
   }

@@ -530,8 +530,9 @@ export interface NewRecipient {
   address: string;
 }
 
+/** A mail to insert (`insertMails` in transition.repository.ts, which sets its status from its creation). */
 export interface NewMail {
-  row: NewMailRow;
+  row: Omit<NewMailRow, 'status' | 'event_seq'>;
   recipients: NewRecipient[];
   content?:
     | {
@@ -548,62 +549,6 @@ export interface NewMail {
 /** Distinct envelope addresses: who the mail goes to (`mails.recipient_count`). */
 export function envelopeRecipientCount(recipients: readonly NewRecipient[]): number {
   return new Set(recipients.filter((r) => r.kind === 'envelope').map((r) => r.address)).size;
-}
-
-/** Inserts mails with their recipients and content; returns the new ids in order. Counters and events are the caller's. */
-export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number[]> {
-  const ids: number[] = [];
-  for (let start = 0; start < mails.length; start += 200) {
-    const chunk = mails.slice(start, start + 200);
-    const inserted = await db
-      .insertInto('mails')
-      // The To sort's column is derived here, so no caller can forget it or get it wrong.
-      .values(
-        chunk.map((m) => ({
-          recipient_count: envelopeRecipientCount(m.recipients),
-          ...m.row,
-          first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
-        })),
-      )
-      .returning('id')
-      .execute();
-    // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
-    ids.push(...inserted.map((r) => r.id));
-    const recipients = chunk.flatMap((m, i) =>
-      m.recipients.map((r, position) => ({
-        mail_id: inserted[i]!.id,
-        kind: r.kind,
-        position,
-        name: r.name,
-        address: r.address,
-        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts).
-        outcome: r.kind === 'envelope' ? 'pending' : null,
-      })),
-    );
-    for (let r = 0; r < recipients.length; r += 500) {
-      await db
-        .insertInto('mail_recipients')
-        .values(recipients.slice(r, r + 500))
-        .execute();
-    }
-    const contents = chunk.flatMap((m, i) =>
-      m.content
-        ? [
-            {
-              mail_id: inserted[i]!.id,
-              raw: m.content.raw,
-              text_body: m.content.textBody,
-              html_body: m.content.htmlBody,
-              headers_json: m.content.headersJson,
-              envelope_from: m.content.envelopeFrom,
-              size_bytes: m.content.sizeBytes,
-            },
-          ]
-        : [],
-    );
-    if (contents.length > 0) await db.insertInto('mail_contents').values(contents).execute();
-  }
-  return ids;
 }
 
 /** Up to `limit` mails in `statuses` last changed before `before`, oldest first: what retention deletes next. */

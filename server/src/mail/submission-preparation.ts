@@ -7,7 +7,7 @@
  */
 import MailsplitHeaders from '@zone-eu/mailsplit/lib/headers.js';
 import { MailParser, simpleParser, type AddressObject } from 'mailparser';
-import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
+import type { SubmitMailRequest } from '@outbox/contract';
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import { composeMessage } from './message-builder.js';
 import type { NewMail, NewRecipient } from './mail.repository.js';
@@ -39,7 +39,6 @@ function newRow(
     from_name: fields.fromName,
     from_mail: fields.fromMail,
     subject: fields.subject,
-    status: MailStatus.Queued,
     search_text: fields.searchText,
     received_at: now,
     last_update_at: now,

@@ -4,7 +4,7 @@
  * mails Queued with their recipients, their `accepted` transition and the counter move, and the worker is
  * woken. An idempotency key seen before for the same API key returns the first mail (idempotency.ts).
  */
-import type { Mail, SubmitMailRequest } from '@outbox/contract';
+import { MailStatus, type Mail, type SubmitMailRequest } from '@outbox/contract';
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import type { Clock } from '../clock.js';
 import { AppError, badRequest } from '../errors.js';
@@ -13,13 +13,13 @@ import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve
 import { createGroupCommit } from './group-commit.js';
 import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from './idempotency.repository.js';
 import { keyOf, planIdempotency } from './idempotency.js';
-import { acceptedTransition } from './lifecycle.js';
+import { acceptedCreation } from './lifecycle.js';
 import { toMail } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
 import type { MailService } from './mail.service.js';
 import { prepareJson, prepareRaw, type PreparedMail, type RawSubmission } from './submission-preparation.js';
 import { submissionProblems } from './submission-validation.js';
-import { applyTransitions } from './transition.repository.js';
+import { insertMails } from './transition.repository.js';
 
 export type { RawSubmission } from './submission-preparation.js';
 export { submissionProblems } from './submission-validation.js';
@@ -55,13 +55,10 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
         group.flatMap(({ principal, prepared, actor, now }) => prepared.map((p) => ({ prepared: p, apiKeyId: principal.id, actor, now }))),
         stored,
       );
-      const freshIds = await repo.insertMails(
+      // The mails, their `accepted` events, their `mail.queued` application events and the counter move.
+      const freshIds = await insertMails(
         trx,
-        fresh.map((f) => f.prepared.mail),
-      );
-      await applyTransitions(
-        trx,
-        fresh.map((f, i) => acceptedTransition(freshIds[i]!, f.now, f.actor)),
+        fresh.map((f) => ({ ...f.prepared.mail, created: acceptedCreation(f.now, f.actor) })),
       );
       const idOf = new Map<PreparedMail, number>(fresh.map((f, i) => [f.prepared, freshIds[i]!]));
       return group.map(({ prepared }): Written => {
@@ -113,7 +110,7 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       if (known) return known;
       const { row, recipients } = createdFrom.get(id)!.mail;
       return toMail(
-        { ...row, id, recipient_count: repo.envelopeRecipientCount(recipients) },
+        { ...row, id, status: MailStatus.Queued, recipient_count: repo.envelopeRecipientCount(recipients) },
         recipients.filter((r) => r.kind === 'to'),
       );
     });

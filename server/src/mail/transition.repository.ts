@@ -9,14 +9,31 @@
  * joined to a VALUES list per 500 mails, never one statement per mail, so a worker's group commit of 50
  * outcomes is one UPDATE, one INSERT of events and one counter move, whatever the outcomes were.
  *
+ * Each transition that tells the mail's application something (events/application-event-data.ts) also
+ * appends its application event (the webhooks' transactional outbox) and advances `mails.event_seq` in the
+ * same UPDATE, so a committed move always has its event and no event exists without its move; the envelope
+ * recipients of those mails are read in one query, the API key's name comes back with the UPDATE.
+ * `insertMails` is the only way a mail comes into being: the status is the creation's, never the row's.
+ *
  * Longer than ~250 lines on purpose: the SQL of every kind of move, with the conditions that make it safe
  * (from-status, lease) and the counter rules, is read in one place. The types are transition.ts.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { isStatusCode, type MailEventType, type MailStatusCode } from '@outbox/contract';
+import { isStatusCode, type ApplicationEventType, type MailEventType, type MailStatusCode } from '@outbox/contract';
+import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../events/application-event-data.js';
+import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import type { DbOrTrx } from '../store/connection.js';
-import type { MailRow } from '../store/schema.js';
-import type { ApplyOptions, AppliedTransitions, DeleteTransition, StatusTransition, Transition } from './transition.js';
+import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
+import { envelopeRecipientCount, type NewMail } from './mail.repository.js';
+import type {
+  ApplyOptions,
+  AppliedTransitions,
+  CreatedTransition,
+  DeleteTransition,
+  MailCreation,
+  StatusTransition,
+  Transition,
+} from './transition.js';
 
 export type * from './transition.js';
 
@@ -53,15 +70,57 @@ const CHUNK = 500;
 /**
  * Applies the transitions in the caller's transaction and returns which mails moved. Ids must be distinct.
  * Make it the last write of the transaction: the counters it moves are a hot spot (see adjustStatusCounts).
+ * A mail comes into being only through `insertMails`.
  */
 export async function applyTransitions(
   db: DbOrTrx,
   transitions: readonly Transition[],
   options: ApplyOptions = {},
 ): Promise<AppliedTransitions> {
+  if (transitions.some((t) => t.from === null))
+    throw new RangeError('applyTransitions: a mail is created by insertMails, not by a transition');
+  return apply(db, transitions, options, new Map());
+}
+
+/** A mail being created: what its application event says, known without a read. */
+interface CreatedMail {
+  mail: EventMail;
+  recipients: EventRecipient[];
+}
+
+/** Extra RETURNING columns of a move that writes an application event. */
+interface EventColumns {
+  id: number;
+  event_seq: number;
+  message_id: string;
+  subject: string;
+  idempotency_key: string | null;
+  api_key_id: number | null;
+  application_name: string | null;
+}
+
+async function apply(
+  db: DbOrTrx,
+  transitions: readonly Transition[],
+  options: ApplyOptions,
+  created: Map<number, CreatedMail>,
+): Promise<AppliedTransitions> {
   const result: AppliedTransitions = { moved: [], missed: [], rows: new Map() };
   if (transitions.length === 0) return result;
   if (new Set(transitions.map((t) => t.id)).size !== transitions.length) throw new RangeError('applyTransitions: duplicate mail ids');
+
+  const eventTypes = new Map<number, ApplicationEventType>();
+  if (options.applicationEvents !== false) {
+    for (const t of transitions) {
+      const type = applicationEventTypeOf(t);
+      if (type) eventTypes.set(t.id, type);
+    }
+  }
+  // Read before the moves: a delete takes the recipients with it, and a worker's outcome wrote them already.
+  const recipientsOf = await listEnvelopeRecipients(
+    db,
+    transitions.filter((t) => t.from !== null && eventTypes.has(t.id)).map((t) => t.id),
+  );
 
   // A transition allowed from several statuses needs to know which one the mail is in, for its event and
   // counters; it is then applied from exactly that status, so a mail that changed meanwhile is a miss.
@@ -85,22 +144,29 @@ export async function applyTransitions(
   }
 
   const movedIds = new Set<number>(transitions.filter((t) => t.from === null).map((t) => t.id));
+  const eventMails = new Map<number, EventMail>([...created].map(([id, c]) => [id, c.mail]));
   for (const { from, transitions: group } of groups.values()) {
     for (let start = 0; start < group.length; start += CHUNK) {
       const chunk = group.slice(start, start + CHUNK);
+      const returning = { rows: options.returnRows === true, events: chunk.some((t) => eventTypes.has(t.id)) };
       const rows =
         chunk[0]!.to === 'deleted'
-          ? await deleteFrom(db, from, chunk, options.returnRows === true)
-          : await updateFrom(db, from, chunk as StatusTransition[], options.returnRows === true);
+          ? await deleteFrom(db, from, chunk, returning)
+          : await updateFrom(db, from, chunk as StatusTransition[], returning, eventTypes);
       for (const row of rows) {
         const id = Number(row.id);
         movedIds.add(id);
-        if (options.returnRows) result.rows.set(id, row as MailRow);
+        if (returning.events && eventTypes.has(id)) eventMails.set(id, eventMailOf(row as EventColumns, chunk[0]!.to === 'deleted'));
+        if (options.returnRows) {
+          const { application_name: _name, ...mailRow } = row as MailRow & { application_name?: unknown };
+          result.rows.set(id, mailRow as MailRow);
+        }
       }
     }
   }
 
   const events: NewEvent[] = [];
+  const applicationEvents: NewApplicationEventRow[] = [];
   const deltas = new Map<number, number>();
   const move = (status: number, delta: number) => deltas.set(status, (deltas.get(status) ?? 0) + delta);
   for (const t of transitions) {
@@ -115,10 +181,156 @@ export async function applyTransitions(
       move(t.to, 1);
       if (t.event) events.push({ mailId: t.id, at: t.at, ...t.event, fromStatus: from, toStatus: t.to });
     }
+    const type = eventTypes.get(t.id);
+    const mail = eventMails.get(t.id);
+    if (type && mail) {
+      const recipients = created.get(t.id)?.recipients ?? recipientsOf.get(t.id) ?? [];
+      applicationEvents.push({
+        id: newEventId(),
+        type,
+        mail_id: t.id,
+        mail_seq: mail.sequence,
+        api_key_id: mail.apiKeyId,
+        created_at: t.to === 'deleted' ? (t.at ?? 0) : t.at,
+        payload: JSON.stringify(applicationEventData(type, t, from, mail, recipients)),
+      });
+    }
   }
   await insertEvents(db, events);
+  await appendApplicationEvents(db, applicationEvents);
   await adjustStatusCounts(db, deltas);
   return result;
+}
+
+function eventMailOf(row: EventColumns, isDelete: boolean): EventMail {
+  return {
+    id: Number(row.id),
+    messageId: row.message_id,
+    subject: row.subject,
+    idempotencyKey: row.idempotency_key,
+    apiKeyId: row.api_key_id === null ? null : Number(row.api_key_id),
+    application: row.application_name,
+    // A delete does not advance the stored counter (the row is gone): its event is the next number.
+    sequence: Number(row.event_seq) + (isDelete ? 1 : 0),
+  };
+}
+
+/** Each mail's envelope recipients with their outcome and last reply, in stored order; one query per 900 mails. */
+async function listEnvelopeRecipients(db: DbOrTrx, ids: number[]): Promise<Map<number, EventRecipient[]>> {
+  const byMail = new Map<number, EventRecipient[]>();
+  for (let start = 0; start < ids.length; start += 900) {
+    const rows = await db
+      .selectFrom('mail_recipients')
+      .select(['mail_id', 'address', 'outcome', 'reply'])
+      .where('mail_id', 'in', ids.slice(start, start + 900))
+      .where('kind', '=', 'envelope')
+      .orderBy('mail_id')
+      .orderBy('position')
+      .execute();
+    for (const row of rows) {
+      const list = byMail.get(row.mail_id);
+      const recipient = { address: row.address, outcome: row.outcome, reply: row.reply };
+      if (list) list.push(recipient);
+      else byMail.set(row.mail_id, [recipient]);
+    }
+  }
+  return byMail;
+}
+
+/** A new mail: its row (the status is the creation's), its recipients and content. */
+export interface MailToInsert extends NewMail {
+  created: MailCreation;
+}
+
+/**
+ * Inserts mails with their recipients and content, and applies their creation (status `created.to`, its
+ * event, its application event and the counter move) in the caller's transaction; returns the new ids in
+ * order. The only way a mail comes into being, so no caller can store a status the counters do not know.
+ * `applicationEvents: false`: the demo data's mails, which are no application's.
+ */
+export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], options: ApplyOptions = {}): Promise<number[]> {
+  for (const m of mails) if (!isStatusCode(m.created.to)) throw new RangeError(`insertMails: ${String(m.created.to)} is no status`);
+  const withEvents = options.applicationEvents !== false;
+  const ids: number[] = [];
+  const created = new Map<number, CreatedMail>();
+  for (let start = 0; start < mails.length; start += 200) {
+    const chunk = mails.slice(start, start + 200);
+    const hasEvent = chunk.map(
+      (m) => withEvents && m.created.event !== null && applicationEventTypeOf({ id: 0, from: null, ...m.created }) !== null,
+    );
+    const inserted = await db
+      .insertInto('mails')
+      // The To sort's column is derived here, so no caller can forget it or get it wrong.
+      .values(
+        chunk.map((m, i) => ({
+          recipient_count: envelopeRecipientCount(m.recipients),
+          ...m.row,
+          status: m.created.to,
+          event_seq: hasEvent[i] ? 1 : 0,
+          first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
+        })),
+      )
+      .returning((eb) => [
+        'id',
+        eb.selectFrom('api_keys').select('api_keys.name').whereRef('api_keys.id', '=', 'mails.api_key_id').as('application_name'),
+      ])
+      .execute();
+    // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
+    ids.push(...inserted.map((r) => r.id));
+    chunk.forEach((m, i) => {
+      if (!hasEvent[i]) return;
+      const id = inserted[i]!.id;
+      const envelope = m.recipients.filter((r) => r.kind === 'envelope');
+      created.set(id, {
+        mail: {
+          id,
+          messageId: m.row.message_id,
+          subject: m.row.subject,
+          idempotencyKey: m.row.idempotency_key ?? null,
+          apiKeyId: m.row.api_key_id ?? null,
+          application: inserted[i]!.application_name ?? null,
+          sequence: 1,
+        },
+        recipients: envelope.map((r) => ({ address: r.address, outcome: 'pending', reply: null })),
+      });
+    });
+    const recipients = chunk.flatMap((m, i) =>
+      m.recipients.map((r, position) => ({
+        mail_id: inserted[i]!.id,
+        kind: r.kind,
+        position,
+        name: r.name,
+        address: r.address,
+        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts).
+        outcome: r.kind === 'envelope' ? 'pending' : null,
+      })),
+    );
+    for (let r = 0; r < recipients.length; r += 500) {
+      await db
+        .insertInto('mail_recipients')
+        .values(recipients.slice(r, r + 500))
+        .execute();
+    }
+    const contents = chunk.flatMap((m, i) =>
+      m.content
+        ? [
+            {
+              mail_id: inserted[i]!.id,
+              raw: m.content.raw,
+              text_body: m.content.textBody,
+              html_body: m.content.htmlBody,
+              headers_json: m.content.headersJson,
+              envelope_from: m.content.envelopeFrom,
+              size_bytes: m.content.sizeBytes,
+            },
+          ]
+        : [],
+    );
+    if (contents.length > 0) await db.insertInto('mail_contents').values(contents).execute();
+  }
+  const transitions: CreatedTransition[] = mails.map((m, i) => ({ id: ids[i]!, from: null, ...m.created }));
+  await apply(db, transitions, options, created);
+  return ids;
 }
 
 /** What decides the SQL of a transition: transitions of the same shape (and from-status) share a statement. */
@@ -144,16 +356,30 @@ export async function findStatuses(db: DbOrTrx, ids: number[]): Promise<Map<numb
   return statuses;
 }
 
-function deleteFrom(db: DbOrTrx, from: MailStatusCode, chunk: Array<{ id: number }>, returnRows: boolean) {
-  const query = db
-    .deleteFrom('mails')
-    .where(
-      'id',
-      'in',
-      chunk.map((t) => t.id),
-    )
-    .where('status', '=', from);
-  return returnRows ? query.returningAll().execute() : query.returning('id').execute();
+/** What a move returns: the whole row (`returnRows`), what its application events need, or the id alone. */
+function returningColumns(returning: { rows: boolean; events: boolean }): RawBuilder<unknown> {
+  const columns: RawBuilder<unknown>[] = (returning.rows ? MAIL_COLUMNS : returning.events ? EVENT_COLUMNS : ['id']).map((column) =>
+    sql.ref(`mails.${column}`),
+  );
+  // The key's name per moved row (a primary-key lookup), instead of a cache that a revocation or another
+  // store could make wrong.
+  if (returning.events) columns.push(sql`(select api_keys.name from api_keys where api_keys.id = mails.api_key_id) as application_name`);
+  return sql.join(columns);
+}
+
+const EVENT_COLUMNS = ['id', 'event_seq', 'message_id', 'subject', 'idempotency_key', 'api_key_id'] as const;
+
+async function deleteFrom(
+  db: DbOrTrx,
+  from: MailStatusCode,
+  chunk: Array<{ id: number }>,
+  returning: { rows: boolean; events: boolean },
+): Promise<Array<{ id: number }>> {
+  const ids = chunk.map((t) => t.id);
+  const deleted = await sql<{ id: number }>`
+    delete from mails where id in (${sql.join(ids)}) and status = ${sql.lit(from)}
+    returning ${returningColumns(returning)}`.execute(db);
+  return deleted.rows;
 }
 
 /**
@@ -166,7 +392,8 @@ async function updateFrom(
   db: DbOrTrx,
   from: MailStatusCode,
   chunk: StatusTransition[],
-  returnRows: boolean,
+  returning: { rows: boolean; events: boolean },
+  eventTypes: ReadonlyMap<number, ApplicationEventType>,
 ): Promise<Array<{ id: number }>> {
   const first = chunk[0]!;
   const columns: Array<{ name: string; type: 'bigint' | 'integer' | 'text'; value: (t: StatusTransition) => unknown }> = [
@@ -186,6 +413,12 @@ async function updateFrom(
   optional('rejected', 'rejected_recipients', 'integer', (t) => t.set?.rejectedRecipients);
   if (first.set?.attempts === 'increment') assignments.push(sql`attempts = mails.attempts + 1`);
   else optional('attempts', 'attempts', 'integer', (t) => t.set?.attempts);
+  // The mail's event counter moves in the same UPDATE as its status: the sequence needs no read, and two
+  // moves of one mail serialise on its row.
+  if (returning.events) {
+    columns.push({ name: 'ev', type: 'integer', value: (t) => (eventTypes.has(t.id) ? 1 : 0) });
+    assignments.push(sql`event_seq = mails.event_seq + v.ev`);
+  }
   if (first.set?.lease === null) assignments.push(sql`lease_owner = null`, sql`lease_expires_at = null`);
   else if (first.set?.lease !== undefined) {
     columns.push({ name: 'owner', type: 'text', value: (t) => t.set?.lease?.owner ?? null });
@@ -214,13 +447,12 @@ async function updateFrom(
   );
   const names = sql.join(columns.map((c) => sql.ref(c.name)));
   // Qualified names (the FROM has v.id too); SQLite's RETURNING refuses `mails.*`.
-  const returning = sql.join((returnRows ? MAIL_COLUMNS : ['id']).map((column) => sql.ref(`mails.${column}`)));
   const updated = await sql<{ id: number }>`
     with v (${names}) as (values ${sql.join(values)})
     update mails set ${sql.join(assignments, sql`, `)}
     from v
     where ${sql.join(conditions, sql` and `)}
-    returning ${returning}`.execute(db);
+    returning ${returningColumns(returning)}`.execute(db);
   return updated.rows;
 }
 

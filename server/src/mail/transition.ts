@@ -49,20 +49,29 @@ export interface StatusTransition {
   lease?: LeaseCondition | undefined;
 }
 
-/** A mail in one of `from` is deleted with its recipients, content and events (so it gets no event). */
+/**
+ * A mail in one of `from` is deleted with its recipients, content and events (so it gets no event row).
+ * With an actor (an operator's delete) it makes a `mail.deleted` application event; without (retention), none.
+ */
 export interface DeleteTransition {
   id: number;
   from: readonly MailStatusCode[];
   to: 'deleted';
+  at?: number | undefined;
+  actor?: string | undefined;
 }
 
-/** A mail the caller has just inserted in status `to`: its event and counter move, no UPDATE. */
-export interface CreatedTransition {
-  id: number;
-  from: null;
+/** How a mail comes into being (`insertMails`): the status it is stored in, when, and its event. */
+export interface MailCreation {
   to: MailStatusCode;
   at: number;
   event: TransitionEvent | null;
+}
+
+/** A mail `insertMails` has just inserted in status `to`: its event and counter move, no UPDATE. */
+export interface CreatedTransition extends MailCreation {
+  id: number;
+  from: null;
 }
 
 export type Transition = StatusTransition | DeleteTransition | CreatedTransition;
@@ -84,4 +93,6 @@ export interface AppliedTransitions {
 
 export interface ApplyOptions {
   returnRows?: boolean;
+  /** false: no application events (the demo data, which is no application's mail). Default true. */
+  applicationEvents?: boolean;
 }

@@ -1,7 +1,8 @@
 /** The typed unique-violation check of each engine, against the real index it guards. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from '../../src/mail/idempotency.repository.js';
-import { insertMails, type NewMail } from '../../src/mail/mail.repository.js';
+import type { NewMail } from '../../src/mail/mail.repository.js';
+import { insertMails, type MailToInsert } from '../../src/mail/transition.repository.js';
 import { createTestContext, testEngine, type TestContext } from '../support/context.js';
 
 let context: TestContext;
@@ -17,13 +18,12 @@ afterEach(async () => {
   await context.close();
 });
 
-const mail = (idempotencyKey: string | null, overrides: Partial<NewMail['row']> = {}): NewMail => ({
+const mail = (idempotencyKey: string | null, overrides: Partial<NewMail['row']> = {}): MailToInsert => ({
   row: {
     message_id: `<${Math.random()}@test>`,
     from_name: '',
     from_mail: 'shop@example.com',
     subject: 's',
-    status: 0,
     search_text: 's',
     received_at: 1,
     last_update_at: 1,
@@ -36,6 +36,7 @@ const mail = (idempotencyKey: string | null, overrides: Partial<NewMail['row']> 
     ...overrides,
   },
   recipients: [],
+  created: { to: 0, at: 1, event: null },
 });
 
 async function failureOf(write: () => Promise<unknown>): Promise<unknown> {

@@ -1,8 +1,7 @@
 /** Puts mails in a given status straight into the store, as the pipeline would have left them. */
 import crypto from 'node:crypto';
 import { MailStatus, type MailStatusCode } from '@outbox/contract';
-import * as repo from '../../src/mail/mail.repository.js';
-import { applyTransitions } from '../../src/mail/transition.repository.js';
+import { insertMails } from '../../src/mail/transition.repository.js';
 import type { Store } from '../../src/store/connection.js';
 
 export interface SeedMail {
@@ -29,7 +28,6 @@ export async function seedMails(store: Store, mails: SeedMail[], now = Date.pars
           from_name: fromName,
           from_mail: fromMail,
           subject,
-          status: m.status ?? 0,
           search_text: [fromName, fromMail, ...to.flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase(),
           received_at: receivedAt,
           last_update_at: receivedAt,
@@ -44,14 +42,10 @@ export async function seedMails(store: Store, mails: SeedMail[], now = Date.pars
           idempotency_key: null,
         },
         recipients: to.map((r) => ({ kind: 'to', name: r.name, address: r.address })),
+        // Counters as a submission would have moved them; seeded mails have no history.
+        created: { to: (m.status ?? MailStatus.Queued) as MailStatusCode, at: now, event: null },
       };
     });
-    const ids = await repo.insertMails(trx, rows);
-    // Counters as a submission would have moved them; seeded mails have no history.
-    await applyTransitions(
-      trx,
-      ids.map((id, i) => ({ id, from: null, to: (mails[i]!.status ?? MailStatus.Queued) as MailStatusCode, at: now, event: null })),
-    );
-    return ids;
+    return insertMails(trx, rows);
   });
 }
