@@ -117,6 +117,8 @@ export async function start(config: Config, options: StartOptions = {}) {
       schedule: config.webhookRetrySchedule,
       allowPrivate: config.webhookAllowPrivate,
       concurrency: config.webhookConcurrency,
+      // As long as a mail's lease, and room for at least two attempts.
+      leaseMs: Math.max(config.leaseSeconds * 1000, 2 * config.webhookTimeoutMs + 5_000),
     });
     services.webhooks.onQueued(() => webhookDispatcher?.wake());
     webhookDispatcher.start();

@@ -48,6 +48,8 @@ export interface WebhookDispatcherOptions {
   concurrency?: number;
   perEndpointConcurrency?: number;
   fanOutBatch?: number;
+  /** How long a claim holds its deliveries; a dispatcher that dies gives them back after this. */
+  leaseMs?: number;
   pollIntervalMs?: number;
   flushDelayMs?: number;
   instanceId?: string;
@@ -69,6 +71,8 @@ export interface WebhookDispatcher {
   wake(): void;
   /** Finishes the requests in flight (up to a grace period), records them, and gives the rest back. */
   stop(): Promise<void>;
+  /** Attempts this dispatcher made since it started. */
+  attempts(): number;
 }
 
 export function createWebhookDispatcher(options: WebhookDispatcherOptions): WebhookDispatcher {
@@ -81,10 +85,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   const flushDelayMs = options.flushDelayMs ?? 20;
   const instanceId = options.instanceId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
-  // Long enough for the wait in the local queue and one attempt; a lease nearer its end than an attempt's
-  // time plus this margin is not used (another instance may claim it the moment it runs out).
-  const leaseMs = timeoutMs * 3 + 30_000;
-  const leaseMarginMs = timeoutMs + 5_000;
+  // A delivery whose lease is nearer its end than one attempt's time plus a second is not started: another
+  // instance may claim it the moment the lease runs out. So a lease must leave room for a wait in the local
+  // queue and an attempt.
+  const leaseMarginMs = timeoutMs + 1_000;
+  const leaseMs = Math.max(options.leaseMs ?? 60_000, leaseMarginMs + 5_000);
   const sender: WebhookSender = createWebhookSender({
     timeoutMs,
     allowPrivate: options.allowPrivate ?? false,
@@ -103,6 +108,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let flushTimer: NodeJS.Timeout | undefined;
   let flushing: Promise<void> | undefined;
 
+  let attemptsMade = 0;
   let running = false;
   let loopDone: Promise<void> = Promise.resolve();
   let wakeUp: (() => void) | undefined;
@@ -285,6 +291,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   async function attempt(job: Job, endpoint: WebhookEndpointRow): Promise<void> {
     inFlight += 1;
+    attemptsMade += 1;
     inFlightPerEndpoint.set(job.endpointId, (inFlightPerEndpoint.get(job.endpointId) ?? 0) + 1);
     const at = clock.now();
     const body = webhookBody(job.event);
@@ -445,6 +452,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       loopDone = loop();
     },
     wake,
+    attempts: () => attemptsMade,
     async stop() {
       if (!running) return;
       running = false;
