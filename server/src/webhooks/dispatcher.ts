@@ -10,7 +10,7 @@
  *    becomes the lease's end, so a dispatcher that dies gives them back by itself.
  * 3. Send, at most `concurrency` at once and `perEndpointConcurrency` per endpoint; a delivery whose lease is
  *    too close to its end to finish an attempt is left for whoever claims it next.
- * 4. Record, in groups (every `flushDelayMs` or 200 outcomes): each attempt logged, each delivery moved on
+ * 4. Record, in groups (every `flushDelayMs` or 1,000 outcomes): each attempt logged, each delivery moved on
  *    (succeeded, retrying at its next time, failed), endpoints' failing state; a 410 or five days of failure
  *    disables the endpoint and says so in the audit log.
  *
@@ -52,6 +52,8 @@ export interface WebhookDispatcherOptions {
   leaseMs?: number;
   pollIntervalMs?: number;
   flushDelayMs?: number;
+  /** Least time between two fan-outs that did not take a full batch. */
+  fanOutIntervalMs?: number;
   instanceId?: string;
   /** Tests inject the randomness of the jitter. */
   random?: () => number;
@@ -81,9 +83,13 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   const concurrency = options.concurrency ?? 32;
   const perEndpoint = Math.min(options.perEndpointConcurrency ?? 16, concurrency);
-  const fanOutBatch = options.fanOutBatch ?? 200;
+  const fanOutBatch = options.fanOutBatch ?? 500;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
-  const flushDelayMs = options.flushDelayMs ?? 20;
+  // Outcomes are recorded after the requests were made, so this delay adds nothing to an event's lag; it
+  // bounds how many attempts a crash leaves unrecorded (each is made again). Every flush is a commit, an fsync
+  // on SQLite on the thread the worker shares.
+  const flushDelayMs = options.flushDelayMs ?? 250;
+  const fanOutIntervalMs = options.fanOutIntervalMs ?? 100;
   const instanceId = options.instanceId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   // A delivery whose lease is nearer its end than one attempt's time plus a second is not started: another
   // instance may claim it the moment the lease runs out. So a lease must leave room for a wait in the local
@@ -114,6 +120,15 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let wakeUp: (() => void) | undefined;
   let wakeRequested = false;
   let unsubscribe: (() => void) | undefined;
+  /** Events may wait to be fanned out: a change was heard, or the last fan-out took a full batch. */
+  let eventsWaiting = true;
+  /** Deliveries may be due outside the fan-out (a test event, a replay, an enabled endpoint): claim now. */
+  let claimWanted = true;
+  let lastClaimAt = 0;
+  /** The earliest due time of a delivery, as of the last claim; a retry falling due wakes the loop. */
+  let nextDueAt: number | undefined;
+  let lastFanOutAt = -Infinity;
+  let lastFanOutFull = false;
 
   function wake(): void {
     const resolve = wakeUp;
@@ -184,6 +199,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
       const events = await repo.pickPendingEvents(trx, store.engine, fanOutBatch);
       if (events.length === 0) return { taken: 0, jobs: [] as Job[] };
       const targets = await repo.listEnabledEndpoints(trx);
+      endpoints = new Map(targets.map((row) => [Number(row.id), row]));
       const bySeq = new Map(events.map((event) => [Number(event.seq), event]));
       const deliveries: repo.NewDelivery[] = [];
       for (const event of events) {
@@ -319,7 +335,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     else inFlightPerEndpoint.set(job.endpointId, left);
     record(job, result, at, false);
     pump();
-    if (queued < concurrency) wake();
+    // Room again: more events or due deliveries may be waiting for it.
+    if ((eventsWaiting || claimWanted) && queued < concurrency) wake();
   }
 
   function record(job: Job, result: HttpAttempt, at: number, giveUp: boolean): void {
@@ -344,7 +361,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     if (verdict.kind === 'gone') gone.add(job.endpointId);
     pending.push(outcome);
     letGo(job.owner);
-    if (pending.length >= 200) void flush();
+    if (pending.length >= 1000) void flush();
     else flushTimer ??= setTimeout(() => void flush(), flushDelayMs);
   }
 
@@ -418,24 +435,40 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   async function loop(): Promise<void> {
     while (running) {
-      let busy = false;
       try {
-        await refreshEndpoints();
-        if (queued < concurrency) {
-          const taken = await fanOut();
-          if (taken === fanOutBatch) busy = true;
+        if (eventsWaiting && queued < concurrency) {
+          // Every change heard wakes the loop (a worker publishes one per group commit); fanning out at each
+          // would make a commit (an fsync on SQLite) per handful of events. Paced, each takes what came since.
+          const wait = lastFanOutAt + fanOutIntervalMs - performance.now();
+          if (wait > 0 && !lastFanOutFull) {
+            await sleep(wait);
+            continue;
+          }
+          eventsWaiting = false;
+          lastFanOutAt = performance.now();
+          lastFanOutFull = (await fanOut()) === fanOutBatch;
+          if (lastFanOutFull) eventsWaiting = true;
         }
         pump();
+        const now = clock.now();
         const room = concurrency * 2 - queued - inFlight;
-        if (room > 0 && endpoints.size > 0) {
-          const claimed = await claim(Math.min(room, 200));
-          if (claimed === Math.min(room, 200)) busy = true;
+        const claimDue = claimWanted || now - lastClaimAt >= pollIntervalMs || (nextDueAt !== undefined && nextDueAt <= now);
+        if (claimDue && room > 0) {
+          claimWanted = false;
+          lastClaimAt = now;
+          await refreshEndpoints();
+          if (endpoints.size > 0) {
+            const limit = Math.min(room, 200);
+            if ((await claim(limit)) === limit) claimWanted = true;
+            nextDueAt = await repo.findNextDue(store.db);
+          } else nextDueAt = undefined;
           pump();
         }
-        if (busy) continue;
-        const nextDue = endpoints.size > 0 ? await repo.findNextDue(store.db) : undefined;
-        const untilDue = nextDue === undefined ? pollIntervalMs : Math.max(0, nextDue - clock.now());
-        await sleep(Math.max(1, Math.min(pollIntervalMs, untilDue)));
+        if ((eventsWaiting && queued < concurrency) || (claimWanted && concurrency * 2 - queued - inFlight > 0)) continue;
+        const after = clock.now();
+        const untilPoll = lastClaimAt + pollIntervalMs - after;
+        const untilDue = nextDueAt === undefined ? untilPoll : nextDueAt - after;
+        await sleep(Math.max(1, Math.min(untilPoll, untilDue)));
       } catch (error) {
         if (!running) break;
         logger?.error({ err: error }, 'webhook dispatch failed; trying again');
@@ -448,10 +481,18 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     start() {
       if (running) return;
       running = true;
-      unsubscribe = store.changes.subscribe(() => wake());
+      // Every committed transition publishes its change after its events are written: they may wait now.
+      unsubscribe = store.changes.subscribe(() => {
+        eventsWaiting = true;
+        wake();
+      });
       loopDone = loop();
     },
-    wake,
+    wake() {
+      eventsWaiting = true;
+      claimWanted = true;
+      wake();
+    },
     attempts: () => attemptsMade,
     async stop() {
       if (!running) return;
