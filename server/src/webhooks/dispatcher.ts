@@ -383,16 +383,24 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
         const now = clock.now();
         const disabled = await store.db.transaction().execute(async (trx) => {
           await repo.recordAttempts(trx, batch);
+          // Per endpoint, in the order the answers came: a success ends a failing streak; the first failure
+          // after the last success (or with none in this batch) starts one.
           const succeeded = new Set<number>();
           const failed = new Map<number, number>();
           for (const outcome of batch) {
             if (outcome.succeeded) {
               succeeded.add(outcome.endpointId);
               failed.delete(outcome.endpointId);
-            } else if (!succeeded.has(outcome.endpointId) && !failed.has(outcome.endpointId)) failed.set(outcome.endpointId, outcome.at);
+            } else if (!failed.has(outcome.endpointId)) failed.set(outcome.endpointId, outcome.at);
           }
-          await repo.clearFailing(trx, [...succeeded]);
-          for (const [endpointId, at] of failed) await repo.markFailing(trx, [endpointId], at);
+          await repo.clearFailing(
+            trx,
+            [...succeeded].filter((id) => !failed.has(id)),
+          );
+          for (const [endpointId, at] of failed) {
+            if (succeeded.has(endpointId)) await repo.restartFailing(trx, endpointId, at);
+            else await repo.markFailing(trx, [endpointId], at);
+          }
           const changes: Array<{ id: number; reason: 'gone' | 'failing' }> = [];
           for (const endpointId of goneNow)
             if (await repo.disableEndpoint(trx, endpointId, 'gone', now)) changes.push({ id: endpointId, reason: 'gone' });

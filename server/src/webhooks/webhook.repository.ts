@@ -298,6 +298,11 @@ export async function markFailing(db: DbOrTrx, endpointIds: number[], at: number
     .execute();
 }
 
+/** An endpoint that succeeded, then failed again within one group: failing since that failure. */
+export async function restartFailing(db: DbOrTrx, endpointId: number, at: number): Promise<void> {
+  await db.updateTable('webhook_endpoints').set({ failing_since: at }).where('id', '=', endpointId).execute();
+}
+
 /**
  * Disables an enabled endpoint for `reason` (gone, failing); answers whether it did, so the caller audits
  * only a real change.
