@@ -215,3 +215,21 @@ describe('an endpoint failing for 5 days', () => {
     expect(data[0]!.attempts).toHaveLength(2);
   });
 });
+
+describe('retention', () => {
+  it('purges attempts and finished deliveries past RETENTION_DAYS, keeping pending ones', async () => {
+    const endpoint = await privateEndpoint(receiver.url);
+    context.dispatcher({ schedule: [0] });
+    const [done] = await appendEvents(context, [{ type: 'mail.sent' }]);
+    await waitForDelivery(context, endpoint.id, done!, (d) => d.state === 'succeeded', 'a finished delivery');
+    await context.stopDispatchers();
+    // A delivery still owed: queued by a replay, with no dispatcher running to send it.
+    const [owed] = await appendEvents(context, [{ type: 'mail.failed' }]);
+    await context.services.webhooks.replay(endpoint.id, { eventId: owed! }, 'test');
+    // Zero days: everything finished before now is past retention.
+    const purged = await context.services.webhooks.purgeLog(0);
+    expect(purged).toEqual({ attempts: 1, deliveries: 1 });
+    const { data } = await listDeliveries(context, endpoint.id);
+    expect(data.map((d) => [d.eventId, d.state])).toEqual([[owed, 'pending']]);
+  });
+});
