@@ -6,6 +6,7 @@
  */
 import { MailStatus } from '@outbox/contract';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunningOutbox } from '../../src/main.js';
 import { openStore, type Store } from '../../src/store/connection.js';
 import { freshEnvironment, killAllSpawned, spawnOutbox, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { waitUntil } from '../support/net.js';
@@ -16,6 +17,7 @@ let relay: TestRelay;
 let receiver: Receiver;
 let environment: OutboxEnvironment;
 let store: Store;
+let restarted: RunningOutbox | undefined;
 
 beforeAll(async () => {
   relay = await startTestRelay();
@@ -32,6 +34,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await restarted?.stop();
   await killAllSpawned();
   await store?.close();
   await relay?.close();
@@ -108,7 +111,8 @@ it('SIGKILL while delivering: after a restart every committed event reaches the 
   );
   expect(sentAtKill).toBeLessThan(total);
 
-  await spawnOutbox({ ...environment.env });
+  // The restart runs in this process: only the kill needed a process of its own.
+  restarted = await startInProcess(environment.env);
   await waitUntil(
     async () =>
       (await count(
