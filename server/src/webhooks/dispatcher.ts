@@ -22,8 +22,9 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import type { Clock } from '../clock.js';
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/connection.js';
-import type { WebhookEndpointRow } from '../store/schema.js';
+import type { Database, WebhookEndpointRow } from '../store/schema.js';
 import { FAILING_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, judgeAttempt, signatureHeader, webhookBody } from './webhook-policy.js';
 import * as repo from './webhook.repository.js';
 import { createWebhookSender, type HttpAttempt, type WebhookSender } from './webhook-sender.js';
@@ -88,8 +89,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   // Outcomes are recorded after the requests were made, so this delay adds nothing to an event's lag; it
   // bounds how many attempts a crash leaves unrecorded (each is made again). Every flush is a commit, an fsync
   // on SQLite on the thread the worker shares.
-  const flushDelayMs = options.flushDelayMs ?? 250;
-  const fanOutIntervalMs = options.fanOutIntervalMs ?? 100;
+  const flushDelayMs = options.flushDelayMs ?? 500;
+  const fanOutIntervalMs = options.fanOutIntervalMs ?? 250;
   const instanceId = options.instanceId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
   // A delivery whose lease is nearer its end than one attempt's time plus a second is not started: another
   // instance may claim it the moment the lease runs out. So a lease must leave room for a wait in the local
@@ -195,51 +196,80 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     const now = clock.now();
     const owner = newOwner();
     const leaseUntil = now + leaseMs;
-    const { taken, jobs } = await store.db.transaction().execute(async (trx) => {
-      const events = await repo.pickPendingEvents(trx, store.engine, fanOutBatch);
-      if (events.length === 0) return { taken: 0, jobs: [] as Job[] };
-      const targets = await repo.listEnabledEndpoints(trx);
-      endpoints = new Map(targets.map((row) => [Number(row.id), row]));
-      const bySeq = new Map(events.map((event) => [Number(event.seq), event]));
-      const deliveries: repo.NewDelivery[] = [];
-      for (const event of events) {
-        for (const endpoint of targets) {
-          if (!matches(endpoint, event)) continue;
-          deliveries.push({
-            endpoint_id: Number(endpoint.id),
-            event_seq: Number(event.seq),
-            event_id: event.id,
-            event_type: event.type,
-            mail_id: event.mail_id === null ? null : Number(event.mail_id),
-            state: 'pending',
-            next_attempt_at: leaseUntil,
-            lease_owner: owner,
-            created_at: now,
-            updated_at: now,
-          });
-        }
-      }
-      const inserted = deliveries.length > 0 ? await repo.insertDeliveries(trx, deliveries) : [];
-      await repo.markFannedOut(
-        trx,
-        events.map((event) => Number(event.seq)),
-        now,
-      );
-      return {
-        taken: events.length,
-        jobs: inserted.map<Job>((row) => ({
-          deliveryId: row.id,
-          endpointId: row.endpoint_id,
-          step: 0,
-          owner,
-          leaseUntil,
-          event: bySeq.get(row.event_seq)!,
-        })),
-      };
-    });
+    // The outcomes waiting to be recorded share this commit: on SQLite each commit is an fsync on the thread
+    // the worker shares, and two per round made the worker lose most of its rate.
+    const batch = flushing ? [] : pending.splice(0, pending.length);
+    const goneNow = batch.length > 0 ? [...gone] : [];
+    if (batch.length > 0) gone.clear();
+    let disabled: Disabled = [];
+    let result: { taken: number; jobs: Job[] };
+    try {
+      result = await store.db.transaction().execute(async (trx) => {
+        if (batch.length > 0) disabled = await writeOutcomes(trx, batch, goneNow, now);
+        return pickAndFanOut(trx, now, owner, leaseUntil);
+      });
+    } catch (error) {
+      pending.unshift(...batch);
+      for (const id of goneNow) gone.add(id);
+      throw error;
+    }
+    if (batch.length > 0 && pending.length === 0 && flushTimer) {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
+    }
+    announceDisabled(disabled);
+    const { taken, jobs } = result;
     hold(owner, jobs.length);
     for (const job of jobs) enqueue(job);
     return taken;
+  }
+
+  async function pickAndFanOut(
+    trx: Transaction<Database>,
+    now: number,
+    owner: string,
+    leaseUntil: number,
+  ): Promise<{ taken: number; jobs: Job[] }> {
+    const events = await repo.pickPendingEvents(trx, store.engine, fanOutBatch);
+    if (events.length === 0) return { taken: 0, jobs: [] as Job[] };
+    const targets = await repo.listEnabledEndpoints(trx);
+    endpoints = new Map(targets.map((row) => [Number(row.id), row]));
+    const bySeq = new Map(events.map((event) => [Number(event.seq), event]));
+    const deliveries: repo.NewDelivery[] = [];
+    for (const event of events) {
+      for (const endpoint of targets) {
+        if (!matches(endpoint, event)) continue;
+        deliveries.push({
+          endpoint_id: Number(endpoint.id),
+          event_seq: Number(event.seq),
+          event_id: event.id,
+          event_type: event.type,
+          mail_id: event.mail_id === null ? null : Number(event.mail_id),
+          state: 'pending',
+          next_attempt_at: leaseUntil,
+          lease_owner: owner,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+    }
+    const inserted = deliveries.length > 0 ? await repo.insertDeliveries(trx, deliveries) : [];
+    await repo.markFannedOut(
+      trx,
+      events.map((event) => Number(event.seq)),
+      now,
+    );
+    return {
+      taken: events.length,
+      jobs: inserted.map<Job>((row) => ({
+        deliveryId: row.id,
+        endpointId: row.endpoint_id,
+        step: 0,
+        owner,
+        leaseUntil,
+        event: bySeq.get(row.event_seq)!,
+      })),
+    };
   }
 
   /** Claims due deliveries up to the free room; answers how many. */
@@ -367,6 +397,69 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
 
   const gone = new Set<number>();
 
+  type Disabled = Array<{ id: number; reason: 'gone' | 'failing' }>;
+
+  /**
+   * Writes a group of outcomes in the caller's transaction: the attempts, the deliveries moved on, the
+   * endpoints' failing streaks, and the disables (410, 5 days of failure) with their audit entries.
+   */
+  async function writeOutcomes(
+    trx: Transaction<Database>,
+    batch: repo.AttemptOutcome[],
+    goneNow: number[],
+    now: number,
+  ): Promise<Disabled> {
+    await repo.recordAttempts(trx, batch);
+    // Per endpoint, in the order the answers came: a success ends a failing streak; the first failure
+    // after the last success (or with none in this batch) starts one.
+    const succeeded = new Set<number>();
+    const failed = new Map<number, number>();
+    for (const outcome of batch) {
+      if (outcome.succeeded) {
+        succeeded.add(outcome.endpointId);
+        failed.delete(outcome.endpointId);
+      } else if (!failed.has(outcome.endpointId)) failed.set(outcome.endpointId, outcome.at);
+    }
+    await repo.clearFailing(
+      trx,
+      [...succeeded].filter((id) => !failed.has(id)),
+    );
+    for (const [endpointId, at] of failed) {
+      if (succeeded.has(endpointId)) await repo.restartFailing(trx, endpointId, at);
+      else await repo.markFailing(trx, [endpointId], at);
+    }
+    const changes: Array<{ id: number; reason: 'gone' | 'failing' }> = [];
+    for (const endpointId of goneNow)
+      if (await repo.disableEndpoint(trx, endpointId, 'gone', now)) changes.push({ id: endpointId, reason: 'gone' });
+    for (const endpointId of failed.keys()) {
+      if (await repo.disableEndpoint(trx, endpointId, 'failing', now, now - FAILING_DISABLE_AFTER_MS))
+        changes.push({ id: endpointId, reason: 'failing' });
+    }
+    if (changes.length > 0) {
+      await insertAuditEntries(
+        trx,
+        changes.map((change) => ({
+          at: now,
+          actor: 'system',
+          action: 'webhook.disable',
+          target: `webhook:${change.id}`,
+          after: { enabled: false, disabledReason: change.reason },
+        })),
+      );
+    }
+    return changes;
+  }
+
+  function announceDisabled(disabled: Disabled): void {
+    for (const change of disabled) {
+      endpoints.delete(change.id);
+      logger?.warn(
+        { endpointId: change.id, reason: change.reason },
+        change.reason === 'gone' ? 'webhook endpoint answered 410 Gone: disabled' : 'webhook endpoint failing for 5 days: disabled',
+      );
+    }
+  }
+
   /** Writes the pending outcomes in one transaction; on failure they stay pending and the next flush tries again. */
   function flush(): Promise<void> {
     if (flushTimer) {
@@ -381,54 +474,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
     flushing = (async () => {
       try {
         const now = clock.now();
-        const disabled = await store.db.transaction().execute(async (trx) => {
-          await repo.recordAttempts(trx, batch);
-          // Per endpoint, in the order the answers came: a success ends a failing streak; the first failure
-          // after the last success (or with none in this batch) starts one.
-          const succeeded = new Set<number>();
-          const failed = new Map<number, number>();
-          for (const outcome of batch) {
-            if (outcome.succeeded) {
-              succeeded.add(outcome.endpointId);
-              failed.delete(outcome.endpointId);
-            } else if (!failed.has(outcome.endpointId)) failed.set(outcome.endpointId, outcome.at);
-          }
-          await repo.clearFailing(
-            trx,
-            [...succeeded].filter((id) => !failed.has(id)),
-          );
-          for (const [endpointId, at] of failed) {
-            if (succeeded.has(endpointId)) await repo.restartFailing(trx, endpointId, at);
-            else await repo.markFailing(trx, [endpointId], at);
-          }
-          const changes: Array<{ id: number; reason: 'gone' | 'failing' }> = [];
-          for (const endpointId of goneNow)
-            if (await repo.disableEndpoint(trx, endpointId, 'gone', now)) changes.push({ id: endpointId, reason: 'gone' });
-          for (const endpointId of failed.keys()) {
-            if (await repo.disableEndpoint(trx, endpointId, 'failing', now, now - FAILING_DISABLE_AFTER_MS))
-              changes.push({ id: endpointId, reason: 'failing' });
-          }
-          if (changes.length > 0) {
-            await insertAuditEntries(
-              trx,
-              changes.map((change) => ({
-                at: now,
-                actor: 'system',
-                action: 'webhook.disable',
-                target: `webhook:${change.id}`,
-                after: { enabled: false, disabledReason: change.reason },
-              })),
-            );
-          }
-          return changes;
-        });
-        for (const change of disabled) {
-          endpoints.delete(change.id);
-          logger?.warn(
-            { endpointId: change.id, reason: change.reason },
-            change.reason === 'gone' ? 'webhook endpoint answered 410 Gone: disabled' : 'webhook endpoint failing for 5 days: disabled',
-          );
-        }
+        const disabled = await store.db.transaction().execute((trx) => writeOutcomes(trx, batch, goneNow, now));
+        announceDisabled(disabled);
       } catch (error) {
         pending.unshift(...batch);
         for (const id of goneNow) gone.add(id);
