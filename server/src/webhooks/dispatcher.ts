@@ -10,9 +10,9 @@
  *    becomes the lease's end, so a dispatcher that dies gives them back by itself.
  * 3. Send, at most `concurrency` at once and `perEndpointConcurrency` per endpoint; a delivery whose lease is
  *    too close to its end to finish an attempt is left for whoever claims it next.
- * 4. Record, in groups (every `flushDelayMs` or 1,000 outcomes): each attempt logged, each delivery moved on
- *    (succeeded, retrying at its next time, failed), endpoints' failing state; a 410 or five days of failure
- *    disables the endpoint and says so in the audit log.
+ * 4. Record, in groups (in the next fan-out's transaction, or after `flushDelayMs`, or at 1,000 outcomes):
+ *    each attempt logged, each delivery moved on (succeeded, retrying at its next time, failed), endpoints'
+ *    failing state; a 410 or five days of failure disables the endpoint and says so in the audit log.
  *
  * It wakes when the store's change feed says mails changed (each committed transition writes its events, and
  * on PostgreSQL the feed carries other instances' changes), when told (`wake`, by a test event or a replay in
