@@ -1,9 +1,12 @@
 /**
  * The signature against the Standard Webhooks test vector (standard-webhooks/standard-webhooks,
- * libraries/javascript/src/webhook.test.ts, "sign function works") and HMAC-SHA256 by node:crypto; the
+ * libraries/javascript/src/webhook.test.ts, "sign function works") and the `standardwebhooks` package's own
+ * `sign` on generated ids, timestamps and bodies; the
  * retry verdicts and Retry-After, without a network or a clock.
  */
 import crypto from 'node:crypto';
+import fc from 'fast-check';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_RETRY_SCHEDULE_MS,
@@ -24,6 +27,22 @@ describe('signature', () => {
       '{"test": 2432232314}',
     );
     expect(header).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+  });
+
+  it('is what the standardwebhooks package signs, for any id, timestamp and body (unicode included)', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ minLength: 24, maxLength: 32 }),
+        fc.string({ minLength: 1, maxLength: 40 }),
+        fc.integer({ min: 0, max: 4_000_000_000 }),
+        fc.string({ unit: 'grapheme', maxLength: 300 }),
+        (bytes, id, timestamp, body) => {
+          const secret = `whsec_${Buffer.from(bytes).toString('base64')}`;
+          expect(signatureHeader([secret], id, timestamp, body)).toBe(new Webhook(secret).sign(id, new Date(timestamp * 1000), body));
+        },
+      ),
+      { numRuns: 300, seed: 20261126 },
+    );
   });
 
   it('is base64 HMAC-SHA256 of id.timestamp.body with the secret decoded from base64, one per secret', () => {
