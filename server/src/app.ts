@@ -35,6 +35,8 @@ import { createMailService, type MailService } from './mail/mail.service.js';
 import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
 import type { Store } from './store/connection.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
+import { webhookRoutes } from './http/webhooks.routes.js';
+import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
 
 export interface AppOptions {
   store: Store;
@@ -57,6 +59,8 @@ export interface AppOptions {
   passwordCost?: number;
   /** Socket bounds (HTTP_* in config.ts, docs/operations.md); config.ts's defaults when left out. */
   http?: Partial<HttpLimits>;
+  /** WEBHOOK_ALLOW_PRIVATE: endpoint URLs on loopback and private addresses are accepted (docs/webhooks.md). */
+  webhooks?: { allowPrivate?: boolean };
 }
 
 export interface AppServices {
@@ -64,6 +68,7 @@ export interface AppServices {
   mails: MailService;
   submissions: SubmissionService;
   live: LiveHub;
+  webhooks: WebhookService;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -163,6 +168,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
+  const webhooks = createWebhookService({ store: options.store, clock, allowPrivate: options.webhooks?.allowPrivate ?? false });
   const live = createLiveHub({ store: options.store, auth, logger: app.log, ...options.live });
   // Before the server waits for its connections to end: open event streams never would by themselves.
   app.addHook('preClose', (done) => {
@@ -224,9 +230,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(instancesRoutes, { auth, instances });
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
+  await app.register(webhookRoutes, { auth, webhooks });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live } };
+  return { app, services: { auth, mails, submissions, live, webhooks } };
 }

@@ -71,6 +71,16 @@ export interface Config {
   smtpMaxConnectionsPerClient: number;
   /** METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
+  /** WEBHOOKS: whether this process delivers webhooks (it also needs WORKER on); docs/webhooks.md. */
+  webhooks: boolean;
+  /** WEBHOOK_TIMEOUT: one delivery attempt, connection to the end of the answer. */
+  webhookTimeoutMs: number;
+  /** WEBHOOK_RETRY_SCHEDULE: the delay before each attempt of a delivery, the first included. */
+  webhookRetrySchedule: number[];
+  /** WEBHOOK_ALLOW_PRIVATE: endpoints on loopback, private and link-local addresses are allowed. */
+  webhookAllowPrivate: boolean;
+  /** WEBHOOK_CONCURRENCY: webhook requests in flight at once per process. */
+  webhookConcurrency: number;
 }
 
 /** Bounds on the HTTP listener's sockets (issue 24, item 2; docs/operations.md#configuration). */
@@ -290,6 +300,19 @@ export function loadConfig(env: Env = process.env): Config {
     return entries;
   };
 
+  /** A comma-separated list of delays (`0,5s,5m,30m`); the first is normally 0 (at once). */
+  const retrySchedule = (name: string, fallback: readonly number[]): number[] => {
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') return [...fallback];
+    const steps = raw.split(',').map((part) => part.trim());
+    const delays = steps.map((step) => (/^0+(ms|s)?$/.test(step) ? 0 : parseDurationMs(step)));
+    if (delays.some((delay) => delay === undefined) || delays.length > 50) {
+      problems.push(`${name} must be a comma-separated list of up to 50 durations such as 0,5s,5m,30m,2h, got "${raw}"`);
+      return [...fallback];
+    }
+    return delays as number[];
+  };
+
   const adminUser = env.OUTBOX_ADMIN_USER || undefined;
   const adminPassword = env.OUTBOX_ADMIN_PASSWORD || undefined;
   if (adminUser && !adminPassword) problems.push('OUTBOX_ADMIN_PASSWORD must be set when OUTBOX_ADMIN_USER is');
@@ -334,6 +357,15 @@ export function loadConfig(env: Env = process.env): Config {
     },
     smtpMaxConnectionsPerClient: integer('SMTP_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 100_000),
     metricsToken: env.METRICS_TOKEN || undefined,
+    webhooks: onOff('WEBHOOKS', true),
+    webhookTimeoutMs: durationMs('WEBHOOK_TIMEOUT', 10_000),
+    // Svix's schedule (PRODUCT.md §8); webhooks/webhook-policy.ts holds the same list for callers without config.
+    webhookRetrySchedule: retrySchedule(
+      'WEBHOOK_RETRY_SCHEDULE',
+      [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+    ),
+    webhookAllowPrivate: onOff('WEBHOOK_ALLOW_PRIVATE', false),
+    webhookConcurrency: integer('WEBHOOK_CONCURRENCY', 32, 1, 1000),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');
@@ -346,6 +378,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (config.metricsToken !== undefined && (config.metricsToken.length < 16 || /\s/.test(config.metricsToken))) {
     problems.push('METRICS_TOKEN must be at least 16 characters without spaces (for example: openssl rand -hex 24)');
   }
+  if (config.webhookTimeoutMs > 120_000) problems.push(`WEBHOOK_TIMEOUT must be at most 120s, got "${env.WEBHOOK_TIMEOUT}"`);
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
   else if (relayTls === undefined || relayTls === '') config.relayTls = defaultRelayTls(config.relayUrl);

@@ -19,6 +19,7 @@ import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js'
 import { createHeartbeat, readPackageVersion } from './instances/heartbeat.js';
 import { setMailHostname } from './mail/mail-hostname.js';
 import { openStore } from './store/connection.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 
 /** server/src/main.ts (tsx) and server/dist/main.js (built) are both two folders below the repo root. */
 const defaultConsoleDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../web/dist');
@@ -41,6 +42,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     trustProxy: config.trustProxy,
     http: config.http,
     metricsToken: config.metricsToken,
+    webhooks: { allowPrivate: config.webhookAllowPrivate },
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -109,6 +111,24 @@ export async function start(config: Config, options: StartOptions = {}) {
     worker = deliveryWorker;
   }
 
+  // Webhooks are delivered by the processes that deliver mail (WORKER on), unless WEBHOOKS=off (docs/webhooks.md).
+  let webhookDispatcher: WebhookDispatcher | undefined;
+  if (config.worker && config.webhooks) {
+    webhookDispatcher = createWebhookDispatcher({
+      store,
+      clock,
+      logger: log,
+      timeoutMs: config.webhookTimeoutMs,
+      schedule: config.webhookRetrySchedule,
+      allowPrivate: config.webhookAllowPrivate,
+      concurrency: config.webhookConcurrency,
+      // As long as a mail's lease, and room for at least two attempts.
+      leaseMs: Math.max(config.leaseSeconds * 1000, 2 * config.webhookTimeoutMs + 5_000),
+    });
+    services.webhooks.onQueued(() => webhookDispatcher?.wake());
+    webhookDispatcher.start();
+  }
+
   // Retention: finished and failed mails older than RETENTION_DAYS go, at start and then hourly, on the
   // instances that deliver (an API-only instance leaves it to them). Expired sessions go with them: a
   // session past its expiry can never be used again, and nothing else would ever delete it.
@@ -129,6 +149,12 @@ export async function start(config: Config, options: StartOptions = {}) {
           (purged) =>
             purged > 0 && log.info({ purged, auditRetentionDays: config.auditRetentionDays }, 'purged audit entries past retention'),
           (error: unknown) => log.error({ err: error }, 'audit log purge failed'),
+        ),
+        services.webhooks.purgeLog(config.retentionDays).then(
+          (purged) =>
+            purged.attempts + purged.deliveries > 0 &&
+            log.info({ ...purged, retentionDays: config.retentionDays }, 'purged webhook log past retention'),
+          (error: unknown) => log.error({ err: error }, 'webhook log purge failed'),
         ),
       ]);
     void purge();
@@ -215,6 +241,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       if (retentionTimer) clearInterval(retentionTimer);
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
+      await webhookDispatcher?.stop();
       // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once.
       await heartbeat.stop();
       await transport?.close();
@@ -229,6 +256,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     services,
     worker,
     heartbeat,
+    webhookDispatcher,
     httpPort,
     smtpPort: smtpListener?.port,
     relayUrl: captureRelay?.url ?? config.relayUrl,

@@ -10,6 +10,7 @@ import { searchIndexAndToSort } from './migrations/003-search-index-and-to-sort.
 import { statusLastUpdateIndex } from './migrations/004-status-last-update-index.js';
 import { recipientOutcomes } from './migrations/005-recipient-outcomes.js';
 import { applicationEvents } from './migrations/006-application-events.js';
+import { webhooks } from './migrations/007-webhooks.js';
 import { instancesTable } from './migrations/008-instances.js';
 import { applicationReads } from './migrations/010-application-reads.js';
 import { bouncesAndSuppressions } from './migrations/011-bounces-and-suppressions.js';
@@ -22,6 +23,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '004-status-last-update-index': statusLastUpdateIndex(),
     '005-recipient-outcomes': recipientOutcomes(),
     '006-application-events': applicationEvents(store.engine),
+    '007-webhooks': webhooks(store.engine),
     '008-instances': instancesTable(),
     '010-application-reads': applicationReads(),
     '011-bounces-and-suppressions': bouncesAndSuppressions(store.engine),

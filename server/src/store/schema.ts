@@ -95,6 +95,58 @@ export interface ApplicationEventTable {
   fanned_out_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
+/** A webhook endpoint; see migrations/007-webhooks.ts. */
+export interface WebhookEndpointTable {
+  id: Generated<number>;
+  url: string;
+  description: string;
+  /** JSON array of application event types; `[]`: every type. */
+  event_types: string;
+  /** One application's (API key's) events only; null: every application. */
+  api_key_id: number | null;
+  /** 1 or 0. */
+  enabled: number;
+  /** 'operator' | 'gone' | 'failing' while disabled. */
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: number | null;
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One application event owed to one endpoint; see migrations/007-webhooks.ts. */
+export interface WebhookDeliveryTable {
+  id: Generated<number>;
+  endpoint_id: number;
+  event_seq: number;
+  event_id: string;
+  event_type: string;
+  mail_id: number | null;
+  /** 'pending' | 'retrying' | 'succeeded' | 'failed' */
+  state: string;
+  step: ColumnType<number, number | undefined, number>;
+  next_attempt_at: number | null;
+  lease_owner: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One HTTP attempt of a delivery. */
+export interface WebhookAttemptTable {
+  id: Generated<number>;
+  delivery_id: number;
+  endpoint_id: number;
+  at: number;
+  http_status: number | null;
+  duration_ms: number;
+  response: string;
+  error: string | null;
+  /** 1 or 0. */
+  succeeded: number;
+}
+
 export interface StatusCountTable {
   status: number;
   count: number;
@@ -205,6 +257,9 @@ export interface Database {
   server_secrets: ServerSecretTable;
   bounce_reports: BounceReportTable;
   suppressions: SuppressionTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_deliveries: WebhookDeliveryTable;
+  webhook_attempts: WebhookAttemptTable;
 }
 
 export type MailRow = Selectable<MailTable>;
@@ -220,3 +275,6 @@ export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type InstanceRow = Selectable<InstanceTable>;
 export type BounceReportRow = Selectable<BounceReportTable>;
 export type SuppressionRow = Selectable<SuppressionTable>;
+export type WebhookEndpointRow = Selectable<WebhookEndpointTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveryTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptTable>;
