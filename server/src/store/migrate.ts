@@ -9,6 +9,7 @@ import { statusSortIndex } from './migrations/002-status-sort-index.js';
 import { searchIndexAndToSort } from './migrations/003-search-index-and-to-sort.js';
 import { statusLastUpdateIndex } from './migrations/004-status-last-update-index.js';
 import { recipientOutcomes } from './migrations/005-recipient-outcomes.js';
+import { statusSortIndexes } from './migrations/010-status-sort-indexes.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -17,6 +18,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '003-search-index-and-to-sort': searchIndexAndToSort(store.engine),
     '004-status-last-update-index': statusLastUpdateIndex(),
     '005-recipient-outcomes': recipientOutcomes(),
+    '010-status-sort-indexes': statusSortIndexes(),
   };
 }
 

@@ -73,6 +73,7 @@ function pageLocally(rows: Mail[], params: MailListParams): MailListResponse {
     data: rows.slice(offset, offset + size),
     meta: {
       total: rows.length,
+      totalIsLowerBound: false,
       totalIsEstimate: false,
       nextCursor: offset + size < rows.length ? `local:${offset + size}` : null,
       prevCursor: offset > 0 ? `local:${Math.max(0, offset - size)}` : null,
