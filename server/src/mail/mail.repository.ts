@@ -309,7 +309,8 @@ export interface NewRecipient {
 }
 
 export interface NewMail {
-  row: NewMailRow;
+  /** `search_text` and `first_to_mail` are derived from the row and its recipients by insertMails. */
+  row: Omit<NewMailRow, 'search_text' | 'first_to_mail'>;
   recipients: NewRecipient[];
   content?:
     | {
@@ -328,6 +329,15 @@ export function envelopeRecipientCount(recipients: readonly NewRecipient[]): num
   return new Set(recipients.filter((r) => r.kind === 'envelope').map((r) => r.address)).size;
 }
 
+/**
+ * What the list's search looks in, lower-cased: the sender's name and address, each To/Cc/Bcc recipient's
+ * name and address (not the envelope's: Bcc is there too, and it is already listed), and the subject.
+ */
+export function searchTextOf(row: Pick<NewMailRow, 'from_name' | 'from_mail' | 'subject'>, recipients: readonly NewRecipient[]): string {
+  const named = recipients.filter((r) => r.kind !== 'envelope').flatMap((r) => [r.name, r.address]);
+  return [row.from_name, row.from_mail, ...named, row.subject].join(' ').toLowerCase();
+}
+
 /** Inserts mails with their recipients and content; returns the new ids in order. Counters and events are the caller's. */
 export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number[]> {
   const ids: number[] = [];
@@ -335,11 +345,12 @@ export async function insertMails(db: DbOrTrx, mails: NewMail[]): Promise<number
     const chunk = mails.slice(start, start + 200);
     const inserted = await db
       .insertInto('mails')
-      // The To sort's column is derived here, so no caller can forget it or get it wrong.
+      // The search's and the To sort's columns are derived here, so no caller can forget them or get them wrong.
       .values(
         chunk.map((m) => ({
           recipient_count: envelopeRecipientCount(m.recipients),
           ...m.row,
+          search_text: searchTextOf(m.row, m.recipients),
           first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
         })),
       )
