@@ -24,6 +24,18 @@ export interface PageRead {
 }
 
 type MailQuery<O> = SelectQueryBuilder<Database, 'mails', O>;
+const mailsTable = (db: DbOrTrx) => db.selectFrom('mails');
+
+/**
+ * SQLite: the table read through the sort table's index (`INDEXED BY`, kept when SQLite flattens the
+ * subquery). Its planner otherwise weighs indexes by `sqlite_stat1`, and one index without statistics (made
+ * after the last ANALYZE) looked cheapest for `status = 4 order by received_at`: 0.9 s instead of a seek.
+ * PostgreSQL chooses by its statistics.
+ */
+function mailsThrough(db: DbOrTrx, engine: Engine, index: string | undefined): ReturnType<typeof mailsTable> {
+  if (engine !== 'sqlite' || index === undefined) return mailsTable(db);
+  return db.selectFrom(sql`(select * from mails indexed by ${sql.raw(index)})`.as('mails')) as unknown as ReturnType<typeof mailsTable>;
+}
 
 /**
  * The filter's terms. `fence`: as `+column`, a no-op that tells SQLite not to seek with the column's index
@@ -78,7 +90,7 @@ export async function readIndexPage(
   const { statuses } = read.filter;
   // Every match (no limit) is one read with the statuses as one term: nothing to merge.
   const seeks = statuses && read.take !== undefined ? statuses.map((status) => [status]) : [statuses];
-  const parts = await Promise.all(seeks.map((only) => readSeek(db, read, only, bound)));
+  const parts = await Promise.all(seeks.map((only) => readSeek(db, engine, read, only, bound)));
   const complete = parts.every((part) => part.complete);
   if (parts.length === 1) return { rows: parts[0]!.rows, complete };
   const rows = new Map(parts.flatMap((part) => part.rows.map((row): [number, MailRow] => [row.id, row])));
@@ -96,14 +108,16 @@ export async function readIndexPage(
 
 async function readSeek(
   db: DbOrTrx,
+  engine: Engine,
   read: PageRead,
   statuses: number[] | undefined,
   bound: number | undefined,
 ): Promise<{ rows: MailRow[]; complete: boolean }> {
-  const { column } = LIST_SORTS[read.sort];
+  const { column, index, statusIndex } = LIST_SORTS[read.sort];
   const direction = read.descending ? 'desc' : 'asc';
   const past = read.descending ? '<' : '>';
   const { search, receivedFrom, receivedTo } = read.filter;
+  const mails = () => mailsThrough(db, engine, statuses === undefined ? index : statuses.length === 1 ? statusIndex : undefined);
   const inReceivedOrder = read.sort === 'receivedDate';
   const seek = <O>(q: MailQuery<O>) =>
     matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
@@ -118,18 +132,18 @@ async function readSeek(
   /** The seek narrowed by `where`, in order (by id alone where every row shares the value), `need` rows at most. */
   const part = async (where: <O>(q: MailQuery<O>) => MailQuery<O>, byId: boolean, need: number | undefined) => {
     if (bound === undefined) {
-      const rows = await upTo(ordered(check(where(seek(db.selectFrom('mails').selectAll()))), byId), need).execute();
+      const rows = await upTo(ordered(check(where(seek(mails().selectAll()))), byId), need).execute();
       return { rows, complete: true };
     }
     // The walk reads `bound` entries at most, and the check filters what it read.
-    const walk = ordered(where(seek(db.selectFrom('mails').selectAll())), byId).limit(bound);
+    const walk = ordered(where(seek(mails().selectAll())), byId).limit(bound);
     const walked = db.selectFrom(walk.as('mails')).selectAll() as unknown as MailQuery<MailRow>;
     const rows = await upTo(ordered(check(walked), byId), need).execute();
     if (need === undefined || rows.length >= need) return { rows, complete: true };
     // Fewer than wanted: the seek ended (complete), or the walk stopped at its bound. Counted in the index alone.
     const seen = await db
       .selectFrom(
-        where(seek(db.selectFrom('mails').select('id')))
+        where(seek(mails().select('id')))
           .limit(bound)
           .as('seen'),
       )

@@ -18,7 +18,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '003-search-index-and-to-sort': searchIndexAndToSort(store.engine),
     '004-status-last-update-index': statusLastUpdateIndex(),
     '005-recipient-outcomes': recipientOutcomes(),
-    '010-status-sort-indexes': statusSortIndexes(),
+    '010-status-sort-indexes': statusSortIndexes(store.engine),
   };
 }
 

@@ -73,7 +73,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   }, [failed, list.data, fromEnd]);
   const meta = failed ? undefined : list.data?.meta;
   const total = meta?.total ?? 0;
-  const totalIsEstimate = meta?.totalIsEstimate ?? false;
+  const totalIsLowerBound = meta?.totalIsLowerBound ?? false;
   const ready = !list.isPlaceholderData && list.isSuccess;
   const firstRow = fromEnd
     ? Math.max(1, total - (state.pageIndex === 0 ? mails.length : state.lastPageSize + PAGE_SIZE * state.pageIndex) + 1)
@@ -83,8 +83,8 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   const backCursor = meta?.prevCursor ?? null;
   const canPrevious = fromEnd ? ready && forwardCursor !== null && firstRow > 1 : state.pageIndex > 0;
   const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
-  const canLast = ready && !totalIsEstimate && lastRow < total;
-  const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsEstimate);
+  const canLast = ready && !totalIsLowerBound && lastRow < total;
+  const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsLowerBound);
   const { clear: clearSelection } = selection;
   const onBulkActed = useCallback(() => {
     clearSelection();
@@ -203,7 +203,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
         />
         <MailsFooter
           total={total}
-          totalIsEstimate={totalIsEstimate}
+          totalIsLowerBound={totalIsLowerBound}
           selected={selection.count}
           firstRow={firstRow}
           rowCount={mails.length}
