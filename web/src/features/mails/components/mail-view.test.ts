@@ -74,18 +74,20 @@ describe('viewReducer: filters and the last page', () => {
     }
   });
 
-  it('last reads the reversed order from the other end, with the remainder as its size', () => {
-    const last = viewReducer(walk(INITIAL_VIEW, 'c1'), { type: 'last', total: 12_345 });
-    expect(last).toMatchObject({ fromEnd: true, pageIndex: 0, cursors: [null], lastPageSize: 45 });
-    expect(listParamsOf(last)).toMatchObject({ sort: 'receivedDate', order: 'asc', cursor: null, limit: 45 });
-    expect(viewReducer(INITIAL_VIEW, { type: 'last', total: 100 }).lastPageSize).toBe(50);
+  it("last reads the server's lastCursor in the same order, with the remainder as its size", () => {
+    const last = viewReducer(walk(INITIAL_VIEW, 'c1'), { type: 'last', total: 12_345, cursor: 'end' });
+    expect(last).toMatchObject({ fromEnd: true, pageIndex: 0, cursors: ['end'], lastPageSize: 45 });
+    expect(listParamsOf(last)).toMatchObject({ sort: 'receivedDate', order: 'desc', cursor: 'end', limit: 45 });
+    expect(viewReducer(INITIAL_VIEW, { type: 'last', total: 100, cursor: 'end' }).lastPageSize).toBe(50);
   });
 
-  it('from the last page, forward steps towards the start with full pages; first returns to the start', () => {
-    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120 });
+  it('from the last page, forward steps towards the start with full pages; back returns to lastCursor; first to the start', () => {
+    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120, cursor: 'end' });
     const before = viewReducer(last, { type: 'forward', cursor: 'r1' });
-    expect(listParamsOf(before)).toMatchObject({ order: 'asc', cursor: 'r1', limit: 50 });
-    expect(viewReducer(before, { type: 'back', cursor: 'x' })).toMatchObject({ pageIndex: 0, fromEnd: true });
+    expect(listParamsOf(before)).toMatchObject({ order: 'desc', cursor: 'r1', limit: 50 });
+    const again = viewReducer(before, { type: 'back', cursor: 'x' });
+    expect(again).toMatchObject({ pageIndex: 0, fromEnd: true, cursors: ['end'] });
+    expect(listParamsOf(again)).toMatchObject({ cursor: 'end', limit: 20 });
     expect(viewReducer(before, { type: 'first' })).toMatchObject({ pageIndex: 0, fromEnd: false, cursors: [null] });
   });
 

@@ -6,10 +6,11 @@ import { PAGE_SIZE } from '../api/list-mails';
  * in the address bar (view-url.ts), so a view can be shared; the token never does.
  *
  * Paging is keyset: `cursors[i]` is the cursor that loads page i (page 0 has none). "Forward" stores
- * meta.nextCursor of the page shown, "back" takes its meta.prevCursor. Last is a keyset page from the other
- * end, never an OFFSET: with `fromEnd` the query runs in the reversed order and page 0 is the last page
- * (`lastPageSize` rows, so the pages before it line up with the 50-row pages from the start); the rows are
- * shown reversed. The footer maps Next/Previous onto forward/back by `fromEnd`.
+ * meta.nextCursor of the page shown, "back" takes its meta.prevCursor. Last is the server's meta.lastCursor (a
+ * keyset page from the far end, never an OFFSET): with `fromEnd`, page 0 is the last page, read with that
+ * cursor and `lastPageSize` rows (so the pages before it line up with the 50-row pages from the start), and
+ * "forward" steps towards the start with each page's meta.prevCursor. The footer maps Next/Previous onto
+ * forward/back by `fromEnd`.
  */
 export interface MailFilters {
   /** Status codes shown; empty: all. */
@@ -38,7 +39,7 @@ export type ViewAction =
   | { type: 'forward'; cursor: string }
   | { type: 'back'; cursor: string | null }
   | { type: 'first' }
-  | { type: 'last'; total: number }
+  | { type: 'last'; total: number; cursor: string }
   | { type: 'filter'; filters: Partial<MailFilters> };
 
 export const NO_FILTERS: MailFilters = { statuses: [], q: '', receivedFrom: null, receivedTo: null };
@@ -76,15 +77,16 @@ export function viewReducer(state: ViewState, action: ViewAction): ViewState {
       if (state.pageIndex === 0) return state;
       const target = state.pageIndex - 1;
       const cursors = state.cursors.slice(0, state.pageIndex);
-      // Page 0 is always loaded without a cursor (one cache entry for First and Previous).
-      cursors[target] = target === 0 ? null : (action.cursor ?? state.cursors[target] ?? null);
+      // Page 0 is loaded without a cursor (one cache entry for First and Previous); from the end, with lastCursor.
+      cursors[target] =
+        target === 0 ? (state.fromEnd ? (state.cursors[0] ?? null) : null) : (action.cursor ?? state.cursors[target] ?? null);
       return { ...state, pageIndex: target, cursors };
     }
     case 'first':
       return state.pageIndex === 0 && !state.fromEnd ? state : { ...state, ...FIRST_PAGE, cursors: [null] };
     case 'last': {
       const remainder = action.total % PAGE_SIZE;
-      return { ...state, pageIndex: 0, cursors: [null], fromEnd: true, lastPageSize: remainder === 0 ? PAGE_SIZE : remainder };
+      return { ...state, pageIndex: 0, cursors: [action.cursor], fromEnd: true, lastPageSize: remainder === 0 ? PAGE_SIZE : remainder };
     }
     case 'filter':
       // Any filter change returns to page 1 (the old cursors belong to another result).
@@ -94,10 +96,9 @@ export function viewReducer(state: ViewState, action: ViewAction): ViewState {
 
 /** The list call of a view. */
 export function listParamsOf(state: ViewState): MailListParams {
-  const reversed = state.order === 'asc' ? 'desc' : 'asc';
   return {
     sort: state.sort,
-    order: state.fromEnd ? reversed : state.order,
+    order: state.order,
     cursor: state.cursors[state.pageIndex] ?? null,
     limit: state.fromEnd && state.pageIndex === 0 ? state.lastPageSize : PAGE_SIZE,
     statuses: state.filters.statuses,

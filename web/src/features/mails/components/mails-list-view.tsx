@@ -66,11 +66,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   // docs/console.md §8: a failed load empties the rows silently (no message, no alert).
   const failed = list.isError;
   const fromEnd = state.fromEnd;
-  const mails = useMemo(() => {
-    const rows = failed ? [] : (list.data?.data ?? []);
-    // A page counted from the end was read in the reversed order.
-    return fromEnd ? [...rows].reverse() : rows;
-  }, [failed, list.data, fromEnd]);
+  const mails = useMemo(() => (failed ? [] : (list.data?.data ?? [])), [failed, list.data]);
   const meta = failed ? undefined : list.data?.meta;
   const total = meta?.total ?? 0;
   const totalIsLowerBound = meta?.totalIsLowerBound ?? false;
@@ -81,9 +77,9 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   const lastRow = firstRow + mails.length - 1;
   const forwardCursor = meta?.nextCursor ?? null;
   const backCursor = meta?.prevCursor ?? null;
-  const canPrevious = fromEnd ? ready && forwardCursor !== null && firstRow > 1 : state.pageIndex > 0;
+  const canPrevious = fromEnd ? ready && backCursor !== null && firstRow > 1 : state.pageIndex > 0;
   const canNext = fromEnd ? state.pageIndex > 0 : ready && forwardCursor !== null && lastRow < total;
-  const canLast = ready && !totalIsLowerBound && lastRow < total;
+  const canLast = ready && !totalIsLowerBound && lastRow < total && meta?.lastCursor != null;
   const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsLowerBound);
   const { clear: clearSelection } = selection;
   const onBulkActed = useCallback(() => {
@@ -213,13 +209,15 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           onFirst={() => dispatch({ type: 'first' })}
           onPrevious={() => {
             if (!fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
-            else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
+            else if (backCursor !== null) dispatch({ type: 'forward', cursor: backCursor });
           }}
           onNext={() => {
-            if (fromEnd) dispatch({ type: 'back', cursor: ready ? backCursor : null });
+            if (fromEnd) dispatch({ type: 'back', cursor: ready ? forwardCursor : null });
             else if (forwardCursor !== null) dispatch({ type: 'forward', cursor: forwardCursor });
           }}
-          onLast={() => dispatch({ type: 'last', total })}
+          onLast={() => {
+            if (meta?.lastCursor) dispatch({ type: 'last', total, cursor: meta.lastCursor });
+          }}
         />
         <LiveNotices live={live} />
         {renderSelection?.(selection, onBulkActed)}
