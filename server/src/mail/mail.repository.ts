@@ -86,11 +86,12 @@ export async function readIndexPage(
   engine: Engine,
   read: PageRead,
   bound?: number,
+  candidates?: number[],
 ): Promise<{ rows: MailRow[]; complete: boolean }> {
   const { statuses } = read.filter;
   // Every match (no limit) is one read with the statuses as one term: nothing to merge.
   const seeks = statuses && read.take !== undefined ? statuses.map((status) => [status]) : [statuses];
-  const parts = await Promise.all(seeks.map((only) => readSeek(db, engine, read, only, bound)));
+  const parts = await Promise.all(seeks.map((only) => readSeek(db, engine, read, only, bound, candidates)));
   const complete = parts.every((part) => part.complete);
   if (parts.length === 1) return { rows: parts[0]!.rows, complete };
   const rows = new Map(parts.flatMap((part) => part.rows.map((row): [number, MailRow] => [row.id, row])));
@@ -112,6 +113,7 @@ async function readSeek(
   read: PageRead,
   statuses: number[] | undefined,
   bound: number | undefined,
+  candidates: number[] | undefined,
 ): Promise<{ rows: MailRow[]; complete: boolean }> {
   const { column, index, statusIndex } = LIST_SORTS[read.sort];
   const direction = read.descending ? 'desc' : 'asc';
@@ -119,11 +121,16 @@ async function readSeek(
   const { search, receivedFrom, receivedTo } = read.filter;
   const mails = () => mailsThrough(db, engine, statuses === undefined ? index : statuses.length === 1 ? statusIndex : undefined);
   const inReceivedOrder = read.sort === 'receivedDate';
-  const seek = <O>(q: MailQuery<O>) =>
-    matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
+  // The candidates are checked on each index entry, which holds the id, before its row is read (`+id`: they must
+  // not drive, or SQLite reads them by id and sorts them).
+  const candidateTerm = candidates && sql<boolean>`+mails.id in (select value from json_each(${JSON.stringify(candidates)}))`;
+  const seek = <O>(q: MailQuery<O>) => {
+    const seeking = matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
       statuses: statuses && statuses.length > 1 ? statuses : undefined,
       ...(inReceivedOrder ? { receivedFrom, receivedTo } : {}),
     });
+    return candidateTerm ? seeking.where(candidateTerm) : seeking;
+  };
   // The terms the seek does not hold, checked on each row it reads.
   const check = <O>(q: MailQuery<O>) => matching(q, { search, ...(inReceivedOrder ? {} : { receivedFrom, receivedTo }) });
   const ordered = <O>(q: MailQuery<O>, byId: boolean) => (byId ? q : q.orderBy(column, direction)).orderBy('id', direction);
@@ -203,6 +210,32 @@ export async function findMatchingIds(
   }
   const rows = await matching(db.selectFrom('mails').select('id'), filter).limit(limit).execute();
   return rows.map((r) => Number(r.id));
+}
+
+/** SQLite: the ids the trigram index holds for `search` (3+ characters), newest first, `limit` at most. No row is read. */
+export async function findTrigramCandidates(db: DbOrTrx, search: string, limit: number): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(search)}
+    order by rowid desc limit ${limit}`.execute(db);
+  return rows.map((r) => Number(r.id));
+}
+
+/** The lowest and highest mail id, or undefined for an empty store. */
+export async function findIdRange(db: DbOrTrx): Promise<{ min: number; max: number } | undefined> {
+  // Two subqueries: SQLite answers `min(id)` or `max(id)` alone from one end of the index, but a query asking
+  // for both scans the whole table.
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.min('id').as('v'))
+        .as('min'),
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.max('id').as('v'))
+        .as('max'),
+    ])
+    .executeTakeFirst();
+  return row && row.min !== null && row.max !== null ? { min: Number(row.min), max: Number(row.max) } : undefined;
 }
 
 /**

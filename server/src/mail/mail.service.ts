@@ -16,6 +16,7 @@ import {
   decodeListCursor,
   encodeListCursor,
   isCounted,
+  isIndexedSearch,
   LIST_SORTS,
   planList,
   type ListFilter,
@@ -25,6 +26,9 @@ import {
 import * as repo from './mail.repository.js';
 
 export { statusName, toMail } from './mail-mapping.js';
+
+/** The plan that read a page: one of the four, or the walk through a search's trigram candidates (SQLite). */
+export type ListPlanLabel = ListPlan['name'] | 'walk through candidates';
 
 export interface ListMailsInput {
   statuses?: number[] | undefined;
@@ -73,7 +77,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
   async function listMails(
     input: ListMailsInput,
     options: ListOptions = DEFAULT_LIST_OPTIONS,
-  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlan['name'] }> {
+  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlanLabel }> {
     const sort = input.sort ?? 'receivedDate';
     const order = input.order ?? 'desc';
     const cursor = input.cursor === undefined ? undefined : decodeListCursor(input.cursor, sort, order);
@@ -93,16 +97,25 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     const counts = await repo.getStatusCounts(db);
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
     // Statuses holding no more mails than the count reads are the quickest way to their matches.
+    const viaStatuses = filter.statuses !== undefined && statusRows <= options.countCap;
     const matchIds = isCounted(filter)
-      ? await repo.findMatchingIds(
-          db,
-          store.engine,
-          filter,
-          options.countCap + 1,
-          filter.statuses !== undefined && statusRows <= options.countCap,
-        )
+      ? await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, viaStatuses)
       : undefined;
-    const plan = planList(filter, sort, { matches: matchIds?.length }, options);
+    // SQLite counted a search through its trigram index, newest first: the share of the ids its matches
+    // spanned tells how many mails it is on, if they are spread like the ids.
+    const fromTrigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) && !viaStatuses;
+    const idRange = fromTrigrams && matchIds && matchIds.length > options.countCap ? await repo.findIdRange(db) : undefined;
+    const expectedMatches =
+      idRange && matchIds
+        ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
+        : undefined;
+    const plan = planList(filter, sort, { matches: matchIds?.length, expectedMatches }, options);
+    // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
+    const found =
+      plan.name === 'walk' && plan.throughCandidates
+        ? await repo.findTrigramCandidates(db, filter.search!, options.candidateRows + 1)
+        : undefined;
+    const candidates = found && found.length <= options.candidateRows ? found : undefined;
 
     const backwards = cursor?.direction === 'prev';
     const read: repo.PageRead = {
@@ -112,12 +125,12 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       after: cursor?.position ?? undefined,
       take: input.limit === undefined ? undefined : input.limit + 1,
     };
-    let answered: ListPlan['name'] = plan.name;
+    let answered: ListPlanLabel = candidates ? 'walk through candidates' : plan.name;
     let rows: MailRow[];
     if (plan.name === 'gather') rows = await repo.readIdsPage(db, store.engine, read, matchIds!);
     else if (plan.name === 'sort') rows = await repo.readSortedPage(db, store.engine, read);
     else {
-      const walked = await repo.readIndexPage(db, store.engine, read, plan.name === 'walk' ? plan.bound : undefined);
+      const walked = await repo.readIndexPage(db, store.engine, read, plan.name === 'walk' ? plan.bound : undefined, candidates);
       rows = walked.rows;
       if (!walked.complete) {
         answered = 'sort';
