@@ -15,18 +15,17 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
-import { MAIL_SORTS } from '@outbox/contract';
+import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import { claimDueMails } from '../server/src/delivery/queue.repository.js';
 import {
-  countMailRowsUpTo,
-  type SearchCandidates,
-  findSearchCandidates,
-  getIdBounds,
   getStatusCounts,
-  listMailRows,
-  SORT_COLUMNS,
-  sortValueOf,
+  findMatchingIds,
+  readIdsPage,
+  readIndexPage,
+  readSortedPage,
+  type PageRead,
 } from '../server/src/mail/mail.repository.js';
+import { LIST_SORTS, type ListFilter, type Position } from '../server/src/mail/list-plan.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';
 
@@ -101,74 +100,33 @@ const total = Number(
 );
 console.log(`## ${engine === 'sqlite' ? 'SQLite' : 'PostgreSQL'}, ${total.toLocaleString('en')} mails\n`);
 
+// The page plans of docs/query-plans.md, as list-plan.ts chooses them; a read of several statuses is several
+// statements and only the last is shown.
+const page = (sort: MailSort, filter: ListFilter = {}, after?: Position): PageRead => ({ filter, sort, descending: true, after, take: 51 });
 for (const sort of MAIL_SORTS) {
-  await planOf(`list, sort=${sort}, page 1 (limit 50)`, () => listMailRows(db, engine, { sort, order: 'desc', limit: 50 }));
-  // A deep page: the keyset cursor of the row at 80 % of the table in this order.
+  await planOf(`index: sort=${sort}, page 1 (limit 50)`, () => readIndexPage(db, engine, page(sort)));
+  // A deep page: the keyset position of the row at 80 % of the table in this order.
   const offset = Math.floor(total * 0.8);
+  const column = LIST_SORTS[sort].column;
   const deepRow = only
     ? undefined
     : await db
         .selectFrom('mails')
         .selectAll()
-        .orderBy(sql.ref(SORT_COLUMNS[sort]), 'desc')
+        .orderBy(sql.ref(column), 'desc')
         .orderBy('id', 'desc')
         .offset(offset)
         .limit(1)
         .executeTakeFirst();
-  if (deepRow && !only) {
-    await planOf(`list, sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
-      listMailRows(db, engine, {
-        sort,
-        order: 'desc',
-        limit: 50,
-        cursor: { sort, order: 'desc', value: sortValueOf(deepRow, sort), id: deepRow.id, direction: 'next' },
-      }),
+  if (deepRow) {
+    await planOf(`index: sort=${sort}, deep page (after row ${offset.toLocaleString('en')})`, () =>
+      readIndexPage(db, engine, page(sort, {}, { value: deepRow[column], id: deepRow.id })),
     );
   }
-}
-await planOf('list, status=4 (ProviderError), sort=receivedDate', () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, statuses: [4] }),
-);
-// Text search (issue 8): the service first asks the trigram index for the newest 2,001 candidates; up to
-// 2,000 are read by id, more means a common word whose page walks the sort index (mail.service.ts).
-const CAP = 2_000;
-const LIMITS = { cap: CAP, wordRows: 10_000 };
-const idsOf = (found: SearchCandidates) => (found.kind === 'few' ? found.ids : found.kind === 'many' ? found.newest : []);
-for (const [word, kind] of [
-  ['kowalski77', 'rare'],
-  ['kowalski7', 'medium'],
-  ['shipped', 'common'],
-] as const) {
-  await planOf(`search candidates, q=${word} (${kind}): trigram index, newest ${CAP + 1} (PostgreSQL: the planner's estimate first)`, () =>
-    findSearchCandidates(db, engine, { search: word }, LIMITS),
+  await planOf(`index: sort=${sort} status=1,5 (one seek per status, merged)`, () =>
+    readIndexPage(db, engine, page(sort, { statuses: [1, 5] })),
   );
 }
-const rareIds = idsOf(await findSearchCandidates(db, engine, { search: 'kowalski77' }, LIMITS));
-await planOf(`list, q=kowalski77 (rare: its ${rareIds.length} candidates read by id and sorted)`, () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'kowalski77', candidateIds: rareIds }),
-);
-await planOf('list, q=kowalski77 status=4 sort=to (rare, with a status filter)', () =>
-  listMailRows(db, engine, { sort: 'to', order: 'desc', limit: 50, search: 'kowalski77', statuses: [4], candidateIds: rareIds }),
-);
-await planOf('count, q=kowalski77 (rare: exact, candidates by id)', () =>
-  countMailRowsUpTo(db, { search: 'kowalski77', candidateIds: rareIds }, rareIds.length + 1),
-);
-await planOf('list, q=kowalski7 (medium, 5,747 matches: more than 2,000 candidates, so the sort index is walked)', () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'kowalski7' }),
-);
-await planOf('list, q=shipped (common: the sort index walked, LIKE on each row)', () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'shipped' }),
-);
-await planOf('list, q=shipped status=4 (common, one status: (status, received_at) walked)', () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, search: 'shipped', statuses: [4] }),
-);
-const commonSample = idsOf(await findSearchCandidates(db, engine, { search: 'shipped' }, LIMITS)).slice(0, 500);
-await planOf('count, q=shipped status=4 (common: matches among the newest 500 candidates, for the estimate)', () =>
-  countMailRowsUpTo(db, { search: 'shipped', statuses: [4], candidateIds: commonSample }, commonSample.length + 1),
-);
-await planOf('id bounds (for the estimate)', () => getIdBounds(db));
-
-// Received-date range (issue 8): relative to the newest mail.
 const newest = Number(
   (
     await db
@@ -178,48 +136,36 @@ const newest = Number(
   ).t ?? Date.now(),
 );
 const hoursAgo = (hours: number) => newest - hours * 3_600_000;
-await planOf('count, last 24 h (capped at 10,001, index only)', () => countMailRowsUpTo(db, { receivedFrom: hoursAgo(24) }, 10_001));
-await planOf('count, last 24 h status=0,4 (capped at 10,001, index only)', () =>
-  countMailRowsUpTo(db, { receivedFrom: hoursAgo(24), statuses: [0, 4] }, 10_001),
+// The count (the matches' ids, up to the cap + 1) decides between gather and walk.
+for (const filter of [
+  { search: 'kowalski77' },
+  { search: 'shipped' },
+  { search: 'shipped', statuses: [2] },
+  { receivedFrom: hoursAgo(24) },
+] as ListFilter[]) {
+  await planOf(`count: ${JSON.stringify(filter)}`, () => findMatchingIds(db, engine, filter, 1_001, false));
+}
+const rare = await findMatchingIds(db, engine, { search: 'kowalski77' }, 1_001, false);
+await planOf(`gather: q=kowalski77 sort=to (its ${rare.length} matches by id, sorted)`, () =>
+  readIdsPage(db, engine, page('to', { search: 'kowalski77' }), rare),
 );
-await planOf('list, last 24 h, sort=receivedDate', () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, receivedFrom: hoursAgo(24) }),
+await planOf('walk: q=shipped (received index, LIKE on each row, 5,000 entries at most)', () =>
+  readIndexPage(db, engine, page('receivedDate', { search: 'shipped' }), 5_000),
 );
-await planOf('list, last 24 h status=4, sort=receivedDate', () =>
-  listMailRows(db, engine, { sort: 'receivedDate', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), statuses: [4] }),
+await planOf('walk: q=shipped status=2 (the status index walked)', () =>
+  readIndexPage(db, engine, page('receivedDate', { search: 'shipped', statuses: [2] }), 5_000),
 );
-await planOf('list, last 1 h, sort=subject (few rows: read by date and sorted)', () =>
-  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, receivedFrom: hoursAgo(1), fewRows: true }),
+await planOf('walk: last 7 d sort=subject', () => readIndexPage(db, engine, page('subject', { receivedFrom: hoursAgo(168) }), 5_000));
+await planOf('walk: q=shipped sort=subject (every match sorts under O: none within the bound)', () =>
+  readIndexPage(db, engine, page('subject', { search: 'shipped' }), 5_000),
 );
-await planOf('list, last 7 d, sort=subject (many rows: the sort index walked, date filtered)', () =>
-  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, receivedFrom: hoursAgo(168) }),
+await planOf('sort: q=shipped sort=subject (every match through the trigram index, sorted)', () =>
+  readSortedPage(db, engine, page('subject', { search: 'shipped' })),
 );
-// The bounded walk (mail.service.ts listTuning.walkRows): a common search, or a large date range sorted by
-// another column, looks at 5,000 rows of the sort's index at most; when they hold less than a page, the
-// matches are read through their own index and sorted (`fewRows`).
-await planOf('list, q=shipped sort=subject, bounded walk (5,000 rows of the subject index; every match sorts under O: none found)', () =>
-  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, search: 'shipped', walkLimit: 5_000 }),
+await planOf('index: last 24 h status=4 (a range of the status index)', () =>
+  readIndexPage(db, engine, page('receivedDate', { receivedFrom: hoursAgo(24), statuses: [4] })),
 );
-await planOf('list, q=shipped sort=subject, then: the matches through the trigram index, sorted', () =>
-  listMailRows(db, engine, { sort: 'subject', order: 'desc', limit: 50, search: 'shipped', fewRows: true }),
-);
-await planOf('list, q=shipped sort=to, bounded walk (matches spread along the order: a page found)', () =>
-  listMailRows(db, engine, { sort: 'to', order: 'desc', limit: 50, search: 'shipped', walkLimit: 5_000 }),
-);
-await planOf('list, last 24 h sort=status, bounded walk', () =>
-  listMailRows(db, engine, { sort: 'status', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), walkLimit: 5_000 }),
-);
-await planOf('list, last 24 h sort=status, then: the range through the date index, sorted', () =>
-  listMailRows(db, engine, { sort: 'status', order: 'desc', limit: 50, receivedFrom: hoursAgo(24), fewRows: true }),
-);
-await planOf('list, last page (sort=to, read from the far end)', () =>
-  listMailRows(db, engine, {
-    sort: 'to',
-    order: 'desc',
-    limit: 50,
-    cursor: { sort: 'to', order: 'desc', value: null, id: null, direction: 'prev' },
-  }),
-);
+await planOf('index: last page (sort=to, read from the far end)', () => readIndexPage(db, engine, { ...page('to'), descending: false }));
 await planOf('status counters (meta.total and counts)', () => getStatusCounts(db));
 await planOf('worker claim (inside a transaction, rolled back)', async () => {
   await db

@@ -24,8 +24,6 @@ import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { MAIL_SORTS, type MailSort } from '@outbox/contract';
-import { encodeCursor } from '../server/src/mail/cursor.js';
-import { SORT_COLUMNS } from '../server/src/mail/mail.repository.js';
 import {
   describeSetup,
   formatNumber,
@@ -38,7 +36,23 @@ import {
   type LatencySummary,
 } from './support/common.js';
 import { prepareDemoStore } from './support/demo-store.js';
-import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
+import { operatorToken, startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
+
+/**
+ * The column of each sort, and the list's cursor format (server/src/mail/list-plan.ts), written out here so
+ * that this file runs unchanged in an older checkout for an A/B comparison.
+ */
+const SORT_COLUMNS = {
+  receivedDate: 'received_at',
+  lastUpdate: 'last_update_at',
+  providerSentDate: 'provider_sent_at',
+  subject: 'subject',
+  status: 'status',
+  from: 'from_mail',
+  to: 'first_to_mail',
+} as const satisfies Record<MailSort, string>;
+const encodeCursor = (c: { sort: MailSort; order: 'asc' | 'desc'; value: number | string; id: number; direction: 'next' }) =>
+  Buffer.from(JSON.stringify([c.sort, c.order, c.value, c.id, c.direction]), 'utf8').toString('base64url');
 
 const GOAL_P99_MS = 10;
 const GOAL_DEEP_RATIO = 1.5;
@@ -60,6 +74,9 @@ const { values } = parseArgs({
      * migrations) must not share outbox_bench_list_<count>.
      */
     tag: { type: 'string' },
+    /** The random workload instead of the fixed cases: this many queries, each asked once (below). */
+    random: { type: 'string' },
+    seed: { type: 'string', default: '20' },
   },
 });
 const engine = values.engine as Engine;
@@ -186,6 +203,10 @@ async function main(): Promise<void> {
           .executeTakeFirstOrThrow()
       ).t ?? Date.now(),
     );
+    if (values.random !== undefined) {
+      await runRandom(outbox, token, newest, Number(values.random), Number(values.seed), setup);
+      return;
+    }
     const cases = values.only ? CASES.filter((c) => c.name.includes(values.only!)) : CASES;
     for (const c of cases) {
       const column = SORT_COLUMNS[c.sort];
@@ -298,6 +319,164 @@ async function main(): Promise<void> {
     await outbox.close();
     await prepared.cleanup();
   }
+}
+
+/** mulberry32: a small seeded generator, so that a run's queries can be asked again. */
+function seededRandom(seed: number): () => number {
+  let state = seed | 0;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SAMPLE = 5_000;
+
+/**
+ * Search terms across frequency decades. A sample of 5,000 mails spread over the ids; their tokens (words and
+ * whole addresses) and pieces of them (3–8 characters, as an operator types), each with the share of the sample
+ * whose search text holds it, which estimates its matches in the store to within 1 in 5,000. Terms are drawn
+ * decade by decade (each decade equally often), plus terms that match nothing.
+ */
+async function searchTerms(db: BenchOutbox['running']['store']['db'], random: () => number): Promise<Map<string, string[]>> {
+  const bounds = await db
+    .selectFrom('mails')
+    .select((eb) => [eb.fn.min('id').as('min'), eb.fn.max('id').as('max')])
+    .executeTakeFirstOrThrow();
+  const [min, max] = [Number(bounds.min), Number(bounds.max)];
+  const ids = Array.from({ length: SAMPLE }, () => min + Math.floor(random() * (max - min + 1)));
+  const texts: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('mails')
+      .select('search_text')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+    texts.push(...rows.map((r) => r.search_text));
+  }
+  const candidates = new Set<string>();
+  for (const text of texts.slice(0, 400)) {
+    for (const token of text.split(' ').filter((t) => t.length >= 3)) {
+      candidates.add(token);
+      const length = 3 + Math.floor(random() * Math.min(6, token.length - 2));
+      const start = Math.floor(random() * (token.length - length + 1));
+      candidates.add(token.slice(start, start + length));
+    }
+  }
+  const decades = new Map<string, string[]>();
+  for (const term of candidates) {
+    const held = texts.filter((t) => t.includes(term)).length;
+    const matches = (held / texts.length) * count;
+    const decade = held <= 1 ? `≤${formatNumber(Math.round(count / texts.length))}` : `~1e${Math.floor(Math.log10(matches))}`;
+    decades.set(decade, [...(decades.get(decade) ?? []), term]);
+  }
+  decades.set(
+    'none',
+    Array.from({ length: 50 }, () => `zq${Math.floor(random() * 1e9).toString(36)}`),
+  );
+  return decades;
+}
+
+interface RandomQuery {
+  sort: MailSort;
+  order: 'asc' | 'desc';
+  statuses?: number[];
+  q?: string;
+  decade?: string;
+  lastHours?: number;
+}
+
+function randomQuery(random: () => number, terms: Map<string, string[]>): RandomQuery {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const query: RandomQuery = { sort: pick(MAIL_SORTS), order: random() < 0.5 ? 'asc' : 'desc' };
+  if (random() < 0.5) {
+    const statuses = [0, 1, 2, 3, 4, 5].filter(() => random() < 0.35);
+    query.statuses = statuses.length === 0 || statuses.length === 6 ? [Math.floor(random() * 6)] : statuses;
+  }
+  if (random() < 0.6) {
+    query.decade = pick([...terms.keys()].sort());
+    query.q = pick(terms.get(query.decade)!);
+  }
+  if (random() < 0.3) query.lastHours = pick([1, 6, 24, 72, 168, 336]);
+  return query;
+}
+
+/**
+ * `--random N`: N queries of page 1 (limit 50), each asked once over HTTP: a random sort and order, half with a
+ * random status subset, 60% with a search term from a random frequency decade, 30% with a date range (the
+ * last 1 h … 14 d). The plan of each (the service's `plan`, asked again outside the timing; "old" for a
+ * checkout without it) groups the figures: p50, p99 and max per plan. 20 warm-up queries of another seed first.
+ */
+async function runRandom(
+  outbox: BenchOutbox,
+  token: string,
+  newest: number,
+  n: number,
+  seed: number,
+  setup: ReturnType<typeof describeSetup>,
+) {
+  const random = seededRandom(seed);
+  const terms = await searchTerms(outbox.running.store.db, random);
+  console.log(`search terms per decade: ${[...terms].map(([d, t]) => `${d} ${t.length}`).join(', ')}`);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const urlOf = (query: RandomQuery) => {
+    const params = new URLSearchParams({ limit: String(LIMIT), sort: query.sort, order: query.order });
+    if (query.statuses) params.set('status', query.statuses.join(','));
+    if (query.q) params.set('q', query.q);
+    if (query.lastHours !== undefined) params.set('receivedFrom', new Date(newest - query.lastHours * 3_600_000).toISOString());
+    return `${outbox.baseUrl}/api/v1/mail/list?${params}`;
+  };
+  const warm = seededRandom(seed + 1);
+  for (let i = 0; i < 20; i++) await get(agent, urlOf(randomQuery(warm, terms)), token);
+  const asked: Array<RandomQuery & { ms: number; plan: string; total: number; lowerBound: boolean }> = [];
+  for (let i = 0; i < n; i++) {
+    const query = randomQuery(random, terms);
+    const url = urlOf(query);
+    const started = performance.now();
+    const answer = await get(agent, url, token);
+    const ms = performance.now() - started;
+    if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
+    const meta = (JSON.parse(answer.body) as { meta: { total: number; totalIsLowerBound?: boolean; totalIsEstimate?: boolean } }).meta;
+    const again = (await outbox.running.services.mails.listMails({
+      sort: query.sort,
+      order: query.order,
+      limit: LIMIT,
+      statuses: query.statuses,
+      q: query.q,
+      receivedFrom: new URL(url).searchParams.get('receivedFrom') ?? undefined,
+    })) as { plan?: string };
+    asked.push({
+      ...query,
+      ms,
+      plan: again.plan ?? 'old',
+      total: meta.total,
+      lowerBound: meta.totalIsLowerBound ?? meta.totalIsEstimate ?? false,
+    });
+  }
+  agent.destroy();
+  const groups = new Map<string, number[]>([['all', asked.map((a) => a.ms)]]);
+  for (const a of asked) groups.set(a.plan, [...(groups.get(a.plan) ?? []), a.ms]);
+  for (const a of asked) groups.set(`q ${a.decade ?? '(none)'}`, [...(groups.get(`q ${a.decade ?? '(none)'}`) ?? []), a.ms]);
+  const summaries = [...groups].map(([name, times]) => ({ name, ...summarize(times) }));
+  console.log('');
+  printTable(
+    ['queries', 'n', 'p50', 'p99', 'max', 'goal p99 ≤ 15, max ≤ 100'],
+    summaries.map((s) => [s.name, s.count, s.p50, s.p99, s.max, s.name.startsWith('q ') ? '' : verdict(s.p99 <= 15 && s.max <= 100)]),
+  );
+  const describe = (a: (typeof asked)[number]) =>
+    `${a.ms.toFixed(1)} ms ${a.plan}: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''} → ${a.total}${a.lowerBound ? '+' : ''}`;
+  console.log('\nslowest:');
+  for (const a of [...asked].sort((x, y) => y.ms - x.ms).slice(0, 12)) console.log(`  ${describe(a)}`);
+  console.log(
+    `  load average after the run: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / ')} (before: ${setup.loadAverage.join(' / ')})`,
+  );
+  const file = writeResult('list-random', setup, { seed, queries: n, summaries, asked });
+  console.log(`\nresult: ${file}`);
 }
 
 main().catch((error: unknown) => {

@@ -59,6 +59,11 @@ export type MailSort = (typeof MAIL_SORTS)[number];
 export const MAX_LIST_LIMIT = 500;
 /** Trigram indexes index 3-character pieces: a shorter `q` cannot use them, and reads rows instead. */
 export const MIN_INDEXED_SEARCH = 3;
+/**
+ * A list filtered by more than statuses (a search, a date range) counts its matches exactly up to this many;
+ * beyond, `meta.total` is this and `meta.totalIsLowerBound` is true ("10,000+" would cost a read of 10,000 rows).
+ */
+export const LIST_COUNT_CAP = 1_000;
 
 export const MailListQuery = Type.Object(
   {
@@ -86,8 +91,9 @@ export const MailListQuery = Type.Object(
 export type MailListQuery = Static<typeof MailListQuery>;
 
 export const MailListMeta = Type.Object({
-  total: Type.Integer({ description: 'Mails matching the filter (all pages)' }),
-  totalIsEstimate: Type.Boolean(),
+  total: Type.Integer({ description: 'Mails matching the filter (all pages); with totalIsLowerBound, at least this many' }),
+  totalIsLowerBound: Type.Boolean({ description: 'More mails match than LIST_COUNT_CAP (1,000): total is that cap' }),
+  totalIsEstimate: Type.Boolean({ description: 'Always false: totals are exact or a lower bound (kept for older clients)' }),
   nextCursor: Type.Union([Type.String(), Type.Null()]),
   prevCursor: Type.Union([Type.String(), Type.Null()]),
   lastCursor: Type.Optional(

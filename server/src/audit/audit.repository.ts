@@ -1,5 +1,6 @@
 /** The audit log: who did what, when, with the state before and after (ARCHITECTURE.md#security). */
 import type { DbOrTrx } from '../store/connection.js';
+import { escapeLike } from '../store/like.js';
 import type { AuditLogTable } from '../store/schema.js';
 import { sql, type Selectable } from 'kysely';
 
@@ -44,10 +45,6 @@ export interface AuditFilter {
   to?: number | undefined;
   /** The last entry of the previous page: (at, id), newest first. */
   after?: { at: number; id: number } | undefined;
-}
-
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
 /**

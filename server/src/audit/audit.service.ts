@@ -7,6 +7,7 @@ import type { AuditEntry } from '@outbox/contract';
 import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import { listAuditPage, type AuditFilter, type AuditRow } from './audit.repository.js';
+import { decodeCursor, encodeCursor, isWholeNumber } from '../mail/cursor.js';
 
 /** CSV export stops here: a spreadsheet of more is no longer read by a person; narrow the time range. */
 export const MAX_CSV_ROWS = 50_000;
@@ -42,15 +43,15 @@ function toEntry(row: AuditRow): AuditEntry {
   };
 }
 
-/** `at.id` of the last entry of a page. */
-function encodeCursor(row: AuditRow): string {
-  return `${Number(row.at)}.${Number(row.id)}`;
+/** The last entry of a page, (at, id), in the lists' one cursor format (mail/cursor.ts). */
+function cursorAfter(row: AuditRow): string {
+  return encodeCursor([Number(row.at), Number(row.id)]);
 }
 
-function decodeCursor(cursor: string): { at: number; id: number } {
-  const match = /^(0|[1-9][0-9]{0,15})\.([1-9][0-9]{0,15})$/.exec(cursor);
-  if (!match) throw badRequest('invalid_cursor', 'query.cursor is not a cursor this endpoint gave out (meta.nextCursor).');
-  return { at: Number(match[1]), id: Number(match[2]) };
+function decodeAuditCursor(cursor: string): { at: number; id: number } {
+  const values = decodeCursor(cursor, [isWholeNumber(0), isWholeNumber(1)]);
+  if (!values) throw badRequest('invalid_cursor', 'query.cursor is not a cursor this endpoint gave out (meta.nextCursor).');
+  return { at: values[0] as number, id: values[1] as number };
 }
 
 /** A CSV cell: quoted when needed, and a leading = + - @ defused so that a spreadsheet shows it as text. */
@@ -72,7 +73,7 @@ export function createAuditService({ store }: { store: Store }) {
       action: input.action || undefined,
       from,
       to,
-      after: input.cursor !== undefined ? decodeCursor(input.cursor) : undefined,
+      after: input.cursor !== undefined ? decodeAuditCursor(input.cursor) : undefined,
     };
   }
 
@@ -81,7 +82,7 @@ export function createAuditService({ store }: { store: Store }) {
     const rows = await listAuditPage(db, toFilter(input), limit + 1);
     const hasMore = rows.length > limit;
     if (hasMore) rows.pop();
-    return { data: rows.map(toEntry), meta: { nextCursor: hasMore ? encodeCursor(rows.at(-1)!) : null } };
+    return { data: rows.map(toEntry), meta: { nextCursor: hasMore ? cursorAfter(rows.at(-1)!) : null } };
   }
 
   /**

@@ -101,7 +101,8 @@ export function createApplicationReads({ store, mails }: { store: Store; mails: 
       data: page.map((row) => toMail(row, recipients.get(row.id))),
       meta: {
         total: Math.min(matching, APPLICATION_COUNT_CAP),
-        totalIsEstimate: matching > APPLICATION_COUNT_CAP,
+        totalIsLowerBound: matching > APPLICATION_COUNT_CAP,
+        totalIsEstimate: false,
         nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!.id) : null,
         prevCursor: null,
         lastCursor: null,

@@ -168,14 +168,12 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
       // An unreachable relay, retried until the budget was spent.
       attempted(MailStatus.Error, 'unreachable-gave-up', 'connect ECONNREFUSED relay.example:587', { attempts: 8 });
   }
-  const searchText = [fromName, fromMail, ...recipients.flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase();
   return {
     row: {
       message_id: `<${crypto.randomUUID()}@outbox.demo>`,
       from_name: fromName,
       from_mail: fromMail,
       subject,
-      search_text: searchText,
       received_at: receivedAt,
       last_update_at: lastUpdateAt,
       provider_sent_at: 0,

@@ -24,14 +24,9 @@ export interface PreparedMail {
   idempotencyKey: string | null;
 }
 
-const searchTextOf = (fromName: string, fromMail: string, recipients: NewRecipient[], subject: string) =>
-  [fromName, fromMail, ...recipients.filter((r) => r.kind !== 'envelope').flatMap((r) => [r.name, r.address]), subject]
-    .join(' ')
-    .toLowerCase();
-
 function newRow(
   principal: ApiKeyPrincipal,
-  fields: { messageId: string; fromName: string; fromMail: string; subject: string; searchText: string; idempotencyKey: string | null },
+  fields: { messageId: string; fromName: string; fromMail: string; subject: string; idempotencyKey: string | null },
   now: number,
 ): NewMail['row'] {
   return {
@@ -39,7 +34,6 @@ function newRow(
     from_name: fields.fromName,
     from_mail: fields.fromMail,
     subject: fields.subject,
-    search_text: fields.searchText,
     received_at: now,
     last_update_at: now,
     next_attempt_at: now,
@@ -77,7 +71,6 @@ export function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest
           fromName,
           fromMail: input.fromMail,
           subject: input.subject,
-          searchText: searchTextOf(fromName, input.fromMail, recipients, input.subject),
           idempotencyKey: input.idempotencyKey ?? null,
         },
         now,
@@ -168,7 +161,6 @@ export async function prepareRaw(principal: ApiKeyPrincipal, submission: RawSubm
           fromName,
           fromMail,
           subject,
-          searchText: searchTextOf(fromName, fromMail, recipients, subject),
           idempotencyKey: null,
         },
         now,

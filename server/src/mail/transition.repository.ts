@@ -24,7 +24,7 @@ import { applicationEventData, applicationEventTypeOf, type EventMail, type Even
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import type { DbOrTrx } from '../store/connection.js';
 import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
-import { envelopeRecipientCount, type NewMail } from './mail.repository.js';
+import { envelopeRecipientCount, searchTextOf, type NewMail } from './mail.repository.js';
 import type {
   ApplyOptions,
   AppliedTransitions,
@@ -260,13 +260,14 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
     );
     const inserted = await db
       .insertInto('mails')
-      // The To sort's column is derived here, so no caller can forget it or get it wrong.
+      // The search's and the To sort's columns are derived here, so no caller can forget them or get them wrong.
       .values(
         chunk.map((m, i) => ({
           recipient_count: envelopeRecipientCount(m.recipients),
           ...m.row,
           status: m.created.to,
           event_seq: hasEvent[i] ? 1 : 0,
+          search_text: searchTextOf(m.row, m.recipients),
           first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
         })),
       )

@@ -24,7 +24,6 @@ const mail = (idempotencyKey: string | null, overrides: Partial<NewMail['row']> 
     from_name: '',
     from_mail: 'shop@example.com',
     subject: 's',
-    search_text: 's',
     received_at: 1,
     last_update_at: 1,
     next_attempt_at: 1,

@@ -28,7 +28,6 @@ export async function seedMails(store: Store, mails: SeedMail[], now = Date.pars
           from_name: fromName,
           from_mail: fromMail,
           subject,
-          search_text: [fromName, fromMail, ...to.flatMap((r) => [r.name, r.address]), subject].join(' ').toLowerCase(),
           received_at: receivedAt,
           last_update_at: receivedAt,
           provider_sent_at: m.providerSentAt ?? 0,

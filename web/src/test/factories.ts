@@ -23,6 +23,7 @@ export function buildMailList(mails: Mail[], meta: Partial<MailListResponse['met
     data: mails,
     meta: {
       total: mails.length,
+      totalIsLowerBound: false,
       totalIsEstimate: false,
       nextCursor: null,
       prevCursor: null,

@@ -88,9 +88,11 @@ function pageLocally(rows: Mail[], params: MailListParams): MailListResponse {
     data: rows.slice(offset, offset + size),
     meta: {
       total: rows.length,
+      totalIsLowerBound: false,
       totalIsEstimate: false,
       nextCursor: offset + size < rows.length ? `local:${offset + size}` : null,
-      prevCursor: offset > 0 ? `local:${Math.max(0, offset - size)}` : null,
+      // The page before is a full one, also from the last page (which may be shorter).
+      prevCursor: offset > 0 ? `local:${Math.max(0, offset - PAGE_SIZE)}` : null,
       lastCursor: offset < lastOffset ? `local:${lastOffset}` : null,
       counts: {},
     },

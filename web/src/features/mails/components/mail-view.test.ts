@@ -74,18 +74,20 @@ describe('viewReducer: filters and the last page', () => {
     }
   });
 
-  it('last reads the reversed order from the other end, with the remainder as its size', () => {
-    const last = viewReducer(walk(INITIAL_VIEW, 'c1'), { type: 'last', total: 12_345 });
-    expect(last).toMatchObject({ fromEnd: true, pageIndex: 0, cursors: [null], lastPageSize: 45 });
-    expect(listParamsOf(last)).toMatchObject({ sort: 'receivedDate', order: 'asc', cursor: null, limit: 45 });
-    expect(viewReducer(INITIAL_VIEW, { type: 'last', total: 100 }).lastPageSize).toBe(50);
+  it("last reads the server's lastCursor in the same order, with the remainder as its size", () => {
+    const last = viewReducer(walk(INITIAL_VIEW, 'c1'), { type: 'last', total: 12_345, cursor: 'end' });
+    expect(last).toMatchObject({ fromEnd: true, pageIndex: 0, cursors: ['end'], lastPageSize: 45 });
+    expect(listParamsOf(last)).toMatchObject({ sort: 'receivedDate', order: 'desc', cursor: 'end', limit: 45 });
+    expect(viewReducer(INITIAL_VIEW, { type: 'last', total: 100, cursor: 'end' }).lastPageSize).toBe(50);
   });
 
-  it('from the last page, forward steps towards the start with full pages; first returns to the start', () => {
-    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120 });
+  it('from the last page, forward steps towards the start with full pages; back returns to lastCursor; first to the start', () => {
+    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120, cursor: 'end' });
     const before = viewReducer(last, { type: 'forward', cursor: 'r1' });
-    expect(listParamsOf(before)).toMatchObject({ order: 'asc', cursor: 'r1', limit: 50 });
-    expect(viewReducer(before, { type: 'back', cursor: 'x' })).toMatchObject({ pageIndex: 0, fromEnd: true });
+    expect(listParamsOf(before)).toMatchObject({ order: 'desc', cursor: 'r1', limit: 50 });
+    const again = viewReducer(before, { type: 'back', cursor: 'x' });
+    expect(again).toMatchObject({ pageIndex: 0, fromEnd: true, cursors: ['end'] });
+    expect(listParamsOf(again)).toMatchObject({ cursor: 'end', limit: 20 });
     expect(viewReducer(before, { type: 'first' })).toMatchObject({ pageIndex: 0, fromEnd: false, cursors: [null] });
   });
 
@@ -100,7 +102,7 @@ describe('viewReducer: filters and the last page', () => {
 
 /** A full page shown as the view's own answer, with the meta of a middle page. */
 function shown(over: Partial<PageShown> = {}): PageShown {
-  return { rowCount: 50, total: 120, totalIsEstimate: false, nextCursor: 'n', prevCursor: 'p', ready: true, ...over };
+  return { rowCount: 50, total: 120, totalIsLowerBound: false, nextCursor: 'n', prevCursor: 'p', lastCursor: 'l', ready: true, ...over };
 }
 
 describe('pagerOf: the range and the pager buttons', () => {
@@ -124,8 +126,12 @@ describe('pagerOf: the range and the pager buttons', () => {
     expect(pager).toMatchObject({ canNext: false, canLast: false });
   });
 
-  it('an estimated total offers Next but not Last', () => {
-    expect(pagerOf(INITIAL_VIEW, shown({ total: 1_000, totalIsEstimate: true }))).toMatchObject({ canNext: true, canLast: false });
+  it('a lower-bound total offers Next but not Last', () => {
+    expect(pagerOf(INITIAL_VIEW, shown({ total: 1_000, totalIsLowerBound: true }))).toMatchObject({ canNext: true, canLast: false });
+  });
+
+  it("without the server's lastCursor there is no Last", () => {
+    expect(pagerOf(INITIAL_VIEW, shown({ lastCursor: null }))).toMatchObject({ canNext: true, canLast: false });
   });
 
   it('no rows: the range is empty (first row 1, last row 0) and nothing but First/Previous from a deep page', () => {
@@ -139,7 +145,7 @@ describe('pagerOf: the range and the pager buttons', () => {
   });
 
   it('counted from the end: the last page holds the remainder, the page before it the 50 rows before', () => {
-    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120 });
+    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120, cursor: 'L' });
     expect(pagerOf(last, shown({ rowCount: 20 }))).toEqual({
       firstRow: 101,
       lastRow: 120,
@@ -154,7 +160,7 @@ describe('pagerOf: the range and the pager buttons', () => {
   });
 
   it('counted from the end, the first row never goes below 1 (mails deleted since)', () => {
-    const before = viewReducer(viewReducer(INITIAL_VIEW, { type: 'last', total: 120 }), { type: 'forward', cursor: 'r1' });
+    const before = viewReducer(viewReducer(INITIAL_VIEW, { type: 'last', total: 120, cursor: 'L' }), { type: 'forward', cursor: 'r1' });
     expect(pagerOf(before, shown({ total: 60 })).firstRow).toBe(1);
   });
 });
@@ -182,15 +188,16 @@ describe('viewReducer: Next and Previous', () => {
     expect(viewReducer(INITIAL_VIEW, { type: 'next', page: shown({ nextCursor: null }) })).toBe(INITIAL_VIEW);
   });
 
-  it('counted from the end, Previous goes forward in the reversed order and Next back towards the last page', () => {
-    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120 });
-    const before = viewReducer(last, { type: 'previous', page: shown({ rowCount: 20, nextCursor: 'r1' }) });
-    expect(before).toMatchObject({ fromEnd: true, pageIndex: 1, cursors: [null, 'r1'] });
-    expect(viewReducer(last, { type: 'previous', page: shown({ nextCursor: null }) })).toBe(last);
-    expect(viewReducer(before, { type: 'next', page: shown({ prevCursor: 'x' }) })).toMatchObject({
+  it("counted from the end (same order, from the server's lastCursor), Previous steps towards the start with prevCursor and Next back towards the last page", () => {
+    const last = viewReducer(INITIAL_VIEW, { type: 'last', total: 120, cursor: 'L' });
+    expect(last).toMatchObject({ fromEnd: true, pageIndex: 0, cursors: ['L'], lastPageSize: 20 });
+    const before = viewReducer(last, { type: 'previous', page: shown({ rowCount: 20, prevCursor: 'r1' }) });
+    expect(before).toMatchObject({ fromEnd: true, pageIndex: 1, cursors: ['L', 'r1'] });
+    expect(viewReducer(last, { type: 'previous', page: shown({ prevCursor: null }) })).toBe(last);
+    expect(viewReducer(before, { type: 'next', page: shown({ nextCursor: 'x' }) })).toMatchObject({
       fromEnd: true,
       pageIndex: 0,
-      cursors: [null],
+      cursors: ['L'],
     });
   });
 });

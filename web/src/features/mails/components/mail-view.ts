@@ -6,10 +6,11 @@ import { PAGE_SIZE } from '../api/list-mails';
  * in the address bar (view-url.ts), so a view can be shared; the token never does.
  *
  * Paging is keyset: `cursors[i]` is the cursor that loads page i (page 0 has none). "Forward" stores
- * meta.nextCursor of the page shown, "back" takes its meta.prevCursor. Last is a keyset page from the other
- * end, never an OFFSET: with `fromEnd` the query runs in the reversed order and page 0 is the last page
- * (`lastPageSize` rows, so the pages before it line up with the 50-row pages from the start); the rows are
- * shown reversed. The footer maps Next/Previous onto forward/back by `fromEnd`.
+ * meta.nextCursor of the page shown, "back" takes its meta.prevCursor. Last is the server's meta.lastCursor (a
+ * keyset page from the far end, never an OFFSET): with `fromEnd`, page 0 is the last page, read with that
+ * cursor and `lastPageSize` rows (so the pages before it line up with the 50-row pages from the start), and
+ * "forward" steps towards the start with each page's meta.prevCursor. The footer maps Next/Previous onto
+ * forward/back by `fromEnd`.
  */
 export interface MailFilters {
   /** Status codes shown; empty: all. */
@@ -40,9 +41,12 @@ export interface ViewState extends PagingState {
 export interface PageShown {
   rowCount: number;
   total: number;
-  totalIsEstimate: boolean;
+  /** More mails match than the server counted (a search or a date range): `total` is a lower bound. */
+  totalIsLowerBound: boolean;
   nextCursor: string | null;
   prevCursor: string | null;
+  /** The server's cursor of the last page (meta.lastCursor); null where it gives none. */
+  lastCursor: string | null;
   ready: boolean;
 }
 
@@ -63,7 +67,7 @@ export type ViewAction =
   | { type: 'next'; page: PageShown }
   | { type: 'previous'; page: PageShown }
   | { type: 'first' }
-  | { type: 'last'; total: number }
+  | { type: 'last'; total: number; cursor: string }
   | { type: 'filter'; filters: Partial<MailFilters> };
 
 export const NO_FILTERS: MailFilters = { statuses: [], q: '', receivedFrom: null, receivedTo: null };
@@ -96,19 +100,20 @@ export function viewReducer(state: ViewState, action: ViewAction): ViewState {
       return forward(state, action.cursor);
     case 'back':
       return back(state, action.cursor);
-    // A page counted from the end runs the reversed order: Next goes back towards page 0 (the last page) and
-    // Previous forward. Back takes the shown page's prevCursor only when that page is the view's own.
+    // Counted from the end, page 0 is the last page and the index grows towards the start, in the same order:
+    // Next goes back towards page 0 with the shown page's nextCursor, Previous forward with its prevCursor.
+    // A cursor of the shown page is taken only when that page is the view's own answer.
     case 'next':
-      if (state.fromEnd) return back(state, action.page.ready ? action.page.prevCursor : null);
+      if (state.fromEnd) return back(state, action.page.ready ? action.page.nextCursor : null);
       return action.page.nextCursor === null ? state : forward(state, action.page.nextCursor);
     case 'previous':
       if (!state.fromEnd) return back(state, action.page.ready ? action.page.prevCursor : null);
-      return action.page.nextCursor === null ? state : forward(state, action.page.nextCursor);
+      return action.page.prevCursor === null ? state : forward(state, action.page.prevCursor);
     case 'first':
       return state.pageIndex === 0 && !state.fromEnd ? state : { ...state, ...FIRST_PAGE, cursors: [null] };
     case 'last': {
       const remainder = action.total % PAGE_SIZE;
-      return { ...state, pageIndex: 0, cursors: [null], fromEnd: true, lastPageSize: remainder === 0 ? PAGE_SIZE : remainder };
+      return { ...state, pageIndex: 0, cursors: [action.cursor], fromEnd: true, lastPageSize: remainder === 0 ? PAGE_SIZE : remainder };
     }
     case 'filter':
       // Any filter change returns to page 1 (the old cursors belong to another result).
@@ -126,19 +131,19 @@ function back(state: ViewState, cursor: string | null): ViewState {
   if (state.pageIndex === 0) return state;
   const target = state.pageIndex - 1;
   const cursors = state.cursors.slice(0, state.pageIndex);
-  // Page 0 is always loaded without a cursor (one cache entry for First and Previous).
-  cursors[target] = target === 0 ? null : (cursor ?? state.cursors[target] ?? null);
+  // Page 0 is loaded without a cursor (one cache entry for First and Previous); from the end, with lastCursor.
+  cursors[target] = target === 0 ? (state.fromEnd ? (state.cursors[0] ?? null) : null) : (cursor ?? state.cursors[target] ?? null);
   return { ...state, pageIndex: target, cursors };
 }
 
 /**
  * Where the page shown sits in the whole result, and which pager buttons can act. Counted from the end, page
  * 0 holds the last `rowCount` rows and each page before it 50 more. Next and Last need the view's own answer
- * (a cursor or a total of the previous page would lead elsewhere); Last needs an exact total.
+ * (a cursor or a total of the previous page would lead elsewhere); Last needs an exact total and the server's lastCursor.
  */
 export function pagerOf(state: PagingState, page: PageShown): Pager {
   const { pageIndex, fromEnd, lastPageSize } = state;
-  const { rowCount, total, ready, nextCursor } = page;
+  const { rowCount, total, ready, nextCursor, prevCursor } = page;
   const firstRow = fromEnd
     ? Math.max(1, total - (pageIndex === 0 ? rowCount : lastPageSize + PAGE_SIZE * pageIndex) + 1)
     : pageIndex * PAGE_SIZE + 1;
@@ -146,18 +151,17 @@ export function pagerOf(state: PagingState, page: PageShown): Pager {
   return {
     firstRow,
     lastRow,
-    canPrevious: fromEnd ? ready && nextCursor !== null && firstRow > 1 : pageIndex > 0,
+    canPrevious: fromEnd ? ready && prevCursor !== null && firstRow > 1 : pageIndex > 0,
     canNext: fromEnd ? pageIndex > 0 : ready && nextCursor !== null && lastRow < total,
-    canLast: ready && !page.totalIsEstimate && lastRow < total,
+    canLast: ready && !page.totalIsLowerBound && lastRow < total && page.lastCursor !== null,
   };
 }
 
 /** The list call of a view. */
 export function listParamsOf(state: ViewState): MailListParams {
-  const reversed = state.order === 'asc' ? 'desc' : 'asc';
   return {
     sort: state.sort,
-    order: state.fromEnd ? reversed : state.order,
+    order: state.order,
     cursor: state.cursors[state.pageIndex] ?? null,
     limit: state.fromEnd && state.pageIndex === 0 ? state.lastPageSize : PAGE_SIZE,
     statuses: state.filters.statuses,

@@ -4,8 +4,8 @@ import { FOOTER_HEIGHT } from './table-layout';
 
 interface MailsFooterProps {
   total: number;
-  /** The mails total is a capped estimate (a text search): the range says "about". */
-  totalIsEstimate: boolean;
+  /** More mails match than the server counts (a search or a date range): `total` is its cap, shown "1,000+". */
+  totalIsLowerBound: boolean;
   selected: number;
   /** 1-based position of the first row shown and how many rows are shown. */
   firstRow: number;
@@ -22,14 +22,12 @@ interface MailsFooterProps {
 /** The table footer (docs/console.md §2): `total` and `selected`, the range shown ("1–50 of 12,345") and the pager. */
 export function MailsFooter(props: MailsFooterProps) {
   const { total, selected, firstRow, rowCount } = props;
-  const range =
-    rowCount === 0
-      ? `0 of ${formatCount(total)}`
-      : `${formatCount(firstRow)}–${formatCount(firstRow + rowCount - 1)} of ${props.totalIsEstimate ? 'about ' : ''}${formatCount(total)}`;
+  const of = props.totalIsLowerBound ? `${formatCount(total)}+` : formatCount(total);
+  const range = rowCount === 0 ? `0 of ${of}` : `${formatCount(firstRow)}–${formatCount(firstRow + rowCount - 1)} of ${of}`;
   return (
     <footer className="mails-footer" style={{ height: FOOTER_HEIGHT }}>
       <div className="mails-footer__counts">
-        <span data-testid="footer-total">{`total: ${total}`}</span>
+        <span data-testid="footer-total">{props.totalIsLowerBound ? `total: ${of}` : `total: ${total}`}</span>
         <span data-testid="footer-selected">{`selected: ${selected}`}</span>
       </div>
       <nav className="pager" aria-label="Pages">

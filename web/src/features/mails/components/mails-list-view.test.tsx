@@ -187,6 +187,17 @@ describe('mails table', () => {
     expect(alert).not.toHaveBeenCalled();
   });
 
+  it('shows a lower bound as "1,000+": in the range and the total; Last is off, since the end is not known', async () => {
+    const mails = Array.from({ length: 50 }, (_, i) => buildMail({ id: 1000 - i, subject: `match ${i}` }));
+    handleList(() => buildMailList(mails, { total: 1000, totalIsLowerBound: true, nextCursor: 'n', lastCursor: 'l' }));
+    renderView();
+    await screen.findByText('match 0');
+    expect(screen.getByTestId('footer-range')).toHaveTextContent('1–50 of 1,000+');
+    expect(screen.getByTestId('footer-total')).toHaveTextContent('total: 1,000+');
+    expect(screen.getByRole('button', { name: 'Last' })).toBeDisabled();
+    expect(screen.getByRole('button', { name: 'Next' })).toBeEnabled();
+  });
+
   it('shows total and selected in the footer; clicking rows and Space toggle the selection', async () => {
     handleList(() =>
       buildMailList([buildMail({ subject: 'one' }), buildMail({ subject: 'two' }), buildMail({ subject: 'three' })], {

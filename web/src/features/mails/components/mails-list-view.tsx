@@ -54,25 +54,22 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
   // docs/console.md §8: a failed load empties the rows silently (no message, no alert).
   const failed = list.isError;
   const fromEnd = state.fromEnd;
-  const mails = useMemo(() => {
-    const rows = failed ? [] : (list.data?.data ?? []);
-    // A page counted from the end was read in the reversed order.
-    return fromEnd ? [...rows].reverse() : rows;
-  }, [failed, list.data, fromEnd]);
+  const mails = useMemo(() => (failed ? [] : (list.data?.data ?? [])), [failed, list.data]);
   const meta = failed ? undefined : list.data?.meta;
   const total = meta?.total ?? 0;
-  const totalIsEstimate = meta?.totalIsEstimate ?? false;
+  const totalIsLowerBound = meta?.totalIsLowerBound ?? false;
   const ready = !list.isPlaceholderData && list.isSuccess;
   const page: PageShown = {
     rowCount: mails.length,
     total,
-    totalIsEstimate,
+    totalIsLowerBound,
     nextCursor: meta?.nextCursor ?? null,
     prevCursor: meta?.prevCursor ?? null,
+    lastCursor: meta?.lastCursor ?? null,
     ready,
   };
   const { firstRow, canPrevious, canNext, canLast } = pagerOf(state, page);
-  const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsEstimate);
+  const { rowSelection, onRowSelectionChange, selection } = useMailSelection(view.params, mails, total, totalIsLowerBound);
   const { clear: clearSelection } = selection;
   const onBulkActed = useCallback(() => {
     clearSelection();
@@ -199,7 +196,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
         />
         <MailsFooter
           total={total}
-          totalIsEstimate={totalIsEstimate}
+          totalIsLowerBound={totalIsLowerBound}
           selected={selection.count}
           firstRow={firstRow}
           rowCount={mails.length}
@@ -209,7 +206,9 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
           onFirst={() => dispatch({ type: 'first' })}
           onPrevious={() => dispatch({ type: 'previous', page })}
           onNext={() => dispatch({ type: 'next', page })}
-          onLast={() => dispatch({ type: 'last', total })}
+          onLast={() => {
+            if (page.lastCursor !== null) dispatch({ type: 'last', total, cursor: page.lastCursor });
+          }}
         />
         <LiveNotices live={live} />
         {renderSelection?.(selection, onBulkActed)}

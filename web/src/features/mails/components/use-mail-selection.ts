@@ -43,7 +43,7 @@ function filterOf(status: string, q: string, receivedFrom: string | null, receiv
  * Row selection of the list (the footer's `selected`): per page (another page, order or filter starts empty),
  * or the whole filter, kept across pages until the filter changes or a row is unticked.
  */
-export function useMailSelection(params: MailListParams, mails: Mail[], total: number, totalIsEstimate: boolean) {
+export function useMailSelection(params: MailListParams, mails: Mail[], total: number, totalIsLowerBound: boolean) {
   const pageKey = JSON.stringify(params);
   // The filter's fields only, not the page's cursor or order.
   const status = params.statuses.join(',');
@@ -73,7 +73,7 @@ export function useMailSelection(params: MailListParams, mails: Mail[], total: n
     mails: selectedMails.map(({ id, status }) => ({ id, status })),
     matching: isMatching ? { filter, total, statuses: params.statuses } : null,
     count: isMatching ? total : selectedMails.length,
-    canSelectAllMatching: allOnPage && !isMatching && !totalIsEstimate && total > mails.length,
+    canSelectAllMatching: allOnPage && !isMatching && !totalIsLowerBound && total > mails.length,
     total,
     selectAllMatching: () => setMatchingKey(filterKey),
     clear: () => {

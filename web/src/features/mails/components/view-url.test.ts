@@ -18,8 +18,11 @@ describe('the view in the URL', () => {
   });
 
   it('round-trips the last page', () => {
-    const view = viewReducer(INITIAL_VIEW, { type: 'last', total: 130 });
+    const view = viewReducer(INITIAL_VIEW, { type: 'last', total: 130, cursor: 'end' });
+    expect(viewQueryOf(view)).toBe('?cursor=end&end=1&size=30');
     expect(readViewFromUrl(viewQueryOf(view))).toEqual(view);
+    // Without its cursor an address of the end is the first page.
+    expect(readViewFromUrl('?end=1&size=30')).toEqual(INITIAL_VIEW);
   });
 
   it('ignores what it does not know or cannot read', () => {

@@ -43,9 +43,11 @@ export function readViewFromUrl(search: string): ViewState {
   const size = Number(params.get('size') ?? PAGE_SIZE);
   const pageIndex = Number.isInteger(page) && page > 1 && cursor ? page - 1 : 0;
   const cursors: (string | null)[] = Array.from({ length: pageIndex + 1 }, () => null);
-  cursors[pageIndex] = pageIndex === 0 ? null : cursor;
-  const lastPageSize = Number.isInteger(size) && size >= 1 && size <= PAGE_SIZE ? size : PAGE_SIZE;
-  return { sort, order, pageIndex, cursors, fromEnd, lastPageSize, filters };
+  // From the end, page 0 is read with the server's lastCursor, so it is in the address too.
+  cursors[pageIndex] = pageIndex === 0 && !(fromEnd && cursor) ? null : cursor;
+  const atEnd = fromEnd && cursor !== null;
+  const lastPageSize = atEnd && Number.isInteger(size) && size >= 1 && size <= PAGE_SIZE ? size : PAGE_SIZE;
+  return { sort, order, pageIndex, cursors, fromEnd: atEnd, lastPageSize, filters };
 }
 
 export function viewQueryOf(state: ViewState): string {
@@ -60,8 +62,8 @@ export function viewQueryOf(state: ViewState): string {
     params.set('order', state.order);
   }
   const cursor = state.cursors[state.pageIndex];
-  if (state.pageIndex > 0 && cursor) {
-    params.set('page', String(state.pageIndex + 1));
+  if ((state.pageIndex > 0 || state.fromEnd) && cursor) {
+    if (state.pageIndex > 0) params.set('page', String(state.pageIndex + 1));
     params.set('cursor', cursor);
   }
   if (state.fromEnd) {

@@ -36,7 +36,7 @@ export function applyCounts(list: MailListResponse, params: MailListParams, coun
   // Only where the list answer itself came with the counters (a server that keeps them, as the stream's does).
   const hasCounters = Object.keys(list.meta.counts ?? {}).length > 0;
   const countedExactly =
-    hasCounters && params.q === '' && params.receivedFrom === null && params.receivedTo === null && !list.meta.totalIsEstimate;
+    hasCounters && params.q === '' && params.receivedFrom === null && params.receivedTo === null && !list.meta.totalIsLowerBound;
   const total = countedExactly
     ? Object.entries(counts).reduce(
         (sum, [code, n]) => (params.statuses.length === 0 || params.statuses.includes(Number(code)) ? sum + n : sum),
