@@ -16,6 +16,9 @@ import { createQueueHealthService } from './health/queue-health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
 import { createInstanceService } from './instances/instance.service.js';
 import { instancesRoutes } from './http/instances.routes.js';
+import { createAlertService, type AlertService } from './alerts/alert.service.js';
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './alerts/alert-rules.js';
+import { alertsRoutes } from './http/alerts.routes.js';
 import { apiDocsRoutes } from './http/api-docs.routes.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
@@ -48,6 +51,8 @@ export interface AppOptions {
   trustProxy?: boolean | number | string[];
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
+  /** Alert rules' thresholds and timing (ALERT_* variables); the defaults of alerts/alert-rules.ts otherwise. */
+  alerts?: AlertSettings;
 }
 
 export interface AppServices {
@@ -55,6 +60,7 @@ export interface AppServices {
   mails: MailService;
   submissions: SubmissionService;
   live: LiveHub;
+  alerts: AlertService;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -113,7 +119,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
 
   const mails = createMailService({ store: options.store, clock });
   const instances = createInstanceService({ store: options.store, clock });
-  const metrics = createMetricsService({ mails, clock, instances });
+  const alerts = createAlertService({ store: options.store, clock, settings: options.alerts ?? DEFAULT_ALERT_SETTINGS });
+  const metrics = createMetricsService({ mails, clock, instances, alerts });
   const auth = createAuthService({
     store: options.store,
     clock,
@@ -125,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
-  const live = createLiveHub({ store: options.store, auth, logger: app.log, ...options.live });
+  const live = createLiveHub({ store: options.store, auth, logger: app.log, readAlerts: alerts.listRuleStatuses, ...options.live });
   // Before the server waits for its connections to end: open event streams never would by themselves.
   app.addHook('preClose', (done) => {
     live.close();
@@ -179,11 +186,12 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });
   await app.register(instancesRoutes, { auth, instances });
+  await app.register(alertsRoutes, { auth, alerts });
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live } };
+  return { app, services: { auth, mails, submissions, live, alerts } };
 }

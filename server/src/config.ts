@@ -58,6 +58,23 @@ export interface Config {
   /** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER (5 s, 15 s): this process's heartbeat (instances/heartbeat.ts). */
   heartbeatIntervalMs: number;
   instanceStaleAfterMs: number;
+  /** The ALERT_* variables: alert rules' thresholds and timing (alerts/alert-rules.ts, docs/alerts.md). */
+  alerts: AlertConfig;
+}
+
+/** The shape of alerts/alert-rules.ts's AlertSettings (config.ts imports nothing of the project). */
+export interface AlertConfig {
+  enabled: boolean;
+  intervalMs: number;
+  pendingMs: number;
+  cooldownMs: number;
+  windowMs: number;
+  minAttempts: number;
+  failureRate: number;
+  oldestDueMs: number;
+  noWorkerForMs: number;
+  bounceRate: number;
+  webhookFailingMs: number;
 }
 
 /**
@@ -147,6 +164,21 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return ms;
   };
+  // Alerts: a pending period or cooldown of 0 is meaningful (fire at the first evaluation, no cooldown).
+  const durationMsOrZero = (name: string, fallback: number): number =>
+    /^0+\s*(ms|[smhd])?$/.test(env[name]?.trim() ?? '') ? 0 : durationMs(name, fallback);
+  // A rate as a fraction (0.2) or a percentage (20%), above 0 and at most 1.
+  const ratio = (name: string, fallback: number): number => {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') return fallback;
+    const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(raw);
+    const value = match ? Number(match[1]) / (match[2] === '%' ? 100 : 1) : NaN;
+    if (!(value > 0 && value <= 1)) {
+      problems.push(`${name} must be a rate above 0 and at most 1, as a fraction (0.2) or a percentage (20%), got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
   const file = (name: string): string | undefined => {
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
@@ -230,6 +262,19 @@ export function loadConfig(env: Env = process.env): Config {
     smtpMaxConnections: integer('SMTP_MAX_CONNECTIONS', 100, 1, 100_000),
     heartbeatIntervalMs: durationMs('HEARTBEAT_INTERVAL', 5_000),
     instanceStaleAfterMs: durationMs('INSTANCE_STALE_AFTER', 15_000),
+    alerts: {
+      enabled: onOff('ALERTS', true),
+      intervalMs: durationMs('ALERT_EVALUATION_INTERVAL', 30_000),
+      pendingMs: durationMsOrZero('ALERT_PENDING', 60_000),
+      cooldownMs: durationMsOrZero('ALERT_COOLDOWN', 600_000),
+      windowMs: durationMs('ALERT_WINDOW', 900_000),
+      minAttempts: integer('ALERT_MIN_ATTEMPTS', 20, 1, 1_000_000),
+      failureRate: ratio('ALERT_FAILURE_RATE', 0.2),
+      oldestDueMs: durationMs('ALERT_OLDEST_DUE', 600_000),
+      noWorkerForMs: durationMsOrZero('ALERT_NO_WORKER_FOR', 60_000),
+      bounceRate: ratio('ALERT_BOUNCE_RATE', 0.05),
+      webhookFailingMs: durationMs('ALERT_WEBHOOK_FAILING_FOR', 3_600_000),
+    },
   };
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;

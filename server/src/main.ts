@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createAlertEvaluator } from './alerts/alert-evaluator.js';
 import { buildApp } from './app.js';
 import { systemClock, type Clock } from './clock.js';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.js';
@@ -38,6 +39,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,
+    alerts: config.alerts,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -183,6 +185,10 @@ export async function start(config: Config, options: StartOptions = {}) {
     logger: log,
   });
   await heartbeat.start();
+  // Every instance tries each round; the store lets one evaluate (docs/alerts.md). After the heartbeat, so a
+  // worker starting with this process is already live for the no-worker rule's first round.
+  const alertEvaluator = createAlertEvaluator({ store, clock, settings: config.alerts, logger: log });
+  alertEvaluator.start();
   const parts = {
     instanceId: heartbeat.id,
     store: store.engine,
@@ -202,6 +208,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     stopping ??= (async () => {
       log.info('shutting down: no new requests or submissions, finishing what is in flight');
       if (retentionTimer) clearInterval(retentionTimer);
+      await alertEvaluator.stop();
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
       // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once.
@@ -218,6 +225,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     services,
     worker,
     heartbeat,
+    alertEvaluator,
     httpPort,
     smtpPort: smtpListener?.port,
     relayUrl: captureRelay?.url ?? config.relayUrl,
