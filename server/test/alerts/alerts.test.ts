@@ -4,7 +4,10 @@
  * audit log, the live event stream). Time is a ManualClock: the test moves it past the pending period and the
  * window, and runs the evaluator's round itself, as its 30 s timer would.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { MailStatus, type AlertsResponse, type AuditResponse, type SubmitMailRequest } from '@outbox/contract';
@@ -32,6 +35,7 @@ let app: FastifyInstance;
 let services: AppServices;
 let store: Store;
 let dispose: () => Promise<void>;
+let databaseUrl: string | undefined;
 let dataDir: string;
 let baseUrl: string;
 const clock = new ManualClock(Date.parse('2026-11-23T10:00:00Z'));
@@ -45,7 +49,7 @@ let events: SseStream;
 
 beforeAll(async () => {
   dataDir = makeTempDir();
-  ({ store, dispose } = await openTestStore(dataDir));
+  ({ store, dispose, databaseUrl } = await openTestStore(dataDir));
   ({ app, services } = await buildApp({ store, clock, alerts: SETTINGS }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
@@ -254,6 +258,31 @@ describe('alert rules', () => {
       await heartbeat.stop();
     }
     expect((await alertEvents('alert.resolved')).map((e) => e.rule)).toEqual(['failure_rate', 'no_worker']);
+  }, 60_000);
+
+  it('`outbox alerts` lists every rule with its state and sentence, as an operator runs it', async () => {
+    const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'alerts'], {
+      cwd: serverDir,
+      env: { ...process.env, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code, stderr).toBe(0);
+    const lines = stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^RULE +STATE +SINCE +SUMMARY$/);
+    expect(lines.find((line) => line.startsWith('failure_rate'))).toMatch(
+      /^failure_rate +resolved +2026-11-23 \d\d:\d\d:\d\dZ +\d+% of \d+ delivery attempts failed/,
+    );
+    expect(lines.find((line) => line.startsWith('no_worker'))).toMatch(/^no_worker +resolved +2026-11-23 /);
+    expect(lines.find((line) => line.startsWith('webhook_failing'))).toMatch(
+      /^webhook_failing +inactive +2026-11-23 10:00:00Z +Inactive: nothing to measure on this server$/,
+    );
+    expect(lines.at(-1)).toBe('No alert firing.');
   }, 60_000);
 
   it('a webhook endpoint failing for an hour: inactive until the webhooks module gives the rule its source', async () => {
