@@ -156,7 +156,9 @@ export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSou
           summary:
             liveWorkers > 0
               ? `${liveWorkers} live worker${liveWorkers === 1 ? '' : 's'}`
-              : `No live worker while ${due} mail${due === 1 ? ' is' : 's are'} due (for ${duration(settings.noWorkerForMs)} before firing)`,
+              : `No live worker while ${due} mail${due === 1 ? ' is' : 's are'} due${
+                  settings.noWorkerForMs > 0 ? ` (for ${duration(settings.noWorkerForMs)} before firing)` : ''
+                }`,
         };
       },
     },
