@@ -45,7 +45,7 @@ export async function listAlertStates(db: DbOrTrx): Promise<AlertStateRow[]> {
 }
 
 export async function upsertAlertState(db: DbOrTrx, row: AlertStateRow): Promise<void> {
-  const { rule, ...rest } = row;
+  const { rule: _rule, ...rest } = row;
   await db
     .insertInto('alert_states')
     .values(row)
