@@ -85,6 +85,15 @@ function duration(ms: number): string {
   return `${ms} ms`;
 }
 
+/** A measured span, rounded down for reading: 42 s, 17 min, 3 h 5 min. */
+function elapsed(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min`;
+  return `${Math.floor(minutes / 60)} h${minutes % 60 === 0 ? '' : ` ${minutes % 60} min`}`;
+}
+
 export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSource): AlertRule[] {
   const window = duration(settings.windowMs);
   return [
@@ -134,7 +143,7 @@ export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSou
           summary:
             earliest === undefined
               ? 'No Queued mail is due'
-              : `The oldest due Queued mail has waited ${duration(Math.round(waitedMs / 1000) * 1000 || waitedMs)} past its due time (threshold ${duration(settings.oldestDueMs)})`,
+              : `The oldest due Queued mail has waited ${elapsed(waitedMs)} past its due time (threshold ${duration(settings.oldestDueMs)})`,
         };
       },
     },
@@ -202,7 +211,7 @@ export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSou
                 summary:
                   failing === undefined
                     ? 'No webhook endpoint is failing'
-                    : `Webhook endpoint ${failing.endpointId} has failed for ${duration(Math.round(ms / 60_000) * 60_000 || ms)} (threshold ${duration(settings.webhookFailingMs)})`,
+                    : `Webhook endpoint ${failing.endpointId} has failed for ${elapsed(ms)} (threshold ${duration(settings.webhookFailingMs)})`,
               };
             },
           }

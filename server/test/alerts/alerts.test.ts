@@ -24,6 +24,7 @@ import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/wo
 import { createHeartbeat } from '../../src/instances/heartbeat.js';
 import type { Store } from '../../src/store/connection.js';
 import { makeTempDir, openTestStore, PASSWORD } from '../support/context.js';
+import { seedMails } from '../support/mails.js';
 import { openEvents, type SseEvent, type SseStream } from '../support/sse.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
@@ -281,6 +282,58 @@ describe('alert rules', () => {
     );
     expect(lines.at(-1)).toBe('No alert firing.');
   }, 60_000);
+
+  it('oldest due mail and bounce rate: a due mail waiting past ALERT_OLDEST_DUE fires, and so do bounces and complaints above ALERT_BOUNCE_RATE of the mails sent', async () => {
+    // The 3 mails of the no-worker test are still Queued and due; the worker's heartbeat is gone. Past the 15 min
+    // window, so the only mails sent in it are the 20 below.
+    clock.advance(16 * MINUTE);
+    const sentIds = await seedMails(
+      store,
+      Array.from({ length: 20 }, () => ({ status: MailStatus.ProviderSent, providerSentAt: clock.now() })),
+      clock.now(),
+    );
+    // What the bounce listener writes (migration 011): a hard bounce and a complaint, matched to sent mails.
+    await store.db
+      .insertInto('bounce_reports')
+      .values(
+        (['dsn', 'arf'] as const).map((kind, i) => ({
+          received_at: clock.now(),
+          envelope_from: '',
+          envelope_to: `b-${sentIds[i]}-x@bounces.example.com`,
+          kind,
+          mail_id: sentIds[i]!,
+          matched_by: 'return_path',
+          summary: '{}',
+          raw: Buffer.from('report'),
+        })),
+      )
+      .execute();
+    const first = await evaluator.evaluate();
+    expect(first).toEqual(
+      expect.arrayContaining([
+        { rule: 'oldest_due', from: 'ok', to: 'pending' },
+        { rule: 'bounce_rate', from: 'ok', to: 'pending' },
+      ]),
+    );
+    clock.advance(MINUTE);
+    expect(await evaluator.evaluate()).toEqual(
+      expect.arrayContaining([
+        { rule: 'oldest_due', from: 'pending', to: 'firing' },
+        { rule: 'bounce_rate', from: 'pending', to: 'firing' },
+      ]),
+    );
+    expect((await ruleState('oldest_due')).summary).toMatch(
+      /^The oldest due Queued mail has waited \d+ min past its due time \(threshold 10 min\)$/,
+    );
+    expect(await ruleState('bounce_rate')).toMatchObject({
+      state: 'firing',
+      value: 0.1,
+      summary: '2 bounces and complaints for 20 mails sent in the last 15 min: 10% (threshold 5%)',
+    });
+    expect((await alertEvents('alert.firing')).map((e) => e.rule)).toEqual(
+      expect.arrayContaining(['failure_rate', 'no_worker', 'oldest_due', 'bounce_rate']),
+    );
+  });
 
   it('a webhook endpoint failing for an hour: inactive until the webhooks module gives the rule its source', async () => {
     expect(await ruleState('webhook_failing')).toMatchObject({ state: 'inactive', threshold: 3600 });
