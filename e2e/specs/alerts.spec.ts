@@ -19,7 +19,7 @@ test.describe('Alert banner', () => {
   }) => {
     const server = await startServer({
       demoCount: 0,
-      env: { ALERT_EVALUATION_INTERVAL: '1s', ALERT_NO_WORKER_FOR: '2s', ALERT_PENDING: '2s' },
+      env: { ALERTS: 'on', ALERT_EVALUATION_INTERVAL: '1s', ALERT_NO_WORKER_FOR: '2s', ALERT_PENDING: '2s' },
     });
     try {
       await page.setViewportSize({ width: 1440, height: 900 });
