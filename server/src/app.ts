@@ -17,6 +17,9 @@ import { createQueueHealthService } from './health/queue-health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
 import { createInstanceService } from './instances/instance.service.js';
 import { instancesRoutes } from './http/instances.routes.js';
+import { createAlertService, type AlertService } from './alerts/alert.service.js';
+import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './alerts/alert-rules.js';
+import { alertsRoutes } from './http/alerts.routes.js';
 import { apiDocsRoutes } from './http/api-docs.routes.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
@@ -36,6 +39,7 @@ import { createSubmissionService, type SubmissionService } from './mail/submissi
 import type { Store } from './store/connection.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 import { webhookRoutes } from './http/webhooks.routes.js';
+import { longestFailingEndpoint } from './webhooks/webhook.repository.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
 
 export interface AppOptions {
@@ -61,6 +65,8 @@ export interface AppOptions {
   http?: Partial<HttpLimits>;
   /** WEBHOOK_ALLOW_PRIVATE: endpoint URLs on loopback and private addresses are accepted (docs/webhooks.md). */
   webhooks?: { allowPrivate?: boolean };
+  /** Alert rules' thresholds and timing (ALERT_* variables); the defaults of alerts/alert-rules.ts otherwise. */
+  alerts?: AlertSettings;
 }
 
 export interface AppServices {
@@ -69,6 +75,7 @@ export interface AppServices {
   submissions: SubmissionService;
   live: LiveHub;
   webhooks: WebhookService;
+  alerts: AlertService;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -155,7 +162,13 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
 
   const mails = createMailService({ store: options.store, clock });
   const instances = createInstanceService({ store: options.store, clock });
-  const metrics = createMetricsService({ mails, clock, instances });
+  const alerts = createAlertService({
+    store: options.store,
+    clock,
+    settings: options.alerts ?? DEFAULT_ALERT_SETTINGS,
+    webhooks: { longestFailing: longestFailingEndpoint },
+  });
+  const metrics = createMetricsService({ mails, clock, instances, alerts });
   const auth = createAuthService({
     store: options.store,
     clock,
@@ -169,7 +182,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
   const webhooks = createWebhookService({ store: options.store, clock, allowPrivate: options.webhooks?.allowPrivate ?? false });
-  const live = createLiveHub({ store: options.store, auth, logger: app.log, ...options.live });
+  const live = createLiveHub({ store: options.store, auth, logger: app.log, readAlerts: alerts.listRuleStatuses, ...options.live });
   // Before the server waits for its connections to end: open event streams never would by themselves.
   app.addHook('preClose', (done) => {
     live.close();
@@ -228,6 +241,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });
   await app.register(instancesRoutes, { auth, instances });
+  await app.register(alertsRoutes, { auth, alerts });
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
   await app.register(webhookRoutes, { auth, webhooks });
@@ -235,5 +249,5 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks } };
+  return { app, services: { auth, mails, submissions, live, webhooks, alerts } };
 }

@@ -81,6 +81,23 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** WEBHOOK_CONCURRENCY: webhook requests in flight at once per process. */
   webhookConcurrency: number;
+  /** The ALERT_* variables: alert rules' thresholds and timing (alerts/alert-rules.ts, docs/alerts.md). */
+  alerts: AlertConfig;
+}
+
+/** The shape of alerts/alert-rules.ts's AlertSettings (config.ts imports nothing of the project). */
+export interface AlertConfig {
+  enabled: boolean;
+  intervalMs: number;
+  pendingMs: number;
+  cooldownMs: number;
+  windowMs: number;
+  minAttempts: number;
+  failureRate: number;
+  oldestDueMs: number;
+  noWorkerForMs: number;
+  bounceRate: number;
+  webhookFailingMs: number;
 }
 
 /** Bounds on the HTTP listener's sockets (issue 24, item 2; docs/operations.md#configuration). */
@@ -252,6 +269,21 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return ms;
   };
+  // Alerts: a pending period or cooldown of 0 is meaningful (fire at the first evaluation, no cooldown).
+  const durationMsOrZero = (name: string, fallback: number): number =>
+    /^0+\s*(ms|[smhd])?$/.test(env[name]?.trim() ?? '') ? 0 : durationMs(name, fallback);
+  // A rate as a fraction (0.2) or a percentage (20%), above 0 and at most 1.
+  const ratio = (name: string, fallback: number): number => {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') return fallback;
+    const match = /^(\d+(?:\.\d+)?)(%?)$/.exec(raw);
+    const value = match ? Number(match[1]) / (match[2] === '%' ? 100 : 1) : NaN;
+    if (!(value > 0 && value <= 1)) {
+      problems.push(`${name} must be a rate above 0 and at most 1, as a fraction (0.2) or a percentage (20%), got "${raw}"`);
+      return fallback;
+    }
+    return value;
+  };
   const file = (name: string): string | undefined => {
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
@@ -366,6 +398,19 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     webhookAllowPrivate: onOff('WEBHOOK_ALLOW_PRIVATE', false),
     webhookConcurrency: integer('WEBHOOK_CONCURRENCY', 32, 1, 1000),
+    alerts: {
+      enabled: onOff('ALERTS', true),
+      intervalMs: durationMs('ALERT_EVALUATION_INTERVAL', 30_000),
+      pendingMs: durationMsOrZero('ALERT_PENDING', 60_000),
+      cooldownMs: durationMsOrZero('ALERT_COOLDOWN', 600_000),
+      windowMs: durationMs('ALERT_WINDOW', 900_000),
+      minAttempts: integer('ALERT_MIN_ATTEMPTS', 20, 1, 1_000_000),
+      failureRate: ratio('ALERT_FAILURE_RATE', 0.2),
+      oldestDueMs: durationMs('ALERT_OLDEST_DUE', 600_000),
+      noWorkerForMs: durationMsOrZero('ALERT_NO_WORKER_FOR', 60_000),
+      bounceRate: ratio('ALERT_BOUNCE_RATE', 0.05),
+      webhookFailingMs: durationMs('ALERT_WEBHOOK_FAILING_FOR', 3_600_000),
+    },
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');

@@ -6,6 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { longestFailingEndpoint } from './webhooks/webhook.repository.js';
+import { createAlertEvaluator } from './alerts/alert-evaluator.js';
 import { buildApp } from './app.js';
 import { createAuditRetention } from './audit/audit-retention.js';
 import { systemClock, type Clock } from './clock.js';
@@ -43,6 +45,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     http: config.http,
     metricsToken: config.metricsToken,
     webhooks: { allowPrivate: config.webhookAllowPrivate },
+    alerts: config.alerts,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -220,6 +223,16 @@ export async function start(config: Config, options: StartOptions = {}) {
     logger: log,
   });
   await heartbeat.start();
+  // Every instance tries each round; the store lets one evaluate (docs/alerts.md). After the heartbeat, so a
+  // worker starting with this process is already live for the no-worker rule's first round.
+  const alertEvaluator = createAlertEvaluator({
+    store,
+    clock,
+    settings: config.alerts,
+    logger: log,
+    webhooks: { longestFailing: longestFailingEndpoint },
+  });
+  alertEvaluator.start();
   const parts = {
     instanceId: heartbeat.id,
     store: store.engine,
@@ -239,6 +252,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     stopping ??= (async () => {
       log.info('shutting down: no new requests or submissions, finishing what is in flight');
       if (retentionTimer) clearInterval(retentionTimer);
+      await alertEvaluator.stop();
       await Promise.all([app.close(), smtpListener?.close()]);
       await worker?.stop();
       await webhookDispatcher?.stop();
@@ -257,6 +271,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     worker,
     heartbeat,
     webhookDispatcher,
+    alertEvaluator,
     httpPort,
     smtpPort: smtpListener?.port,
     relayUrl: captureRelay?.url ?? config.relayUrl,

@@ -20,6 +20,8 @@ import { BackupError, backupSqliteStore } from '../store/backup.js';
 import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
+import { createAlertService } from '../alerts/alert.service.js';
+import { formatAlerts } from './alerts-table.js';
 import { formatInstances } from './instances-table.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 import { runWebhookCommand, WEBHOOK_USAGE, WebhookUsageError } from './webhook-commands.js';
@@ -38,6 +40,8 @@ const USAGE = `Usage: npm run outbox -- <command>
   purge --older-than DAYS               delete finished and failed mails unchanged for DAYS days
   instances [--json]                    the running processes from their heartbeats: roles, host, pid,
                                         version, age, last heartbeat, load; stale ones marked
+  alerts [--json]                       every alert rule's state (ok, pending, firing, resolved, inactive),
+                                        since when, and its value against its threshold
   demo --count N [--seed S]             add N realistic demo mails over all six statuses
   demo --count N --send                 submit N demo mails through the real pipeline: a running
                                         server's worker delivers them to its relay (some to reject.test
@@ -172,6 +176,12 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         const instances = await createInstanceService({ store, clock: systemClock }).listInstances();
         if (values.json) out(JSON.stringify(instances, null, 2));
         else for (const line of formatInstances(instances)) out(line);
+        break;
+      }
+      case 'alerts': {
+        const alerts = await createAlertService({ store, clock: systemClock, settings: config.alerts }).listAlerts();
+        if (values.json) out(JSON.stringify(alerts, null, 2));
+        else for (const line of formatAlerts(alerts)) out(line);
         break;
       }
       case 'purge': {

@@ -5,15 +5,26 @@
  * dashboard takes them from any one instance.
  */
 import client from 'prom-client';
-import { STATUSES } from '@outbox/contract';
+import { ALERT_STATES, STATUSES } from '@outbox/contract';
 import type { Clock } from '../clock.js';
+import type { AlertService } from '../alerts/alert.service.js';
 import type { InstanceService } from '../instances/instance.service.js';
 import type { MailService } from '../mail/mail.service.js';
 
 export const LOGIN_FAILURE_REASONS = ['invalid_credentials', 'pair_limit', 'client_limit', 'name_limit'] as const;
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
-export function createMetricsService({ mails, clock, instances }: { mails: MailService; clock: Clock; instances: InstanceService }) {
+export function createMetricsService({
+  mails,
+  clock,
+  instances,
+  alerts,
+}: {
+  mails: MailService;
+  clock: Clock;
+  instances: InstanceService;
+  alerts?: AlertService;
+}) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'outbox_' });
 
@@ -58,6 +69,32 @@ export function createMetricsService({ mails, clock, instances }: { mails: MailS
       this.set({ state: 'stale' }, staleInstances);
     },
   });
+
+  // Alert rules (docs/alerts.md#metrics), read from the store at scrape time like the mail figures: the same on
+  // every instance, whichever one evaluates. The counter survives restarts (alert_states.firings).
+  if (alerts) {
+    new client.Gauge({
+      name: 'outbox_alert_state',
+      help: 'Alert rules by state: 1 for the state each rule is in, 0 for the others (ok, pending, firing, resolved, inactive).',
+      labelNames: ['rule', 'state'],
+      registers: [registry],
+      async collect() {
+        for (const figure of await alerts.metricsFigures()) {
+          for (const state of ALERT_STATES) this.set({ rule: figure.rule, state }, figure.state === state ? 1 : 0);
+        }
+      },
+    });
+    new client.Counter({
+      name: 'outbox_alert_firings_total',
+      help: 'Alert episodes that began firing, by rule, since the store was created.',
+      labelNames: ['rule'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const figure of await alerts.metricsFigures()) this.inc({ rule: figure.rule }, figure.firings);
+      },
+    });
+  }
 
   // Failed and refused logins (issue 11, item 4): a rising rate is an attack on the operators' passwords.
   const loginFailures = new client.Counter({

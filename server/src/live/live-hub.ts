@@ -11,7 +11,8 @@
  * batch; from an id the hub no longer holds (too old, another process or a restart) it gets `resync`.
  */
 import crypto from 'node:crypto';
-import { LIVE_MAX_MAILS, STATUS_CODES, type LiveMail, type LiveResyncReason } from '@outbox/contract';
+import { LIVE_MAX_MAILS, STATUS_CODES, type AlertRuleStatus, type LiveMail, type LiveResyncReason } from '@outbox/contract';
+import { ALERTS_CHANGED } from '../alerts/alert-evaluator.js';
 import { SESSIONS_REVOKED, type AuthService } from '../auth/auth.service.js';
 import { iso } from '../mail/mail-mapping.js';
 import type { Store } from '../store/connection.js';
@@ -51,6 +52,8 @@ export interface LiveHubOptions {
   /** A reader that lets this much pile up is not reading: its stream is dropped, and it resumes with Last-Event-ID. */
   maxBufferedBytes?: number;
   logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  /** The firing alert rules, read when a round of the alert evaluator changed a state (docs/alerts.md). */
+  readAlerts?: () => Promise<AlertRuleStatus[]>;
 }
 
 interface Batch {
@@ -119,6 +122,10 @@ export function createLiveHub(options: LiveHubOptions) {
     if (change.type === SESSIONS_REVOKED) {
       revocations++;
       void checkTokens();
+      return;
+    }
+    if (change.type === ALERTS_CHANGED) {
+      void sendAlerts();
       return;
     }
     if (change.type === 'resync') pendingResync = 'feed';
@@ -270,6 +277,18 @@ export function createLiveHub(options: LiveHubOptions) {
       resync = batch.resync ?? resync;
     }
     return { seq, lost: false, mails: [...merged.values()].sort((a, b) => b.id - a.id), counts, resync };
+  }
+
+  /** `event: alerts` to every stream, outside the batches (no id: a console reads GET /api/v1/alerts on connect). */
+  async function sendAlerts(): Promise<void> {
+    if (!options.readAlerts || streams.size === 0) return;
+    try {
+      const firing = (await options.readAlerts()).filter((rule) => rule.state === 'firing');
+      const bytes = Buffer.from(`event: alerts\ndata: ${JSON.stringify({ firing })}\n\n`);
+      for (const stream of [...streams]) send(stream, bytes);
+    } catch (error) {
+      logger?.error({ err: error }, 'alert update read failed; consoles poll GET /api/v1/alerts');
+    }
   }
 
   async function checkTokens(): Promise<void> {

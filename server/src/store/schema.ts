@@ -242,6 +242,33 @@ export interface SuppressionTable {
   expires_at: number | null;
 }
 
+/** Alert rules' state, one row per rule (migration 013). */
+export interface AlertStateTable {
+  rule: string;
+  state: string;
+  since: number;
+  pending_since: number | null;
+  firing_since: number | null;
+  resolved_at: number | null;
+  value: number | null;
+  threshold: number;
+  summary: string;
+  evaluated_at: number;
+  firings: ColumnType<number, number | undefined, number>;
+}
+
+/** Every alert transition (migration 013). */
+export interface AlertHistoryTable {
+  id: Generated<number>;
+  rule: string;
+  from_state: string;
+  to_state: string;
+  at: number;
+  value: number | null;
+  threshold: number;
+  summary: string;
+}
+
 export interface Database {
   mails: MailTable;
   mail_recipients: MailRecipientTable;
@@ -260,6 +287,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointTable;
   webhook_deliveries: WebhookDeliveryTable;
   webhook_attempts: WebhookAttemptTable;
+  alert_states: AlertStateTable;
+  alert_history: AlertHistoryTable;
 }
 
 export type MailRow = Selectable<MailTable>;

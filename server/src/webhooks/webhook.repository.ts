@@ -443,3 +443,19 @@ export async function purgeWebhookLog(db: DbOrTrx, before: number): Promise<{ at
     .executeTakeFirst();
   return { attempts: Number(attempts.numDeletedRows), deliveries: Number(deliveries.numDeletedRows) };
 }
+
+/**
+ * The enabled endpoint failing the longest, and for how long (the alert rule `webhook_failing`,
+ * alerts/alert-rules.ts's WebhookFailureSource); undefined when none is failing.
+ */
+export async function longestFailingEndpoint(db: DbOrTrx, now: number): Promise<{ endpointId: number; failingForMs: number } | undefined> {
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'failing_since'])
+    .where('enabled', '=', 1)
+    .where('failing_since', 'is not', null)
+    .orderBy('failing_since')
+    .limit(1)
+    .executeTakeFirst();
+  return row && row.failing_since !== null ? { endpointId: Number(row.id), failingForMs: now - Number(row.failing_since) } : undefined;
+}

@@ -3,7 +3,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { AuditButton, auditKeys } from '../features/audit';
 import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
-import { HealthStrip, healthKeys, instancesKeys } from '../features/health';
+import { AlertBanner, HealthStrip, alertKeys, healthKeys, instancesKeys } from '../features/health';
 import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailSelection } from '../features/mails';
 import { WebhooksButton, webhookKeys } from '../features/webhooks';
 import { subscribeUnauthorized } from '../lib/api-client';
@@ -57,6 +57,7 @@ export function App() {
       queryClient.removeQueries({ queryKey: mailKeys.all });
       queryClient.removeQueries({ queryKey: healthKeys.all });
       queryClient.removeQueries({ queryKey: instancesKeys.all });
+      queryClient.removeQueries({ queryKey: alertKeys.all });
       queryClient.removeQueries({ queryKey: auditKeys.all });
       queryClient.removeQueries({ queryKey: webhookKeys.all });
     }
@@ -90,7 +91,12 @@ export function App() {
           <AuditButton token={token} />
         </>
       }
-      aboveTable={<HealthStrip token={token} />}
+      aboveTable={
+        <>
+          <AlertBanner token={token} />
+          <HealthStrip token={token} />
+        </>
+      }
       renderSelection={renderSelection}
     />
   );

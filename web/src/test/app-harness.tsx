@@ -19,6 +19,12 @@ export function createTestQueryClient(): QueryClient {
 export function renderApp() {
   // The list view's health strip polls queue health as soon as a session is held.
   server.use(http.get('/api/v1/queue/health', () => HttpResponse.json({ data: [buildQueueHealth()] })));
+  // And the alert banner reads the alert rules (none firing).
+  server.use(
+    http.get('/api/v1/alerts', () =>
+      HttpResponse.json({ data: [], meta: { at: '2026-11-23T10:00:00.000Z', firing: 0, evaluationIntervalSeconds: 30, history: [] } }),
+    ),
+  );
   const user = userEvent.setup();
   const queryClient = createTestQueryClient();
   const view = render(

@@ -105,6 +105,8 @@ export function useLiveUpdates(
         if (event.event === 'mail') onMails((JSON.parse(event.data) as LiveMailEvent).mails);
         else if (event.event === 'counts') onCounts((JSON.parse(event.data) as LiveCountsEvent).counts);
         else if (event.event === 'resync') resync();
+        // An alert rule changed state: the banner (features/health, key 'alerts' by name) reads GET /api/v1/alerts.
+        else if (event.event === 'alerts') void queryClient.invalidateQueries({ queryKey: ['alerts'] });
       } catch {
         resync(); // an event we cannot read: reload rather than show something wrong
       }
