@@ -26,7 +26,7 @@ export const Mail = Type.Object({
 });
 export type Mail = Static<typeof Mail>;
 
-export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred'] as const;
+export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred', 'bounced', 'complained'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** One recipient of the detail with what the relay said about it (docs: per-recipient outcomes). */

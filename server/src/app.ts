@@ -16,6 +16,8 @@ import { createQueueHealthService } from './health/queue-health.service.js';
 import { createMetricsService } from './health/metrics.service.js';
 import { createInstanceService } from './instances/instance.service.js';
 import { instancesRoutes } from './http/instances.routes.js';
+import { createBounceService, type BounceService } from './bounces/bounce.service.js';
+import { bouncesRoutes } from './http/bounces.routes.js';
 import { apiDocsRoutes } from './http/api-docs.routes.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
@@ -48,6 +50,8 @@ export interface AppOptions {
   trustProxy?: boolean | number | string[];
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
+  /** BOUNCE_DOMAIN: the return paths' domain (docs/bounces.md); undefined leaves the envelope sender as submitted. */
+  bounceDomain?: string | undefined;
 }
 
 export interface AppServices {
@@ -55,6 +59,7 @@ export interface AppServices {
   mails: MailService;
   submissions: SubmissionService;
   live: LiveHub;
+  bounces: BounceService;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -125,6 +130,12 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     },
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
+  const bounces = createBounceService({
+    store: options.store,
+    clock,
+    bounceDomain: options.bounceDomain,
+    onChange: (ids) => mails.notify({ type: 'updated', ids }),
+  });
   const live = createLiveHub({ store: options.store, auth, logger: app.log, ...options.live });
   // Before the server waits for its connections to end: open event streams never would by themselves.
   app.addHook('preClose', (done) => {
@@ -181,9 +192,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(instancesRoutes, { auth, instances });
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
+  await app.register(bouncesRoutes, { auth, bounces });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live } };
+  return { app, services: { auth, mails, submissions, live, bounces } };
 }

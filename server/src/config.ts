@@ -58,6 +58,13 @@ export interface Config {
   /** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER (5 s, 15 s): this process's heartbeat (instances/heartbeat.ts). */
   heartbeatIntervalMs: number;
   instanceStaleAfterMs: number;
+  /** BOUNCE_DOMAIN: deliveries use the return path b-<mailId>-<hmac>@BOUNCE_DOMAIN (docs/bounces.md); undefined: off. */
+  bounceDomain: string | undefined;
+  /** BOUNCE_SMTP_PORT: the bounce listener; 0 (the default) runs none. BOUNCE_SMTP_HOST: its address, 127.0.0.1. */
+  bounceSmtpPort: number;
+  bounceSmtpHost: string;
+  /** BOUNCES=off: this instance runs no bounce listener even with BOUNCE_SMTP_PORT set (like WORKER). */
+  bounces: boolean;
 }
 
 /**
@@ -230,7 +237,21 @@ export function loadConfig(env: Env = process.env): Config {
     smtpMaxConnections: integer('SMTP_MAX_CONNECTIONS', 100, 1, 100_000),
     heartbeatIntervalMs: durationMs('HEARTBEAT_INTERVAL', 5_000),
     instanceStaleAfterMs: durationMs('INSTANCE_STALE_AFTER', 15_000),
+    bounceDomain: env.BOUNCE_DOMAIN?.trim().toLowerCase().replace(/\.$/, '') || undefined,
+    bounceSmtpPort: env.BOUNCE_SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('BOUNCE_SMTP_PORT', 0, 0, 65535),
+    bounceSmtpHost: env.BOUNCE_SMTP_HOST?.trim() || '127.0.0.1',
+    bounces: onOff('BOUNCES', true),
   };
+  if (config.bounceDomain !== undefined && !isHostnameSyntax(config.bounceDomain)) {
+    problems.push(`BOUNCE_DOMAIN must be a domain (letters, digits, hyphens and dots), got "${env.BOUNCE_DOMAIN}"`);
+  }
+  // Without the domain no RCPT could ever be a valid return path: the listener would refuse every report.
+  if (config.bounceSmtpPort !== 0 && env.BOUNCE_SMTP_PORT !== undefined && config.bounceDomain === undefined) {
+    problems.push('BOUNCE_SMTP_PORT needs BOUNCE_DOMAIN: the listener accepts only return paths of that domain');
+  }
+  if (net.isIP(config.bounceSmtpHost) === 0 && !isHostnameSyntax(config.bounceSmtpHost)) {
+    problems.push(`BOUNCE_SMTP_HOST must be an IP address or a host name, got "${env.BOUNCE_SMTP_HOST}"`);
+  }
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
   else if (relayTls !== undefined && relayTls !== '') {

@@ -12,6 +12,7 @@ import { recipientOutcomes } from './migrations/005-recipient-outcomes.js';
 import { applicationEvents } from './migrations/006-application-events.js';
 import { instancesTable } from './migrations/008-instances.js';
 import { bouncesAndSuppressions } from './migrations/011-bounces-and-suppressions.js';
+import { bounceColumns } from './migrations/012-bounce-columns.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -23,6 +24,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '006-application-events': applicationEvents(store.engine),
     '008-instances': instancesTable(),
     '011-bounces-and-suppressions': bouncesAndSuppressions(store.engine),
+    '012-bounce-columns': bounceColumns(),
   };
 }
 
