@@ -83,7 +83,9 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     onMailFrom(_address: SMTPServerAddress, session, callback) {
       if (!rate.take(session.remoteAddress)) {
         logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'bounce listener: client over its rate');
-        return callback(smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`));
+        return callback(
+          smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`),
+        );
       }
       return callback();
     },

@@ -72,7 +72,12 @@ export async function listBounceReports(
     );
   }
   const rows = await query.execute();
-  return rows.map((row) => ({ ...row, id: Number(row.id), mail_id: row.mail_id === null ? null : Number(row.mail_id), size: Number(row.size) }));
+  return rows.map((row) => ({
+    ...row,
+    id: Number(row.id),
+    mail_id: row.mail_id === null ? null : Number(row.mail_id),
+    size: Number(row.size),
+  }));
 }
 
 export async function findBounceReport(db: DbOrTrx, id: number): Promise<BounceReportRow | undefined> {
@@ -82,7 +87,13 @@ export async function findBounceReport(db: DbOrTrx, id: number): Promise<BounceR
 
 /** The mail a Message-ID names (the newest, should an application have reused one); migration 012 indexes it. */
 export async function findMailIdByMessageId(db: DbOrTrx, messageId: string): Promise<number | undefined> {
-  const row = await db.selectFrom('mails').select('id').where('message_id', '=', messageId).orderBy('id', 'desc').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('mails')
+    .select('id')
+    .where('message_id', '=', messageId)
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return row ? Number(row.id) : undefined;
 }
 
@@ -144,5 +155,10 @@ export async function listMailBounceReports(db: DbOrTrx, mailId: number): Promis
     .orderBy('received_at')
     .orderBy('id')
     .execute();
-  return rows.map((row) => ({ ...row, id: Number(row.id), mail_id: row.mail_id === null ? null : Number(row.mail_id), size: Number(row.size) }));
+  return rows.map((row) => ({
+    ...row,
+    id: Number(row.id),
+    mail_id: row.mail_id === null ? null : Number(row.mail_id),
+    size: Number(row.size),
+  }));
 }

@@ -65,7 +65,10 @@ export function createBounceService(options: BounceServiceOptions) {
     return codec;
   }
 
-  const commits = createGroupCommit<{ incoming: IncomingReport; parsed: ParsedReport; returnPathMailId: number | undefined }, ReceivedReport>({
+  const commits = createGroupCommit<
+    { incoming: IncomingReport; parsed: ParsedReport; returnPathMailId: number | undefined },
+    ReceivedReport
+  >({
     commit: (items) =>
       store.db.transaction().execute(async (trx) => {
         const results: ReceivedReport[] = [];
@@ -114,7 +117,8 @@ export function createBounceService(options: BounceServiceOptions) {
     if (mail) {
       const found = mail;
       const target = (address: string, alone: boolean) =>
-        found.recipients.find((r) => r.address.toLowerCase() === address) ?? (alone && found.recipients.length === 1 ? found.recipients[0] : undefined);
+        found.recipients.find((r) => r.address.toLowerCase() === address) ??
+        (alone && found.recipients.length === 1 ? found.recipients[0] : undefined);
       if (parsed.kind === 'dsn') {
         for (const entry of parsed.recipients) {
           const recipient = target(entry.recipient, parsed.recipients.length === 1);
@@ -122,11 +126,23 @@ export function createBounceService(options: BounceServiceOptions) {
           const delayed = entry.action === 'delayed' || (entry.action === 'failed' && entry.status.startsWith('4'));
           const outcome: Applied['outcome'] = hard ? (recipient ? 'bounced' : 'unknown_recipient') : delayed ? 'delayed' : 'soft';
           applied.push({ recipient: recipient?.address ?? entry.recipient, outcome });
-          detailRecipients.push({ recipient: recipient?.address ?? entry.recipient, action: entry.action, status: entry.status, diagnostic: entry.diagnostic });
+          detailRecipients.push({
+            recipient: recipient?.address ?? entry.recipient,
+            action: entry.action,
+            status: entry.status,
+            diagnostic: entry.diagnostic,
+          });
           if (outcome !== 'bounced' || !recipient) continue;
           const reply = entry.diagnostic ?? `Status ${entry.status} (no Diagnostic-Code)`;
           marks.push({ address: recipient.address, outcome: 'bounced', reply });
-          suppressions.push({ address: recipient.address, reason: 'hard_bounce', mailId: found.id, detail: reply, createdBy: 'bounce', at });
+          suppressions.push({
+            address: recipient.address,
+            reason: 'hard_bounce',
+            mailId: found.id,
+            detail: reply,
+            createdBy: 'bounce',
+            at,
+          });
         }
       } else if (parsed.kind === 'arf' && parsed.feedback) {
         const named = parsed.feedback.recipients.length > 0 ? parsed.feedback.recipients : [''];
@@ -188,7 +204,9 @@ export function createBounceService(options: BounceServiceOptions) {
       to: turnsFailed ? MailStatus.ProviderError : (mail.status as MailStatusCode),
       at,
       event: { type: eventType, actor: 'bounce', detail: { reportId, matchedBy, recipients: detailRecipients } },
-      ...(bounced ? { set: { rejectedRecipients: refused, ...(turnsFailed && firstBounce ? { providerReply: firstBounce.reply } : {}) } } : {}),
+      ...(bounced
+        ? { set: { rejectedRecipients: refused, ...(turnsFailed && firstBounce ? { providerReply: firstBounce.reply } : {}) } }
+        : {}),
     };
     if (bounced || complained) {
       // The applications' event (PRODUCT.md §8), in this transaction. Once applyTransitions writes application
@@ -240,7 +258,11 @@ export function createBounceService(options: BounceServiceOptions) {
     return { receivedAt: Number(match[1]), id: Number(match[2]) };
   }
 
-  async function listReports(query: { matched?: 'true' | 'false' | undefined; limit?: number | undefined; cursor?: string | undefined }): Promise<BouncesResponse> {
+  async function listReports(query: {
+    matched?: 'true' | 'false' | undefined;
+    limit?: number | undefined;
+    cursor?: string | undefined;
+  }): Promise<BouncesResponse> {
     const limit = query.limit ?? 100;
     const rows = await repo.listBounceReports(store.db, {
       matched: query.matched === undefined ? undefined : query.matched === 'true',

@@ -120,7 +120,11 @@ export async function parseReport(raw: Buffer): Promise<ParsedReport> {
       .filter((address): address is string => address !== null);
     if (recipients.length === 0 && returnedTo) recipients.push(returnedTo);
     report.kind = 'arf';
-    report.feedback = { type: fields.get('feedback-type')?.toLowerCase() ?? 'abuse', recipients, userAgent: fields.get('user-agent') ?? null };
+    report.feedback = {
+      type: fields.get('feedback-type')?.toLowerCase() ?? 'abuse',
+      recipients,
+      userAgent: fields.get('user-agent') ?? null,
+    };
   } else {
     report.problem = 'Neither a message/delivery-status nor a message/feedback-report part was found.';
   }
