@@ -17,6 +17,7 @@ const BENCHMARKS = {
   'delivery-processes': 'bench/delivery-processes.ts',
   live: 'bench/live.ts',
   bulk: 'bench/bulk.ts',
+  bounces: 'bench/bounces.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
 };

@@ -75,7 +75,13 @@ export function createBounceService(options: BounceServiceOptions) {
         for (const item of items) results.push(await applyReport(trx, item.incoming, item.parsed, item.returnPathMailId, clock.now()));
         return results;
       }),
-    gather: () => Promise.resolve(),
+    // As submissions do (mail/submission.service.ts): SQLite commits synchronously, so reports being parsed join
+    // only after a turn of the event loop, and while commits follow each other a couple of milliseconds more
+    // gather the ones still on their way. An idle listener commits at once. Measured: bench/bounces.ts.
+    async gather({ queued, msSinceLastCommit }) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (queued < 16 && msSinceLastCommit < 20) await new Promise((resolve) => setTimeout(resolve, 2));
+    },
     maxGroupWeight: MAX_GROUP,
     splitOnFailure: true,
   });
