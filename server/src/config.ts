@@ -246,7 +246,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`BOUNCE_DOMAIN must be a domain (letters, digits, hyphens and dots), got "${env.BOUNCE_DOMAIN}"`);
   }
   // Without the domain no RCPT could ever be a valid return path: the listener would refuse every report.
-  if (config.bounceSmtpPort !== 0 && env.BOUNCE_SMTP_PORT !== undefined && config.bounceDomain === undefined) {
+  if (config.bounceSmtpPort !== 0 && config.bounceDomain === undefined) {
     problems.push('BOUNCE_SMTP_PORT needs BOUNCE_DOMAIN: the listener accepts only return paths of that domain');
   }
   if (net.isIP(config.bounceSmtpHost) === 0 && !isHostnameSyntax(config.bounceSmtpHost)) {
