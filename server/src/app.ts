@@ -185,7 +185,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
 
   await app.register(healthRoutes, { health: createHealthService(options.store), metrics });
   await app.register(authRoutes, { auth, observer: metrics });
-  await app.register(mailRoutes, { auth, mails });
+  await app.register(mailRoutes, { auth, mails, bounces });
   await app.register(bulkRoutes, { auth, mails });
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });

@@ -9,12 +9,16 @@ import {
   MailResponse,
 } from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
+import type { BounceService } from '../bounces/bounce.service.js';
 import type { MailService } from '../mail/mail.service.js';
 import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
-export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService }> = async (app, { auth, mails }) => {
+export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService; bounces?: BounceService }> = async (
+  app,
+  { auth, mails, bounces },
+) => {
   app.addHook('preHandler', requireOperator(auth));
   const actorOf = (operator: { username: string } | null) => `operator:${operator?.username ?? 'unknown'}`;
 
@@ -44,7 +48,11 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
         response: { 200: MailDetailResponse, ...errors },
       },
     },
-    async (request) => ({ data: [await mails.getMailDetail(request.params.id)] }),
+    async (request) => {
+      const detail = await mails.getMailDetail(request.params.id);
+      // The reports that came back for it (docs/bounces.md), read after the detail: a mail deleted between has none.
+      return { data: [bounces ? { ...detail, bounces: await bounces.listMailReports(request.params.id) } : detail] };
+    },
   );
 
   app.get(

@@ -88,6 +88,8 @@ describe('reports handed to the bounce listener', () => {
     const report = list.body.data.find((r) => r.mailId === id)!;
     expect(report).toMatchObject({ kind: 'dsn', matchedBy: 'return-path', envelopeFrom: '', envelopeTo: returnPath });
     expect(report.summary.applied).toEqual([{ recipient: 'gone@example.net', outcome: 'bounced' }]);
+    // The mail's detail carries its reports.
+    expect((await outbox.detail(id)).bounces).toEqual([report]);
   });
 
   it('a partial bounce (one of two recipients): the mail stays ProviderSent, one recipient bounced and counted', async () => {
