@@ -71,8 +71,11 @@ export function createBounceService(options: BounceServiceOptions) {
   >({
     commit: (items) =>
       store.db.transaction().execute(async (trx) => {
+        const moves = groupMoves(trx);
         const results: ReceivedReport[] = [];
-        for (const item of items) results.push(await applyReport(trx, item.incoming, item.parsed, item.returnPathMailId, clock.now()));
+        for (const item of items)
+          results.push(await applyReport(trx, moves, item.incoming, item.parsed, item.returnPathMailId, clock.now()));
+        await moves.flush();
         return results;
       }),
     // As submissions do (mail/submission.service.ts): SQLite commits synchronously, so reports being parsed join
@@ -100,18 +103,43 @@ export function createBounceService(options: BounceServiceOptions) {
     return result;
   }
 
+  /**
+   * The group's status moves, applied together at the end of its transaction (one UPDATE, one INSERT of events,
+   * one counter move for the whole group, instead of per report). A second report about a mail already moved in
+   * this group first applies what is pending, so that it reads the mail as the first report left it.
+   */
+  function groupMoves(trx: DbOrTrx) {
+    let pending: Transition[] = [];
+    const flush = async () => {
+      if (pending.length === 0) return;
+      const moves = pending;
+      pending = [];
+      await applyTransitions(trx, moves);
+    };
+    return {
+      add: (transition: Transition) => void pending.push(transition),
+      async settle(mailId: number | undefined) {
+        if (mailId !== undefined && pending.some((t) => t.id === mailId)) await flush();
+      },
+      flush,
+    };
+  }
+
   async function applyReport(
     trx: DbOrTrx,
+    moves: ReturnType<typeof groupMoves>,
     incoming: IncomingReport,
     parsed: ParsedReport,
     returnPathMailId: number | undefined,
     at: number,
   ): Promise<ReceivedReport> {
     let matchedBy: ReceivedReport['matchedBy'] = null;
+    await moves.settle(returnPathMailId);
     let mail = returnPathMailId === undefined ? undefined : await repo.findBouncedMail(trx, returnPathMailId);
     if (mail) matchedBy = 'return-path';
     else if (parsed.originalMessageId) {
       const byMessageId = await repo.findMailIdByMessageId(trx, parsed.originalMessageId);
+      await moves.settle(byMessageId);
       mail = byMessageId === undefined ? undefined : await repo.findBouncedMail(trx, byMessageId);
       if (mail) matchedBy = 'message-id';
     }
@@ -236,7 +264,7 @@ export function createBounceService(options: BounceServiceOptions) {
         },
       ]);
     }
-    await applyTransitions(trx, [transition]);
+    moves.add(transition);
     return result;
   }
 

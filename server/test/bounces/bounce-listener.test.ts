@@ -113,6 +113,29 @@ describe('reports handed to the bounce listener', () => {
     expect(await suppressed('keep@example.net')).toBeUndefined();
   });
 
+  it('two reports about one mail arriving together (often in one shared commit) both apply: the second bounce ends it', async () => {
+    const id = await sentMail(['first@example.net', 'second@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const answers = await Promise.all(
+      ['first@example.net', 'second@example.net'].map((address) =>
+        sendSmtp(outbox.bouncePort, {
+          from: '',
+          to: [returnPath],
+          raw: dsn({
+            returnPath,
+            recipients: [{ address, action: 'failed', status: '5.1.1', diagnostic: `550 5.1.1 <${address}> unknown` }],
+          }),
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.last.slice(0, 4))).toEqual(['250 ', '250 ']);
+    const detail = await outbox.detail(id);
+    expect(detail.status).toBe(MailStatus.ProviderError);
+    expect(detail.rejectedRecipients).toBe(2);
+    expect(detail.events.filter((e) => e.type === 'bounced')).toHaveLength(2);
+    expect(detail.bounces).toHaveLength(2);
+  });
+
   it('a delayed report (4.4.7, delayed) only adds an event', async () => {
     const id = await sentMail(['slow@example.net']);
     const returnPath = await outbox.returnPathOf(id);
