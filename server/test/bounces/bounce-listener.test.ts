@@ -50,6 +50,11 @@ describe('the return path', () => {
     expect(relayed.raw.toString()).toMatch(/^From: Shop <shop@example\.com>\r$/m);
   });
 
+  it('the process running the listener says so in its heartbeat: role bounce', async () => {
+    const answer = await getJson<{ data: Array<{ id: string; roles: string[] }> }>('/api/v1/instances');
+    expect(answer.body.data.find((i) => i.id === outbox.running.heartbeat.id)?.roles).toEqual(['api', 'worker', 'bounce']);
+  });
+
   it('the secret is created once, race-free: concurrent first uses on one store all get the same one', async () => {
     const db = outbox.running.store.db;
     const values = await Promise.all(['a', 'b', 'c'].map((candidate) => ensureServerSecret(db, 'test-race', candidate, Date.now())));
@@ -313,6 +318,21 @@ describe('without BOUNCE_DOMAIN', () => {
       expect(secrets).toEqual([]);
     } finally {
       await plain.stop();
+    }
+  });
+});
+
+describe('BOUNCES=off', () => {
+  it('runs no listener on this instance, while its worker still sends with the return path', async () => {
+    const other = await startBounceOutbox({ RELAY_URL: relay.url, BOUNCES: 'off' });
+    try {
+      expect(other.running.bounceSmtpPort).toBeUndefined();
+      const id = await other.submit(['elsewhere@example.net'], 'Bounces read elsewhere');
+      await other.waitForStatus(id, MailStatus.ProviderSent);
+      const relayed = relay.received.find((m) => m.raw.toString().includes('Subject: Bounces read elsewhere'))!;
+      expect(relayed.mailFrom).toBe(await other.returnPathOf(id));
+    } finally {
+      await other.stop();
     }
   });
 });
