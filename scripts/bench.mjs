@@ -18,6 +18,7 @@ const BENCHMARKS = {
   live: 'bench/live.ts',
   bulk: 'bench/bulk.ts',
   webhooks: 'bench/webhooks.ts',
+  bounces: 'bench/bounces.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
 };

@@ -36,6 +36,16 @@ export const MAIL_EVENT_TYPES = [
   'lease-expired-gave-up',
   /** A worker stopped while the send was in flight and gave the mail back to the queue. */
   'released',
+  /**
+   * A bounce report (RFC 3464) came back after the relay's 250 (docs/bounces.md): `detail.recipients` has each
+   * recipient's Action, Status and Diagnostic-Code, `detail.reportId` the kept report. A hard bounce that leaves no
+   * recipient accepted moves ProviderSent → ProviderError; otherwise the status stays.
+   */
+  'bounced',
+  /** A delayed report (Action delayed, 4.x.x) came back: information only, the status stays. */
+  'bounce-delayed',
+  /** A recipient complained (an RFC 5965 feedback report): the status stays. */
+  'complained',
 ] as const;
 
 export type MailEventType = (typeof MAIL_EVENT_TYPES)[number];

@@ -12,3 +12,4 @@ export * from './application-events.js';
 export * from './webhooks.js';
 export * from './instances.js';
 export * from './alerts.js';
+export * from './bounces.js';

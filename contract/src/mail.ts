@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DataOf, Instant } from './common.js';
+import { BounceReport } from './bounces.js';
 
 export const Recipient = Type.Object({
   recipientName: Type.String(),
@@ -26,7 +27,7 @@ export const Mail = Type.Object({
 });
 export type Mail = Static<typeof Mail>;
 
-export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred'] as const;
+export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred', 'bounced', 'complained'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** One recipient of the detail with what the relay said about it (docs: per-recipient outcomes). */
@@ -149,6 +150,8 @@ export const MailDetail = Type.Composite([
     recipients: Type.Optional(Type.Array(RecipientDelivery)),
     /** The message's attachments (none for demo mails, which have no stored message); optional in the type for older fixtures. */
     attachments: Type.Optional(Type.Array(MailAttachment)),
+    /** Bounce and complaint reports matched to this mail, oldest first (docs/bounces.md); the raw bytes via /api/v1/bounces/{id}/raw. */
+    bounces: Type.Optional(Type.Array(BounceReport)),
   }),
 ]);
 export type MailDetail = Static<typeof MailDetail>;

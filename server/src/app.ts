@@ -20,6 +20,8 @@ import { instancesRoutes } from './http/instances.routes.js';
 import { createAlertService, type AlertService } from './alerts/alert.service.js';
 import { DEFAULT_ALERT_SETTINGS, type AlertSettings } from './alerts/alert-rules.js';
 import { alertsRoutes } from './http/alerts.routes.js';
+import { createBounceService, type BounceService } from './bounces/bounce.service.js';
+import { bouncesRoutes } from './http/bounces.routes.js';
 import { apiDocsRoutes } from './http/api-docs.routes.js';
 import { authRoutes } from './http/auth.routes.js';
 import { consoleRoutes } from './http/console.routes.js';
@@ -67,6 +69,8 @@ export interface AppOptions {
   webhooks?: { allowPrivate?: boolean };
   /** Alert rules' thresholds and timing (ALERT_* variables); the defaults of alerts/alert-rules.ts otherwise. */
   alerts?: AlertSettings;
+  /** BOUNCE_DOMAIN: the return paths' domain (docs/bounces.md); undefined leaves the envelope sender as submitted. */
+  bounceDomain?: string | undefined;
 }
 
 export interface AppServices {
@@ -76,6 +80,7 @@ export interface AppServices {
   live: LiveHub;
   webhooks: WebhookService;
   alerts: AlertService;
+  bounces: BounceService;
 }
 
 // The package's own types describe the compiler's call as (schema) although Fastify hands it the route
@@ -182,6 +187,12 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
   const submissions = createSubmissionService({ store: options.store, clock, mails });
   const webhooks = createWebhookService({ store: options.store, clock, allowPrivate: options.webhooks?.allowPrivate ?? false });
+  const bounces = createBounceService({
+    store: options.store,
+    clock,
+    bounceDomain: options.bounceDomain,
+    onChange: (ids) => mails.notify({ type: 'updated', ids }),
+  });
   const live = createLiveHub({ store: options.store, auth, logger: app.log, readAlerts: alerts.listRuleStatuses, ...options.live });
   // Before the server waits for its connections to end: open event streams never would by themselves.
   app.addHook('preClose', (done) => {
@@ -236,7 +247,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     ...(options.metricsToken !== undefined ? { metricsToken: options.metricsToken } : {}),
   });
   await app.register(authRoutes, { auth, observer: metrics });
-  await app.register(mailRoutes, { auth, mails, applications: createApplicationReads({ store: options.store, mails }) });
+  await app.register(mailRoutes, { auth, mails, applications: createApplicationReads({ store: options.store, mails }), bounces });
   await app.register(bulkRoutes, { auth, mails });
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });
@@ -245,9 +256,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
   await app.register(webhookRoutes, { auth, webhooks });
+  await app.register(bouncesRoutes, { auth, bounces });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks, alerts } };
+  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces } };
 }

@@ -83,6 +83,13 @@ export interface Config {
   webhookConcurrency: number;
   /** The ALERT_* variables: alert rules' thresholds and timing (alerts/alert-rules.ts, docs/alerts.md). */
   alerts: AlertConfig;
+  /** BOUNCE_DOMAIN: deliveries use the return path b-<mailId>-<hmac>@BOUNCE_DOMAIN (docs/bounces.md); undefined: off. */
+  bounceDomain: string | undefined;
+  /** BOUNCE_SMTP_PORT: the bounce listener; 0 (the default) runs none. BOUNCE_SMTP_HOST: its address, 127.0.0.1. */
+  bounceSmtpPort: number;
+  bounceSmtpHost: string;
+  /** BOUNCES=off: this instance runs no bounce listener even with BOUNCE_SMTP_PORT set (like WORKER). */
+  bounces: boolean;
 }
 
 /** The shape of alerts/alert-rules.ts's AlertSettings (config.ts imports nothing of the project). */
@@ -411,6 +418,10 @@ export function loadConfig(env: Env = process.env): Config {
       bounceRate: ratio('ALERT_BOUNCE_RATE', 0.05),
       webhookFailingMs: durationMs('ALERT_WEBHOOK_FAILING_FOR', 3_600_000),
     },
+    bounceDomain: env.BOUNCE_DOMAIN?.trim().toLowerCase().replace(/\.$/, '') || undefined,
+    bounceSmtpPort: env.BOUNCE_SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('BOUNCE_SMTP_PORT', 0, 0, 65535),
+    bounceSmtpHost: env.BOUNCE_SMTP_HOST?.trim() || '127.0.0.1',
+    bounces: onOff('BOUNCES', true),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');
@@ -424,6 +435,16 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('METRICS_TOKEN must be at least 16 characters without spaces (for example: openssl rand -hex 24)');
   }
   if (config.webhookTimeoutMs > 120_000) problems.push(`WEBHOOK_TIMEOUT must be at most 120s, got "${env.WEBHOOK_TIMEOUT}"`);
+  if (config.bounceDomain !== undefined && !isHostnameSyntax(config.bounceDomain)) {
+    problems.push(`BOUNCE_DOMAIN must be a domain (letters, digits, hyphens and dots), got "${env.BOUNCE_DOMAIN}"`);
+  }
+  // Without the domain no RCPT could ever be a valid return path: the listener would refuse every report.
+  if (config.bounceSmtpPort !== 0 && config.bounceDomain === undefined) {
+    problems.push('BOUNCE_SMTP_PORT needs BOUNCE_DOMAIN: the listener accepts only return paths of that domain');
+  }
+  if (net.isIP(config.bounceSmtpHost) === 0 && !isHostnameSyntax(config.bounceSmtpHost)) {
+    problems.push(`BOUNCE_SMTP_HOST must be an IP address or a host name, got "${env.BOUNCE_SMTP_HOST}"`);
+  }
   const relayTls = env.RELAY_TLS?.trim().toLowerCase();
   if (relayTls === 'require' || relayTls === 'opportunistic' || relayTls === 'off') config.relayTls = relayTls;
   else if (relayTls === undefined || relayTls === '') config.relayTls = defaultRelayTls(config.relayUrl);

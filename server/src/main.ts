@@ -18,6 +18,7 @@ import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
 import { smtpRefusalFor } from './intake/accept-errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
+import { startBounceListener, type BounceListener } from './bounces/bounce-listener.js';
 import { createHeartbeat, readPackageVersion } from './instances/heartbeat.js';
 import { setMailHostname } from './mail/mail-hostname.js';
 import { openStore } from './store/connection.js';
@@ -46,6 +47,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     metricsToken: config.metricsToken,
     webhooks: { allowPrivate: config.webhookAllowPrivate },
     alerts: config.alerts,
+    bounceDomain: config.bounceDomain,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -91,6 +93,8 @@ export async function start(config: Config, options: StartOptions = {}) {
           }
         : {}),
     });
+    // BOUNCE_DOMAIN: every attempt's envelope sender is the mail's return path (docs/bounces.md).
+    const returnPaths = await services.bounces.returnPaths();
     const deliveryWorker = createDeliveryWorker({
       store,
       clock,
@@ -105,6 +109,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       leaseMs: config.leaseSeconds * 1000,
       logger: log,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
+      ...(returnPaths ? { returnPath: (mailId: number) => returnPaths.addressOf(mailId) } : {}),
     });
     // A new or requeued mail starts delivery now, not at the worker's next poll, whichever instance took it.
     services.mails.onChange((change) => {
@@ -197,6 +202,21 @@ export async function start(config: Config, options: StartOptions = {}) {
     });
   }
 
+  // Bounces: the listener an MX for BOUNCE_DOMAIN points at (docs/bounces.md); BOUNCES=off leaves it to others.
+  let bounceListener: BounceListener | undefined;
+  const bounceReturnPaths = config.bounces && config.bounceSmtpPort !== 0 ? await services.bounces.returnPaths() : undefined;
+  if (bounceReturnPaths) {
+    bounceListener = await startBounceListener({
+      host: config.bounceSmtpHost,
+      port: config.bounceSmtpPort,
+      maxConnections: config.smtpMaxConnections,
+      now: () => clock.now(),
+      logger: log,
+      isReturnPath: (address) => bounceReturnPaths.mailIdOf(address) !== undefined,
+      receive: (report) => services.bounces.receiveReport(report),
+    });
+  }
+
   let httpPort: number | undefined;
   if (config.port !== null) {
     await app.listen({ port: config.port, host: config.host });
@@ -215,6 +235,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       ...(httpPort !== undefined ? (['api'] as const) : []),
       ...(worker ? (['worker'] as const) : []),
       ...(smtpListener ? (['smtp'] as const) : []),
+      ...(bounceListener ? (['bounce'] as const) : []),
     ],
     version: readPackageVersion(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../package.json')),
     intervalMs: config.heartbeatIntervalMs,
@@ -253,7 +274,8 @@ export async function start(config: Config, options: StartOptions = {}) {
       log.info('shutting down: no new requests or submissions, finishing what is in flight');
       if (retentionTimer) clearInterval(retentionTimer);
       await alertEvaluator.stop();
-      await Promise.all([app.close(), smtpListener?.close()]);
+      await Promise.all([app.close(), smtpListener?.close(), bounceListener?.close()]);
+      await services.bounces.idle();
       await worker?.stop();
       await webhookDispatcher?.stop();
       // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once.
@@ -274,6 +296,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     alertEvaluator,
     httpPort,
     smtpPort: smtpListener?.port,
+    bounceSmtpPort: bounceListener?.port,
     relayUrl: captureRelay?.url ?? config.relayUrl,
     stop,
   };

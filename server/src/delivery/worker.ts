@@ -50,6 +50,11 @@ export interface DeliveryWorkerOptions {
   logger?: WorkerLogger;
   /** Told about every status change this worker writes (live updates, counters in other views). */
   onChange?: (ids: number[]) => void;
+  /**
+   * BOUNCE_DOMAIN's return path for a mail (bounces/return-path.ts): the envelope sender of every attempt, so a
+   * bounce names its mail. Unset: the envelope sender stored at submission. The From header is never changed.
+   */
+  returnPath?: (mailId: number) => string;
 }
 
 const MIN_PROBE_DELAY_MS = 100;
@@ -172,7 +177,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         durationMs: 0,
       };
     } else {
-      outcome = await transport.send({ envelope: { from: payload.envelopeFrom, to: payload.envelopeTo }, raw: payload.raw });
+      const from = options.returnPath ? options.returnPath(row.id) : payload.envelopeFrom;
+      outcome = await transport.send({ envelope: { from, to: payload.envelopeTo }, raw: payload.raw });
     }
     if (hasStopped) return;
     if (outcome.kind === 'sent') deliveredCount += 1;

@@ -59,6 +59,11 @@ const TYPE_OF_MAIL_EVENT: Record<MailEventType, ApplicationEventType | null> = {
   'lease-expired': null,
   'lease-expired-gave-up': 'mail.failed',
   released: null,
+  // A report read by the bounce listener: bounces/bounce.service.ts appends mail.bounced / mail.complained itself,
+  // with the report's fields, in the same transaction as the move (one event per report, not per move).
+  bounced: null,
+  complained: null,
+  'bounce-delayed': null,
 };
 
 /** Why a mail failed, from the event that ended it. */

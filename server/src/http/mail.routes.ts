@@ -10,6 +10,7 @@ import {
 } from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
 import type { ApplicationReads } from '../mail/application-reads.js';
+import type { BounceService } from '../bounces/bounce.service.js';
 import type { MailService } from '../mail/mail.service.js';
 import { requireOperator, requireOperatorOrApiKey } from './authenticate.js';
 
@@ -18,10 +19,12 @@ const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 /** What an API key may read of its own mails (docs/api.md#applications); every other mail call is for operators. */
 const APPLICATION_READS = new Set(['/api/v1/mail/list', '/api/v1/mail/:id', '/api/v1/mail/:id/raw']);
 
-export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService; applications: ApplicationReads }> = async (
-  app,
-  { auth, mails, applications },
-) => {
+export const mailRoutes: FastifyPluginAsyncTypebox<{
+  auth: AuthService;
+  mails: MailService;
+  applications: ApplicationReads;
+  bounces?: BounceService;
+}> = async (app, { auth, mails, applications, bounces }) => {
   const operatorOnly = requireOperator(auth);
   const operatorOrApplication = requireOperatorOrApiKey(auth);
   // onRequest, before the body is read (issue 24 item 2); the route is known by then.
@@ -72,11 +75,13 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: M
         response: { 200: MailDetailResponse, ...errors },
       },
     },
-    async (request) => ({
-      data: [
-        await (request.apiKey ? applications.getMailDetail(request.apiKey.id, request.params.id) : mails.getMailDetail(request.params.id)),
-      ],
-    }),
+    async (request) => {
+      const detail = await (request.apiKey
+        ? applications.getMailDetail(request.apiKey.id, request.params.id)
+        : mails.getMailDetail(request.params.id));
+      // The reports that came back for it (docs/bounces.md), read after the detail: a mail deleted between has none.
+      return { data: [bounces ? { ...detail, bounces: await bounces.listMailReports(request.params.id) } : detail] };
+    },
   );
 
   app.get(

@@ -38,7 +38,8 @@ export interface MailTable {
 }
 
 /** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
-export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred';
+/** `bounced` and `complained` are set after the relay's 250, by a report that came back (bounces/). */
+export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred' | 'bounced' | 'complained';
 
 export interface MailRecipientTable {
   id: Generated<number>;

@@ -51,6 +51,8 @@ const OUTCOME_LABELS: Record<RecipientOutcome, string> = {
   accepted: 'accepted',
   rejected: 'rejected',
   deferred: 'deferred (will be retried)',
+  bounced: 'bounced (after the relay accepted it)',
+  complained: 'complained',
 };
 
 /**

@@ -1,0 +1,165 @@
+/**
+ * The bounce listener (`BOUNCE_SMTP_PORT`, docs/bounces.md): the SMTP server an MX for `BOUNCE_DOMAIN` hands
+ * reports to. No AUTH (the reporting MTAs are strangers); a RCPT is accepted only for a valid return path (its
+ * HMAC checked), so nobody can file a report against a mail they never received. 1 MiB per message, sessions and
+ * messages per client bounded like the submission listener's. What to do with a report is the caller's
+ * `receive`, so this module knows nothing of the store.
+ */
+import { SMTPServer } from 'smtp-server';
+import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+
+export interface BounceListenerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface BounceListenerOptions {
+  host?: string;
+  port: number;
+  /** Accepts a RCPT address: true when it is a return path of ours with a valid HMAC. */
+  isReturnPath(address: string): boolean | Promise<boolean>;
+  /** Keeps and applies one report; a rejection answers 451 so the reporting MTA retries. */
+  receive(report: { envelopeFrom: string; envelopeTo: string[]; raw: Buffer }): Promise<{ reportId: number }>;
+  /** Default 1 MiB: reports are small, and the returned message is often cut to its headers. */
+  maxMessageBytes?: number;
+  /** Sessions open at once; one more is answered 421. */
+  maxConnections?: number;
+  /** Messages one client address may hand over per minute; past it MAIL FROM answers 421 (try later). */
+  maxMessagesPerMinute?: number;
+  closeTimeoutMs?: number;
+  logger?: BounceListenerLogger;
+  now?: () => number;
+}
+
+export interface BounceListener {
+  port: number;
+  close(): Promise<void>;
+}
+
+export const BOUNCE_MAX_MESSAGE_BYTES = 1024 * 1024;
+
+function smtpError(responseCode: number, message: string): Error {
+  return Object.assign(new Error(message), { responseCode });
+}
+
+function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => {
+      // Past the limit the bytes are drained, not kept.
+      if (!stream.sizeExceeded) chunks.push(chunk);
+    });
+    stream.once('end', () => resolve(Buffer.concat(chunks)));
+    stream.once('error', reject);
+  });
+}
+
+export async function startBounceListener(options: BounceListenerOptions): Promise<BounceListener> {
+  const {
+    host = '127.0.0.1',
+    port,
+    isReturnPath,
+    receive,
+    maxMessageBytes = BOUNCE_MAX_MESSAGE_BYTES,
+    maxConnections = 100,
+    maxMessagesPerMinute = 6_000,
+    closeTimeoutMs = 10_000,
+    logger,
+    now = Date.now,
+  } = options;
+  const rate = createRateWindow(maxMessagesPerMinute, now);
+
+  const server = new SMTPServer({
+    name: 'outbox-bounces',
+    banner: 'Outbox bounce listener',
+    authOptional: true,
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    size: maxMessageBytes,
+    maxClients: maxConnections,
+    disableReverseLookup: true,
+    closeTimeout: closeTimeoutMs,
+    logger: false,
+    onMailFrom(_address: SMTPServerAddress, session, callback) {
+      if (!rate.take(session.remoteAddress)) {
+        logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'bounce listener: client over its rate');
+        return callback(
+          smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`),
+        );
+      }
+      return callback();
+    },
+    onRcptTo(address: SMTPServerAddress, session, callback) {
+      Promise.resolve(isReturnPath(address.address)).then(
+        (valid) => {
+          if (valid) return callback();
+          logger?.warn({ session: session.id, rcptTo: address.address }, 'bounce listener: not a return path of ours');
+          return callback(smtpError(550, `5.1.1 <${address.address}>: no such return path here`));
+        },
+        (error: unknown) => {
+          logger?.error({ err: error, session: session.id }, 'bounce listener: return path check failed');
+          callback(smtpError(451, '4.3.0 Temporary failure, try again'));
+        },
+      );
+    },
+    onData(stream, session, callback) {
+      handleData(stream, session).then(
+        (reply) => callback(null, reply),
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  server.on('error', (error) => logger?.warn({ err: error }, 'bounce listener connection error'));
+
+  async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
+    const raw = await readStream(stream);
+    if (stream.sizeExceeded) throw smtpError(552, `5.3.4 Message too big: the limit is ${maxMessageBytes} bytes`);
+    const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
+    try {
+      const { reportId } = await receive({ envelopeFrom, envelopeTo, raw });
+      logger?.info({ reportId, session: session.id }, 'bounce report kept');
+      return `OK: report ${reportId} kept`;
+    } catch (error) {
+      logger?.error({ err: error, session: session.id }, 'bounce report could not be kept');
+      throw smtpError(451, '4.3.0 Temporary failure, try again');
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(port, host, () => {
+      server.server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.server.address();
+  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  logger?.info({ port: boundPort }, 'bounce listener listening');
+  return {
+    port: boundPort,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const RATE_WINDOW_MS = 60_000;
+const RATE_ADDRESSES = 10_000;
+
+/** Messages per client address in the current minute; bounded so a scan of many addresses cannot grow it. */
+function createRateWindow(limit: number, now: () => number) {
+  const counts = new Map<string, { windowStart: number; count: number }>();
+  return {
+    take(address: string): boolean {
+      const at = now();
+      const entry = counts.get(address);
+      if (!entry || at - entry.windowStart >= RATE_WINDOW_MS) {
+        counts.delete(address);
+        counts.set(address, { windowStart: at, count: 1 });
+        if (counts.size > RATE_ADDRESSES) counts.delete(counts.keys().next().value!);
+        return true;
+      }
+      entry.count += 1;
+      return entry.count <= limit;
+    },
+  };
+}

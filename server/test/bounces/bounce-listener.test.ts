@@ -1,0 +1,338 @@
+/**
+ * Bounces from the outside (issue 22 items 1-3, docs/bounces.md): Outbox started as `npm start` starts it with
+ * BOUNCE_DOMAIN and BOUNCE_SMTP_PORT delivers to a real relay with its return path, and real SMTP clients hand
+ * hand-made reports to the bounce listener: a hard bounce, a partial one, a delayed one, a complaint, a forged
+ * return path, an unmatched report, one too large, a malformed one. One Outbox for the file: each test uses
+ * mails of its own.
+ */
+import { MailStatus } from '@outbox/contract';
+import type { BounceReport, BouncesResponse } from '@outbox/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBounceService } from '../../src/bounces/bounce.service.js';
+import { ensureServerSecret } from '../../src/bounces/bounce.repository.js';
+import { suppressedAmong } from '../../src/suppression/suppression.repository.js';
+import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+import { waitUntil } from '../support/net.js';
+import { arf, BOUNCE_DOMAIN, dsn, sendSmtp, startBounceOutbox, type BounceOutbox } from './bounce-support.js';
+
+let relay: TestRelay;
+let outbox: BounceOutbox;
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+  outbox = await startBounceOutbox({ RELAY_URL: relay.url });
+});
+
+afterAll(async () => {
+  await outbox?.stop();
+  await relay?.close();
+});
+
+async function sentMail(to: string[]): Promise<number> {
+  const id = await outbox.submit(to);
+  await outbox.waitForStatus(id, MailStatus.ProviderSent, `mail ${id} ProviderSent`);
+  return id;
+}
+
+async function getJson<T>(url: string): Promise<{ status: number; body: T }> {
+  const response = await outbox.running.app.inject({ method: 'GET', url, headers: { authorization: `Token ${outbox.token}` } });
+  return { status: response.statusCode, body: response.json() as T };
+}
+
+const suppressed = async (address: string) => (await suppressedAmong(outbox.running.store.db, [address], Date.now())).get(address);
+
+describe('the return path', () => {
+  it('every delivery uses b-<mailId>-<hmac>@BOUNCE_DOMAIN as envelope sender; the From header stays the application’s', async () => {
+    const id = await sentMail(['ann@example.net']);
+    const relayed = relay.received.find((m) => m.raw.toString().includes(`Subject: Your order`) && m.rcptTo.includes('ann@example.net'))!;
+    expect(relayed.mailFrom).toMatch(new RegExp(`^b-${id}-[a-z2-7]{10}@bounce\\.test$`));
+    expect(relayed.mailFrom).toBe(await outbox.returnPathOf(id));
+    expect(relayed.raw.toString()).toMatch(/^From: Shop <shop@example\.com>\r$/m);
+  });
+
+  it('the process running the listener says so in its heartbeat: role bounce', async () => {
+    const answer = await getJson<{ data: Array<{ id: string; roles: string[] }> }>('/api/v1/instances');
+    expect(answer.body.data.find((i) => i.id === outbox.running.heartbeat.id)?.roles).toEqual(['api', 'worker', 'bounce']);
+  });
+
+  it('the secret is created once, race-free: concurrent first uses on one store all get the same one', async () => {
+    const db = outbox.running.store.db;
+    const values = await Promise.all(['a', 'b', 'c'].map((candidate) => ensureServerSecret(db, 'test-race', candidate, Date.now())));
+    expect(new Set(values).size).toBe(1);
+    // A second service on the same store (another instance) computes the same return paths.
+    const other = createBounceService({ store: outbox.running.store, clock: { now: () => Date.now() }, bounceDomain: BOUNCE_DOMAIN });
+    expect((await other.returnPaths())!.addressOf(42)).toBe(await outbox.returnPathOf(42));
+  });
+});
+
+describe('reports handed to the bounce listener', () => {
+  it('a hard bounce (5.1.1, failed) of the only recipient: ProviderError, recipient bounced with the diagnostic, address suppressed', async () => {
+    const id = await sentMail(['gone@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const diagnostic = '550 5.1.1 <gone@example.net>: Recipient address rejected: User unknown';
+    const answer = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [returnPath],
+      raw: dsn({ returnPath, recipients: [{ address: 'gone@example.net', action: 'failed', status: '5.1.1', diagnostic }] }),
+    });
+    expect(answer.last).toMatch(/^250 /);
+
+    const detail = await outbox.detail(id);
+    expect(detail.status).toBe(MailStatus.ProviderError);
+    expect(detail.rejectedRecipients).toBe(1);
+    const recipient = detail.recipients!.find((r) => r.kind === 'to' || r.kind === 'envelope')!;
+    expect(recipient.outcome).toBe('bounced');
+    expect(recipient.reply).toContain(diagnostic);
+    expect(detail.events.map((e) => e.type)).toContain('bounced');
+    const row = await suppressed('gone@example.net');
+    expect(row).toMatchObject({ reason: 'hard_bounce', mail_id: id, created_by: 'bounce' });
+    const events = await outbox.running.store.db.selectFrom('application_events').selectAll().where('mail_id', '=', id).execute();
+    expect(events.map((e) => e.type)).toEqual(['mail.bounced']);
+
+    const list = await getJson<BouncesResponse>('/api/v1/bounces?matched=true&limit=50');
+    const report = list.body.data.find((r) => r.mailId === id)!;
+    expect(report).toMatchObject({ kind: 'dsn', matchedBy: 'return-path', envelopeFrom: '', envelopeTo: returnPath });
+    expect(report.summary.applied).toEqual([{ recipient: 'gone@example.net', outcome: 'bounced' }]);
+    // The mail's detail carries its reports.
+    expect((await outbox.detail(id)).bounces).toEqual([report]);
+  });
+
+  it('a partial bounce (one of two recipients): the mail stays ProviderSent, one recipient bounced and counted', async () => {
+    const id = await sentMail(['keep@example.net', 'lost@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const answer = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [returnPath],
+      raw: dsn({
+        returnPath,
+        recipients: [{ address: 'lost@example.net', action: 'failed', status: '5.2.1', diagnostic: '550 5.2.1 mailbox disabled' }],
+      }),
+    });
+    expect(answer.last).toMatch(/^250 /);
+    const detail = await outbox.detail(id);
+    expect(detail.status).toBe(MailStatus.ProviderSent);
+    expect(detail.rejectedRecipients).toBe(1);
+    const outcomes = Object.fromEntries(detail.recipients!.filter((r) => r.kind === 'to').map((r) => [r.recipientMail, r.outcome]));
+    expect(outcomes).toEqual({ 'keep@example.net': 'accepted', 'lost@example.net': 'bounced' });
+    expect(await suppressed('lost@example.net')).toBeDefined();
+    expect(await suppressed('keep@example.net')).toBeUndefined();
+  });
+
+  it('two reports about one mail arriving together (often in one shared commit) both apply: the second bounce ends it', async () => {
+    const id = await sentMail(['first@example.net', 'second@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const answers = await Promise.all(
+      ['first@example.net', 'second@example.net'].map((address) =>
+        sendSmtp(outbox.bouncePort, {
+          from: '',
+          to: [returnPath],
+          raw: dsn({
+            returnPath,
+            recipients: [{ address, action: 'failed', status: '5.1.1', diagnostic: `550 5.1.1 <${address}> unknown` }],
+          }),
+        }),
+      ),
+    );
+    expect(answers.map((a) => a.last.slice(0, 4))).toEqual(['250 ', '250 ']);
+    const detail = await outbox.detail(id);
+    expect(detail.status).toBe(MailStatus.ProviderError);
+    expect(detail.rejectedRecipients).toBe(2);
+    expect(detail.events.filter((e) => e.type === 'bounced')).toHaveLength(2);
+    expect(detail.bounces).toHaveLength(2);
+  });
+
+  it('a delayed report (4.4.7, delayed) only adds an event', async () => {
+    const id = await sentMail(['slow@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const answer = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [returnPath],
+      raw: dsn({
+        returnPath,
+        recipients: [{ address: 'slow@example.net', action: 'delayed', status: '4.4.7', diagnostic: '451 4.4.7 try later' }],
+      }),
+    });
+    expect(answer.last).toMatch(/^250 /);
+    const detail = await outbox.detail(id);
+    expect(detail.status).toBe(MailStatus.ProviderSent);
+    expect(detail.recipients!.find((r) => r.kind === 'to')!.outcome).toBe('accepted');
+    expect(detail.events.at(-1)).toMatchObject({ type: 'bounce-delayed' });
+    expect(await suppressed('slow@example.net')).toBeUndefined();
+  });
+
+  it('an ARF complaint marks the recipient complained and suppresses it; the status stays', async () => {
+    const id = await sentMail(['angry@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const answer = await sendSmtp(outbox.bouncePort, {
+      from: 'feedback@isp.test',
+      to: [returnPath],
+      raw: arf({ returnPath, recipient: 'angry@example.net' }),
+    });
+    expect(answer.last).toMatch(/^250 /);
+    const detail = await outbox.detail(id);
+    expect(detail.status).toBe(MailStatus.ProviderSent);
+    expect(detail.recipients!.find((r) => r.kind === 'to')!.outcome).toBe('complained');
+    expect(detail.events.at(-1)).toMatchObject({ type: 'complained' });
+    expect(await suppressed('angry@example.net')).toMatchObject({ reason: 'complaint', mail_id: id });
+    const events = await outbox.running.store.db.selectFrom('application_events').select('type').where('mail_id', '=', id).execute();
+    expect(events.map((e) => e.type)).toEqual(['mail.complained']);
+  });
+
+  it('a forged return path (wrong HMAC), another domain or a plain address are refused at RCPT with 550', async () => {
+    const id = await sentMail(['target@example.net']);
+    const genuine = await outbox.returnPathOf(id);
+    const forged = genuine.replace(/-([a-z2-7]{10})@/, (_, mac: string) => `-${mac.startsWith('a') ? 'b' : 'a'}${mac.slice(1)}@`);
+    for (const address of [
+      forged,
+      genuine.replace('@bounce.test', '@other.test'),
+      `postmaster@${BOUNCE_DOMAIN}`,
+      `b-${id + 1000}-aaaaaaaaaa@${BOUNCE_DOMAIN}`,
+    ]) {
+      const answer = await sendSmtp(outbox.bouncePort, {
+        from: '',
+        to: [address],
+        raw: dsn({ returnPath: address, recipients: [{ address: 'target@example.net', action: 'failed', status: '5.1.1' }] }),
+      });
+      expect(answer.last, address).toMatch(/^550 5\.1\.1 /);
+    }
+    expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderSent);
+  });
+
+  it('a report for no mail is kept unmatched and listed; a known Message-ID matches when the return path names no mail', async () => {
+    const codec = (await outbox.running.services.bounces.returnPaths())!;
+    const noMail = codec.addressOf(987_654);
+    const unmatched = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [noMail],
+      raw: dsn({
+        returnPath: noMail,
+        messageId: '<nobody@nowhere.test>',
+        recipients: [{ address: 'x@example.net', action: 'failed', status: '5.1.1' }],
+      }),
+    });
+    expect(unmatched.last).toMatch(/^250 /);
+    const list = await getJson<BouncesResponse>('/api/v1/bounces?matched=false');
+    expect(list.status).toBe(200);
+    const report = list.body.data.find((r) => r.envelopeTo === noMail)!;
+    expect(report).toMatchObject({ mailId: null, matchedBy: null, kind: 'dsn' });
+    expect(report.summary.recipients).toEqual([{ recipient: 'x@example.net', action: 'failed', status: '5.1.1', diagnostic: null }]);
+
+    const id = await sentMail(['byid@example.net']);
+    const messageId = (await outbox.detail(id)).headers.find((h) => h.name.toLowerCase() === 'message-id')!.value;
+    const byId = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [noMail],
+      raw: dsn({ returnPath: noMail, messageId, recipients: [{ address: 'byid@example.net', action: 'failed', status: '5.1.1' }] }),
+    });
+    expect(byId.last).toMatch(/^250 /);
+    const matched = (await getJson<BouncesResponse>('/api/v1/bounces?matched=true')).body.data.find((r) => r.mailId === id)!;
+    expect(matched.matchedBy).toBe('message-id');
+    expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderError);
+  });
+
+  it('a report larger than 1 MiB is refused with 552 and not kept', async () => {
+    const id = await sentMail(['big@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const before = (await getJson<BouncesResponse>('/api/v1/bounces?limit=500')).body.data.length;
+    const padding = `${'x'.repeat(998)}\r\n`.repeat(1100);
+    const raw = dsn({ returnPath, recipients: [{ address: 'big@example.net', action: 'failed', status: '5.1.1' }] }).replace(
+      'Your message could not be delivered.',
+      padding,
+    );
+    const answer = await sendSmtp(outbox.bouncePort, { from: '', to: [returnPath], raw });
+    expect(answer.last).toMatch(/^552 /);
+    expect((await getJson<BouncesResponse>('/api/v1/bounces?limit=500')).body.data.length).toBe(before);
+    expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderSent);
+  });
+
+  it('a malformed multipart is kept as unknown with the reason; the listener keeps answering', async () => {
+    const id = await sentMail(['odd@example.net']);
+    const returnPath = await outbox.returnPathOf(id);
+    const raw = [
+      `To: ${returnPath}`,
+      'Subject: broken',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="NEVER-CLOSED"',
+      '',
+      '--NEVER-CLOSED',
+      'Content-Type: message/delivery-status',
+      'Content-Transfer-Encoding: base64',
+      '',
+      '%%%% not base64 ((((',
+      '--WRONG',
+      'Final-Recipient rfc822 odd@example.net',
+      '',
+    ].join('\r\n');
+    const answer = await sendSmtp(outbox.bouncePort, { from: '', to: [returnPath], raw });
+    expect(answer.last).toMatch(/^250 /);
+    const report = (await getJson<BouncesResponse>('/api/v1/bounces?limit=500')).body.data.find((r) => r.summary.subject === 'broken')!;
+    expect(report).toMatchObject({ kind: 'unknown', mailId: id });
+    expect(report.summary.problem).toMatch(/\S/);
+    expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderSent);
+    const after = await sendSmtp(outbox.bouncePort, { from: '', to: [returnPath], raw: arf({ returnPath, recipient: 'odd@example.net' }) });
+    expect(after.last).toMatch(/^250 /);
+  });
+});
+
+describe('GET /api/v1/bounces', () => {
+  it('pages newest first by cursor, shows one report and its raw bytes, and answers 400/404/401 as documented', async () => {
+    const first = await getJson<BouncesResponse>('/api/v1/bounces?limit=2');
+    expect(first.status).toBe(200);
+    expect(first.body.data).toHaveLength(2);
+    const second = await getJson<BouncesResponse>(`/api/v1/bounces?limit=2&cursor=${encodeURIComponent(first.body.meta.nextCursor!)}`);
+    expect(second.body.data[0]!.id).toBeLessThan(first.body.data[1]!.id);
+
+    const one = await getJson<{ data: BounceReport[] }>(`/api/v1/bounces/${first.body.data[0]!.id}`);
+    expect(one.body.data[0]).toEqual(first.body.data[0]);
+    const raw = await outbox.running.app.inject({
+      method: 'GET',
+      url: `/api/v1/bounces/${first.body.data[0]!.id}/raw`,
+      headers: { authorization: `Token ${outbox.token}` },
+    });
+    expect(raw.headers['content-type']).toMatch(/^message\/rfc822/);
+    expect(raw.rawPayload.length).toBe(first.body.data[0]!.size);
+
+    const missing = await getJson<{ error: { code: string } }>('/api/v1/bounces/99999999');
+    expect(missing).toMatchObject({ status: 404, body: { error: { code: 'bounce_not_found' } } });
+    const badCursor = await getJson<{ error: { code: string; message: string } }>('/api/v1/bounces?cursor=zzz');
+    expect(badCursor).toMatchObject({ status: 400, body: { error: { code: 'invalid_cursor' } } });
+    const badMatched = await getJson<{ error: { message: string } }>('/api/v1/bounces?matched=maybe');
+    expect(badMatched.status).toBe(400);
+    expect(badMatched.body.error.message).toContain('matched');
+    const anonymous = await outbox.running.app.inject({ method: 'GET', url: '/api/v1/bounces' });
+    expect(anonymous.statusCode).toBe(401);
+  });
+});
+
+describe('without BOUNCE_DOMAIN', () => {
+  it('the envelope sender stays the one submitted and no secret is created', async () => {
+    const plain = await startBounceOutbox({ RELAY_URL: relay.url, BOUNCE_DOMAIN: '', BOUNCE_SMTP_PORT: 'off' });
+    try {
+      const id = await plain.submit(['plain@example.net'], 'No bounce domain');
+      await plain.waitForStatus(id, MailStatus.ProviderSent);
+      await waitUntil(() => relay.received.some((m) => m.raw.toString().includes('Subject: No bounce domain')));
+      const relayed = relay.received.find((m) => m.raw.toString().includes('Subject: No bounce domain'))!;
+      expect(relayed.mailFrom).toBe('shop@example.com');
+      expect(plain.running.bounceSmtpPort).toBeUndefined();
+      const secrets = await plain.running.store.db.selectFrom('server_secrets').selectAll().execute();
+      expect(secrets).toEqual([]);
+    } finally {
+      await plain.stop();
+    }
+  });
+});
+
+describe('BOUNCES=off', () => {
+  it('runs no listener on this instance, while its worker still sends with the return path', async () => {
+    const other = await startBounceOutbox({ RELAY_URL: relay.url, BOUNCES: 'off' });
+    try {
+      expect(other.running.bounceSmtpPort).toBeUndefined();
+      const id = await other.submit(['elsewhere@example.net'], 'Bounces read elsewhere');
+      await other.waitForStatus(id, MailStatus.ProviderSent);
+      const relayed = relay.received.find((m) => m.raw.toString().includes('Subject: Bounces read elsewhere'))!;
+      expect(relayed.mailFrom).toBe(await other.returnPathOf(id));
+    } finally {
+      await other.stop();
+    }
+  });
+});
