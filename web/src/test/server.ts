@@ -8,4 +8,6 @@ import { setupServer } from 'msw/node';
  */
 export const server = setupServer(
   http.get('/api/v1/events', () => HttpResponse.json({ error: { code: 'not_found', message: 'no live updates' } }, { status: 404 })),
+  // The drawer's webhook deliveries: none unless a test says otherwise.
+  http.get('/api/v1/mail/:id/webhook-deliveries', () => HttpResponse.json({ data: [] })),
 );

@@ -37,6 +37,7 @@ export const mailKeys = {
   list: (params: MailListParams) => [{ scope: 'mails', entity: 'list', params }] as const,
   details: () => [{ scope: 'mails', entity: 'detail' }] as const,
   detail: (id: number) => [{ scope: 'mails', entity: 'detail', id }] as const,
+  webhookDeliveries: (id: number) => [{ scope: 'mails', entity: 'webhook-deliveries', id }] as const,
   action: (action: 'dequeue' | 'requeue' | 'delete') => [{ scope: 'mails', entity: 'action', action }] as const,
 };
 

@@ -1,5 +1,5 @@
 import type { ReactNode } from 'react';
-import type { MailAttachment, MailDetail, MailEvent, RecipientDelivery, RecipientOutcome } from '@outbox/contract';
+import type { MailAttachment, MailDetail, MailEvent, RecipientDelivery, RecipientOutcome, WebhookDelivery } from '@outbox/contract';
 import { MailStatus, STATUSES } from '@outbox/contract/status';
 import { formatDate } from '../../../lib/format-date';
 import { StatusCell } from './status-cell';
@@ -162,11 +162,67 @@ export function Attachments({ attachments }: { attachments: MailAttachment[] }) 
   );
 }
 
-function detailText(event: MailEvent): string {
-  if (!event.detail) return '';
-  return Object.entries(event.detail)
-    .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
-    .join('; ');
+/** Labels of the event details the server writes (delivery outcomes, retries, leases, operator actions). */
+const DETAIL_LABELS: Record<string, string> = {
+  attempt: 'Attempt',
+  reply: 'Reply',
+  code: 'SMTP code',
+  durationMs: 'Took',
+  worker: 'Worker',
+  nextAttemptAt: 'Next attempt',
+  pendingRecipients: 'Going again to',
+  rejectedRecipients: 'Refused',
+  recipients: 'Recipients',
+  reason: 'Reason',
+  heldBy: 'Held by',
+};
+
+function recipientLine(value: unknown): string {
+  if (!isObject(value)) return String(value);
+  const address = typeof value.address === 'string' ? value.address : '';
+  const outcome = typeof value.outcome === 'string' ? value.outcome : '';
+  const reply = typeof value.reply === 'string' ? value.reply : '';
+  return [address, outcome, reply].filter(Boolean).join(' · ');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function DetailValue({ name, value }: { name: string; value: unknown }) {
+  if (name === 'durationMs' && typeof value === 'number') return <>{`${value.toLocaleString('en-US')} ms`}</>;
+  if (name === 'nextAttemptAt' && typeof value === 'string') return <When value={value} />;
+  if (Array.isArray(value)) {
+    if (value.every((v) => typeof v === 'string')) return <>{value.join(', ')}</>;
+    return (
+      <ul className="event-detail__list">
+        {value.map((item, index) => (
+          <li key={index}>{recipientLine(item)}</li>
+        ))}
+      </ul>
+    );
+  }
+  if (isObject(value)) return <>{JSON.stringify(value)}</>;
+  return <>{String(value)}</>;
+}
+
+/** An event's detail as labelled fields (the reply, the attempt, each recipient's answer), not raw JSON. */
+function EventDetail({ detail }: { detail: MailEvent['detail'] }) {
+  if (!detail) return null;
+  const entries = Object.entries(detail).filter(([, value]) => value !== null && value !== undefined && value !== '');
+  if (entries.length === 0) return null;
+  return (
+    <dl className="event-detail">
+      {entries.map(([name, value]) => (
+        <div key={name} className="event-detail__row">
+          <dt>{DETAIL_LABELS[name] ?? name}</dt>
+          <dd>
+            <DetailValue name={name} value={value} />
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
 }
 
 export function EventLog({ events }: { events: MailEvent[] }) {
@@ -190,7 +246,9 @@ export function EventLog({ events }: { events: MailEvent[] }) {
             <td>{event.actor}</td>
             <td>{event.type}</td>
             <td className="nowrap">{`${statusName(event.fromStatus)} → ${statusName(event.toStatus)}`}</td>
-            <td className="detail-table__detail">{detailText(event)}</td>
+            <td className="detail-table__detail">
+              <EventDetail detail={event.detail} />
+            </td>
           </tr>
         ))}
       </tbody>
@@ -208,5 +266,42 @@ export function Headers({ headers }: { headers: MailDetail['headers'] }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** The webhook deliveries of the mail's events: which endpoint, which event, its state and the last answer. */
+export function WebhookDeliveries({ deliveries }: { deliveries: WebhookDelivery[] }) {
+  return (
+    <table className="detail-table">
+      <thead>
+        <tr>
+          <th scope="col">Time</th>
+          <th scope="col">Event</th>
+          <th scope="col">Endpoint</th>
+          <th scope="col">State</th>
+          <th scope="col">Attempts</th>
+          <th scope="col">Last answer</th>
+        </tr>
+      </thead>
+      <tbody>
+        {deliveries.map((delivery) => {
+          const last = delivery.attempts.at(-1);
+          return (
+            <tr key={delivery.id}>
+              <td className="nowrap">
+                <When value={delivery.createdAt} />
+              </td>
+              <td>{delivery.eventType}</td>
+              <td className="detail-table__detail">{delivery.endpointUrl}</td>
+              <td>{delivery.state}</td>
+              <td>{delivery.attempts.length}</td>
+              <td className="detail-table__detail">
+                {last ? (last.httpStatus === null ? (last.error ?? 'No answer') : `HTTP ${last.httpStatus} in ${last.durationMs} ms`) : '—'}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
   );
 }

@@ -175,4 +175,79 @@ describe('MailDrawer', () => {
     renderDrawer(buildDetail());
     expect(within(await section('Attachments')).getByText('No attachments')).toBeInTheDocument();
   });
+
+  it("shows an event's detail as labelled fields, each recipient's answer on its own line, not as JSON", async () => {
+    renderDrawer(
+      buildDetail({
+        events: [
+          {
+            at: '2026-11-23T13:05:10.000Z',
+            actor: 'worker:w1',
+            type: 'recipients-deferred',
+            fromStatus: 2,
+            toStatus: 0,
+            detail: {
+              attempt: 1,
+              reply: '451 4.7.1 try later',
+              durationMs: 1234,
+              recipients: [
+                { address: 'ann@example.com', outcome: 'accepted', reply: '250 ok' },
+                { address: 'bob@example.com', outcome: 'deferred', reply: '451 4.7.1 try later' },
+              ],
+              pendingRecipients: ['bob@example.com'],
+            },
+          },
+        ],
+      }),
+    );
+    const log = await section('Event log');
+    const detail = log.querySelector('dl.event-detail')!;
+    const pairs = Array.from(detail.querySelectorAll('dt'), (dt) => [dt.textContent, dt.nextElementSibling?.textContent]);
+    expect(pairs).toEqual([
+      ['Attempt', '1'],
+      ['Reply', '451 4.7.1 try later'],
+      ['Took', '1,234 ms'],
+      ['Recipients', 'ann@example.com · accepted · 250 okbob@example.com · deferred · 451 4.7.1 try later'],
+      ['Going again to', 'bob@example.com'],
+    ]);
+    expect(log.textContent).not.toContain('{');
+  });
+
+  it("lists the webhook deliveries of the mail's events with their state and last answer", async () => {
+    server.use(
+      http.get('/api/v1/mail/:id/webhook-deliveries', () =>
+        HttpResponse.json({
+          data: [
+            {
+              id: 3,
+              endpointId: 1,
+              endpointUrl: 'https://crm.example.com/hook',
+              eventId: 'evt_a',
+              eventType: 'mail.sent',
+              mailId: 7,
+              state: 'retrying',
+              createdAt: '2026-11-23T13:05:10.000Z',
+              nextAttemptAt: '2026-11-23T13:10:10.000Z',
+              attempts: [{ at: '2026-11-23T13:05:10.000Z', httpStatus: 500, durationMs: 12, response: 'down', error: null }],
+            },
+          ],
+        }),
+      ),
+    );
+    renderDrawer(buildDetail());
+    const deliveries = await section('Webhook deliveries');
+    await within(deliveries).findByText('mail.sent', {}, SLOW);
+    expect(texts(rowsOf(deliveries))[0]!.slice(1)).toEqual([
+      'mail.sent',
+      'https://crm.example.com/hook',
+      'retrying',
+      '1',
+      'HTTP 500 in 12 ms',
+    ]);
+  });
+
+  it('says so when no webhook delivery was made for the mail', async () => {
+    renderDrawer(buildDetail());
+    expect(await within(await section('Webhook deliveries')).findByText('No webhook deliveries', {}, SLOW)).toBeInTheDocument();
+  });
 });

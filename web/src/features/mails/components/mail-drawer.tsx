@@ -3,7 +3,8 @@ import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, type MailStatusCo
 import { Button } from '../../../components/ui/button';
 import { downloadRawMail, useMailDetail } from '../api/get-mail';
 import { HtmlBody } from './html-body';
-import { Attachments, EventLog, Headers, Recipients, Summary } from './mail-detail-sections';
+import { useMailWebhookDeliveries } from '../api/get-mail-webhook-deliveries';
+import { Attachments, EventLog, Headers, Recipients, Summary, WebhookDeliveries } from './mail-detail-sections';
 
 export interface DrawerActions {
   onDequeue: (id: number) => void;
@@ -26,6 +27,7 @@ interface MailDrawerProps {
  */
 export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
   const detail = useMailDetail(token, id);
+  const webhookDeliveries = useMailWebhookDeliveries(token, id);
   const mail = detail.data;
   const panelRef = useRef<HTMLElement>(null);
 
@@ -106,6 +108,20 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
             <section aria-labelledby="d-events">
               <h3 id="d-events">Event log</h3>
               <EventLog events={mail.events} />
+            </section>
+            <section aria-labelledby="d-webhooks">
+              <h3 id="d-webhooks">Webhook deliveries</h3>
+              {webhookDeliveries.data && webhookDeliveries.data.length > 0 ? (
+                <WebhookDeliveries deliveries={webhookDeliveries.data} />
+              ) : (
+                <p className="muted">
+                  {webhookDeliveries.isPending
+                    ? 'Loading…'
+                    : webhookDeliveries.isError
+                      ? 'The webhook deliveries could not be loaded.'
+                      : 'No webhook deliveries'}
+                </p>
+              )}
             </section>
             <section aria-labelledby="d-text">
               <h3 id="d-text">Text body</h3>
