@@ -119,9 +119,10 @@ export async function start(config: Config, options: StartOptions = {}) {
     worker = deliveryWorker;
   }
 
-  // Webhooks are delivered by the processes that deliver mail (WORKER on), unless WEBHOOKS=off (docs/webhooks.md).
+  // Every process delivers webhooks unless WEBHOOKS=off (docs/webhooks.md), not only those with WORKER on: the
+  // no_worker alert must reach its receivers exactly when no process delivers mail.
   let webhookDispatcher: WebhookDispatcher | undefined;
-  if (config.worker && config.webhooks) {
+  if (config.webhooks) {
     webhookDispatcher = createWebhookDispatcher({
       store,
       clock,

@@ -85,7 +85,7 @@ export async function findBounceReport(db: DbOrTrx, id: number): Promise<BounceR
   return row ? { ...row, id: Number(row.id), mail_id: row.mail_id === null ? null : Number(row.mail_id) } : undefined;
 }
 
-/** The mail a Message-ID names (the newest, should an application have reused one); migration 012 indexes it. */
+/** The mail a Message-ID names (the newest, should an application have reused one); migration 010 indexes it. */
 export async function findMailIdByMessageId(db: DbOrTrx, messageId: string): Promise<number | undefined> {
   const row = await db
     .selectFrom('mails')

@@ -14,7 +14,6 @@ import { webhooks } from './migrations/007-webhooks.js';
 import { instancesTable } from './migrations/008-instances.js';
 import { applicationReads } from './migrations/010-application-reads.js';
 import { bouncesAndSuppressions } from './migrations/011-bounces-and-suppressions.js';
-import { bounceColumns } from './migrations/012-bounce-columns.js';
 import { alertsTables } from './migrations/013-alerts.js';
 import { statusSortIndexes } from './migrations/014-status-sort-indexes.js';
 
@@ -30,7 +29,6 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '008-instances': instancesTable(),
     '010-application-reads': applicationReads(),
     '011-bounces-and-suppressions': bouncesAndSuppressions(store.engine),
-    '012-bounce-columns': bounceColumns(),
     '013-alerts': alertsTables(store.engine),
     '014-status-sort-indexes': statusSortIndexes(store.engine),
   };

@@ -3,25 +3,15 @@
  * sets it up: `POST /api/v1/webhooks` subscribed to alert.firing and alert.resolved (contract/src/webhooks.ts),
  * a real HTTP receiver on loopback, the whole service started through start(config) with short alert timings,
  * no worker and a due mail, so `no_worker` fires within a second.
- *
- * PENDING until the webhooks module is merged: the delivery (server/src/http/webhooks.routes.ts and its
- * dispatcher) is built on another branch. Without it this test is reported as todo, not skipped silently; once
- * the route exists it runs as it is. The alert side (one alert.firing appended in the round's transaction) is
- * proven in alerts.test.ts.
+ * The process runs no worker: webhooks are still delivered by it (WEBHOOKS is on by default).
  */
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunningOutbox } from '../../src/main.js';
 import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
-
-const webhooksOnBranch = fs.existsSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/http/webhooks.routes.ts'));
-const itWithWebhooks = webhooksOnBranch ? it : it.todo;
 
 interface Received {
   headers: Record<string, string>;
@@ -39,65 +29,61 @@ afterAll(async () => {
 });
 
 describe('alerts to webhook endpoints', () => {
-  itWithWebhooks(
-    'alert.firing reaches an endpoint subscribed to it, signed (Standard Webhooks), once',
-    async () => {
-      const received: Received[] = [];
-      receiver = http.createServer((request, response) => {
-        let body = '';
-        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-        request.on('end', () => {
-          received.push({ headers: request.headers as Record<string, string>, body });
-          response.writeHead(204).end();
-        });
+  it('alert.firing reaches an endpoint subscribed to it, signed (Standard Webhooks), once', async () => {
+    const received: Received[] = [];
+    receiver = http.createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push({ headers: request.headers as Record<string, string>, body });
+        response.writeHead(204).end();
       });
-      await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
-      const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    });
+    await new Promise<void>((resolve) => receiver!.listen(0, '127.0.0.1', resolve));
+    const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
-      environment = await freshEnvironment({
-        WORKER: 'off',
-        WEBHOOK_ALLOW_PRIVATE: 'true',
-        ALERT_EVALUATION_INTERVAL: '300ms',
-        ALERT_PENDING: '0',
-        ALERT_NO_WORKER_FOR: '0',
-      });
-      outbox = await startInProcess(environment.env);
-      const baseUrl = `http://127.0.0.1:${outbox.httpPort}`;
-      const login = await fetch(`${baseUrl}/api/v1/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: 'ops', password: 'correct horse battery' }),
-      });
-      const token = ((await login.json()) as { data: Array<{ token: string }> }).data[0]!.token;
-      const created = await fetch(`${baseUrl}/api/v1/webhooks`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Token ${token}` },
-        body: JSON.stringify({ url: receiverUrl, eventTypes: ['alert.firing', 'alert.resolved'], description: 'alerts' }),
-      });
-      expect(created.status).toBe(201);
-      const endpoint = (await created.json()) as { data: Array<{ secret: string }> };
-      const secret = endpoint.data[0]!.secret;
+    environment = await freshEnvironment({
+      WORKER: 'off',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      ALERT_EVALUATION_INTERVAL: '300ms',
+      ALERT_PENDING: '0',
+      ALERT_NO_WORKER_FOR: '0',
+    });
+    outbox = await startInProcess(environment.env);
+    const baseUrl = `http://127.0.0.1:${outbox.httpPort}`;
+    const login = await fetch(`${baseUrl}/api/v1/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'ops', password: 'correct horse battery' }),
+    });
+    const token = ((await login.json()) as { data: Array<{ token: string }> }).data[0]!.token;
+    const created = await fetch(`${baseUrl}/api/v1/webhooks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Token ${token}` },
+      body: JSON.stringify({ url: receiverUrl, eventTypes: ['alert.firing', 'alert.resolved'], description: 'alerts' }),
+    });
+    expect(created.status).toBe(201);
+    const endpoint = (await created.json()) as { data: Array<{ secret: string }> };
+    const secret = endpoint.data[0]!.secret;
 
-      const apiKey = await outbox.services.auth.createApiKey('alerts');
-      const submitted = await fetch(`${baseUrl}/api/v1/mail`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` },
-        body: JSON.stringify({ fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject: 'hi', text: 'x' }),
-      });
-      expect(submitted.status).toBe(202);
+    const apiKey = await outbox.services.auth.createApiKey('alerts');
+    const submitted = await fetch(`${baseUrl}/api/v1/mail`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Token ${apiKey}` },
+      body: JSON.stringify({ fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject: 'hi', text: 'x' }),
+    });
+    expect(submitted.status).toBe(202);
 
-      await waitUntil(() => received.some((r) => r.body.includes('"alert.firing"')), {
-        what: 'alert.firing at the receiver',
-        timeoutMs: 30_000,
-        intervalMs: 50,
-      });
-      const delivery = received.find((r) => r.body.includes('"alert.firing"'))!;
-      const event = new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; data: Record<string, unknown> };
-      expect(event.type).toBe('alert.firing');
-      expect(event.data).toMatchObject({ rule: 'no_worker', state: 'firing', value: 1, threshold: 0 });
-      expect(String(event.data.summary)).toBe('No live worker while 1 mail is due');
-      expect(received.filter((r) => r.body.includes('"alert.firing"'))).toHaveLength(1);
-    },
-    120_000,
-  );
+    await waitUntil(() => received.some((r) => r.body.includes('"alert.firing"')), {
+      what: 'alert.firing at the receiver',
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
+    const delivery = received.find((r) => r.body.includes('"alert.firing"'))!;
+    const event = new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; data: Record<string, unknown> };
+    expect(event.type).toBe('alert.firing');
+    expect(event.data).toMatchObject({ rule: 'no_worker', state: 'firing', value: 1, threshold: 0 });
+    expect(String(event.data.summary)).toBe('No live worker while 1 mail is due');
+    expect(received.filter((r) => r.body.includes('"alert.firing"'))).toHaveLength(1);
+  }, 120_000);
 });

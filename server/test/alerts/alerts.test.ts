@@ -344,7 +344,8 @@ describe('alert rules', () => {
     expect((await app.inject({ method: 'GET', url: '/api/v1/alerts' })).statusCode).toBe(401);
     const key = await services.auth.createApiKey('other');
     const byKey = await app.inject({ method: 'GET', url: '/api/v1/alerts', headers: { authorization: `Token ${key}` } });
-    expect(byKey.statusCode).toBe(401);
+    // A valid API key is not an unknown token: 403 operator_only (an application never reads operator calls).
+    expect(byKey.statusCode).toBe(403);
     const unknown = await app.inject({ method: 'GET', url: '/api/v1/alerts?rule=x', headers: headers() });
     expect(unknown.statusCode).toBe(400);
   });

@@ -87,7 +87,8 @@ describe('reports handed to the bounce listener', () => {
     const row = await suppressed('gone@example.net');
     expect(row).toMatchObject({ reason: 'hard_bounce', mail_id: id, created_by: 'bounce' });
     const events = await outbox.running.store.db.selectFrom('application_events').selectAll().where('mail_id', '=', id).execute();
-    expect(events.map((e) => e.type)).toEqual(['mail.bounced']);
+    // mail.queued and mail.sent came with its submission and delivery; the report adds one event.
+    expect(events.map((e) => e.type)).toEqual(['mail.queued', 'mail.sent', 'mail.bounced']);
 
     const list = await getJson<BouncesResponse>('/api/v1/bounces?matched=true&limit=50');
     const report = list.body.data.find((r) => r.mailId === id)!;
@@ -175,7 +176,7 @@ describe('reports handed to the bounce listener', () => {
     expect(detail.events.at(-1)).toMatchObject({ type: 'complained' });
     expect(await suppressed('angry@example.net')).toMatchObject({ reason: 'complaint', mail_id: id });
     const events = await outbox.running.store.db.selectFrom('application_events').select('type').where('mail_id', '=', id).execute();
-    expect(events.map((e) => e.type)).toEqual(['mail.complained']);
+    expect(events.map((e) => e.type)).toEqual(['mail.queued', 'mail.sent', 'mail.complained']);
   });
 
   it('a forged return path (wrong HMAC), another domain or a plain address are refused at RCPT with 550', async () => {

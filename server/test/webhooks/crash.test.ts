@@ -56,9 +56,9 @@ const count = async (query: Promise<{ n: number | string | bigint }>) => Number(
 it('SIGKILL while delivering: after a restart every committed event reaches the receiver; duplicates at most what was in flight', async () => {
   const total = 2000;
   relay.delayMs = 2;
-  // Accept every mail with no worker running (in this process: only the worker is killed later), so the
+  // Accept every mail with no worker and no webhook delivery running (in this process: only the worker is killed later), so the
   // kill falls during delivery and dispatch only.
-  const intake = await startInProcess({ ...environment.env, WORKER: 'off', SMTP_PORT: '0' });
+  const intake = await startInProcess({ ...environment.env, WORKER: 'off', WEBHOOKS: 'off', SMTP_PORT: '0' });
   const intakeUrl = `http://127.0.0.1:${intake.httpPort}`;
   const token = await login(intakeUrl);
   const created = await fetch(`${intakeUrl}/api/v1/webhooks`, {
