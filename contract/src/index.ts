@@ -11,3 +11,4 @@ export * from './live.js';
 export * from './application-events.js';
 export * from './webhooks.js';
 export * from './instances.js';
+export * from './suppressions.js';
