@@ -38,7 +38,7 @@ export interface MailTable {
 }
 
 /** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
-export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred';
+export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred' | 'suppressed';
 
 export interface MailRecipientTable {
   id: Generated<number>;
