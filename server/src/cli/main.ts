@@ -22,6 +22,7 @@ import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js'
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { formatInstances } from './instances-table.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
+import { runSuppressionCommand, SUPPRESSION_USAGE, SuppressionUsageError } from './suppression-command.js';
 
 const USAGE = `Usage: npm run outbox -- <command>
 
@@ -41,6 +42,7 @@ const USAGE = `Usage: npm run outbox -- <command>
   demo --count N --send                 submit N demo mails through the real pipeline: a running
                                         server's worker delivers them to its relay (some to reject.test
                                         and defer.test, so failures and retries show up too)
+${SUPPRESSION_USAGE}
 
 Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
 
@@ -84,6 +86,8 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       in: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
       json: { type: 'boolean', default: false },
+      note: { type: 'string' },
+      expires: { type: 'string' },
     },
   });
   const [group, action, name] = positionals;
@@ -103,6 +107,16 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       if (!name) throw new UsageError(`${group} ${action} needs a NAME.\n\n${USAGE}`);
       return name;
     };
+    if (group === 'suppression') {
+      await runSuppressionCommand(
+        store,
+        action,
+        name,
+        { note: values.note, expires: values.expires, out: values.out, json: values.json },
+        out,
+      );
+      return;
+    }
     const command = `${group} ${action ?? ''}`.trim();
     switch (command) {
       case 'user add':
@@ -228,6 +242,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.match(/c
     if (
       error instanceof ConfigError ||
       error instanceof UsageError ||
+      error instanceof SuppressionUsageError ||
       error instanceof AppError ||
       error instanceof ImportError ||
       error instanceof BackupError
