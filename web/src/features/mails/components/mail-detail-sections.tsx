@@ -51,6 +51,7 @@ const OUTCOME_LABELS: Record<RecipientOutcome, string> = {
   accepted: 'accepted',
   rejected: 'rejected',
   deferred: 'deferred (will be retried)',
+  suppressed: 'suppressed (not sent: on the suppression list)',
 };
 
 /**
