@@ -91,19 +91,19 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
       const recipientUpdates = decisions.flatMap((d, i) =>
         d.recipients.map((u) => ({ ...u, leaseExpiresAt: results[i]!.mail.lease_expires_at })),
       );
-      const suppressions: NewSuppression[] = recipientUpdates.flatMap((u) =>
-        u.outcome === 'rejected' && u.address !== '' && NO_SUCH_ADDRESS.test(u.reply)
-          ? [
-              {
-                address: u.address,
-                reason: 'rcpt_refused' as const,
-                mailId: u.mailId,
-                detail: u.reply,
-                createdBy: `worker:${workerId}`,
-                at: results[0]!.at,
-              },
-            ]
-          : [],
+      // Only the relay's own answer to RCPT names the address; a refusal of the whole message after DATA does not
+      // say which of its recipients is unknown.
+      const suppressions: NewSuppression[] = results.flatMap((result) =>
+        ('recipients' in result.outcome ? (result.outcome.recipients ?? []) : [])
+          .filter((r) => r.outcome === 'rejected' && NO_SUCH_ADDRESS.test(r.reply))
+          .map((r) => ({
+            address: r.address,
+            reason: 'rcpt_refused' as const,
+            mailId: result.mail.id,
+            detail: r.reply,
+            createdBy: `worker:${workerId}`,
+            at: result.at,
+          })),
       );
       try {
         const { moved } = await store.db.transaction().execute(async (trx) => {

@@ -183,6 +183,15 @@ describe('suppressed recipients', () => {
     });
     expect(entries.find((s) => s.address === 'full@example.net')).toBeUndefined();
 
+    // A refusal of the whole message after DATA does not say which recipient is unknown: nobody is suppressed.
+    relay.rcptAnswer = () => ({ accept: true });
+    relay.answer = () => ({ code: 550, message: '5.1.1 one of the recipients is unknown' });
+    const [whole] = await submitHttp(mailTo('jo@example.net', 'kim@example.net'));
+    await waitForStatus(whole!.id, MailStatus.ProviderError);
+    relay.answer = () => ({ accept: true });
+    const after = await context.app.inject({ method: 'GET', url: '/api/v1/suppressions?q=example.net', headers: auth(token) });
+    expect((after.json() as SuppressionListResponse).data.map((s) => s.address)).not.toContain('jo@example.net');
+
     // The next mail to it is not sent to it.
     const [next] = await submitHttp(mailTo('gone@example.net'));
     expect(next).toMatchObject({ status: MailStatus.Error, suppressedRecipients: ['gone@example.net'] });
