@@ -21,6 +21,7 @@ import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';
 import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { formatInstances } from './instances-table.js';
+import { generateDkimKey } from '../delivery/dkim.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 import { runSuppressionCommand, SUPPRESSION_USAGE, SuppressionUsageError } from './suppression-command.js';
 
@@ -43,6 +44,9 @@ const USAGE = `Usage: npm run outbox -- <command>
                                         server's worker delivers them to its relay (some to reject.test
                                         and defer.test, so failures and retries show up too)
 ${SUPPRESSION_USAGE}
+  dkim generate --domain D --selector S [--out FILE]
+                                        write an RSA-2048 DKIM key (FILE, default DATA_DIR/dkim-S.pem) and
+                                        print its path and the DNS TXT record to publish
 
 Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
 
@@ -87,6 +91,8 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       help: { type: 'boolean', short: 'h', default: false },
       json: { type: 'boolean', default: false },
       note: { type: 'string' },
+      domain: { type: 'string' },
+      selector: { type: 'string' },
       expires: { type: 'string' },
     },
   });
@@ -96,6 +102,20 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
     return;
   }
   const config = loadConfig();
+  if (group === 'dkim' && action === 'generate') {
+    if (!values.domain || !values.selector) throw new UsageError('dkim generate needs --domain DOMAIN and --selector SELECTOR.');
+    const key = generateDkimKey(values.domain.trim().toLowerCase(), values.selector.trim());
+    const file = path.resolve(values.out ?? path.join(config.dataDir, `dkim-${values.selector.trim()}.pem`));
+    if (fs.existsSync(file))
+      throw new UsageError(`${file} exists; a published key is never overwritten. Choose another --selector or --out.`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // The private key: its owner only, and never overwritten (a published record would stop matching).
+    fs.writeFileSync(file, key.privateKeyPem, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    out(`Private key written to ${file}. Set DKIM_DOMAIN=${values.domain} DKIM_SELECTOR=${values.selector} DKIM_PRIVATE_KEY_FILE=${file}`);
+    out('Publish this DNS TXT record before turning signing on:');
+    out(`${key.recordName}. IN TXT "${key.recordValue}"`);
+    return;
+  }
   if (group === 'backup') {
     await backup(config.databaseUrl, path.join(config.dataDir, SQLITE_FILE_NAME), values.out, out);
     return;

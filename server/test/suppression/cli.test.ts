@@ -3,6 +3,7 @@
  * add with note and expiry, list, export, remove, import of a file with a bad line, a refused address.
  */
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,7 @@ let tempDir: string;
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'suppression', ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...(args[0] === 'dkim' ? [] : ['suppression']), ...args], {
       cwd: serverDir,
       env: { ...process.env, ...environment.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -68,5 +69,18 @@ describe('suppression CLI', () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('bob@example.net is not on the suppression list.');
     expect((await cli(['list', '--json'])).stdout).not.toContain('bob@example.net');
+  });
+
+  it('dkim generate writes a private RSA-2048 key and prints the DNS TXT record to publish', async () => {
+    const file = path.join(tempDir, 'dkim.pem');
+    const result = await cli(['dkim', 'generate', '--domain', 'shop.example', '--selector', 's1', '--out', file]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`Private key written to ${file}.`);
+    expect(result.stdout).toMatch(/^s1\._domainkey\.shop\.example\. IN TXT "v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{300,}"$/m);
+    const key = crypto.createPrivateKey(fs.readFileSync(file));
+    expect([key.asymmetricKeyType, key.asymmetricKeyDetails?.modulusLength]).toEqual(['rsa', 2048]);
+    expect(fs.statSync(file).mode & 0o077).toBe(0);
+    // Never overwritten: the published record would stop matching.
+    expect((await cli(['dkim', 'generate', '--domain', 'shop.example', '--selector', 's1', '--out', file])).code).toBe(1);
   });
 });
