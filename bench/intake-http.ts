@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/intake-http.ts [--engine sqlite|postgres] [--connections 32] [--seconds 10]
  *                                [--batch-connections 4] [--batch-seconds 10] [--batch-size 500]
+ *                                [--suppressions N]  (N addresses on the suppression list: the check's cost)
  */
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
@@ -30,6 +31,7 @@ import {
 } from './support/common.js';
 import { runLoadInChild, type LoadResult, type LoadSpec } from './support/http-load.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { upsertSuppressions } from '../server/src/suppression/suppression.repository.js';
 
 const GOAL_SINGLE = 2_000;
 const GOAL_BATCH = 20_000;
@@ -42,6 +44,7 @@ const { values } = parseArgs({
     'batch-connections': { type: 'string', default: '4' },
     'batch-seconds': { type: 'string', default: '10' },
     'batch-size': { type: 'string', default: '500' },
+    suppressions: { type: 'string', default: '0' },
   },
 });
 const engine = values.engine as Engine;
@@ -81,6 +84,17 @@ async function main(): Promise<void> {
 
   const outbox = await startBenchOutbox({ engine, label: 'intake_http', env: { WORKER: 'off' } });
   try {
+    // None of the load's recipients is listed: every submission pays the lookup, none is suppressed.
+    const suppressions = Number(values.suppressions);
+    for (let i = 0; i < suppressions; i += 1000) {
+      const entries = Array.from({ length: Math.min(1000, suppressions - i) }, (_, j) => ({
+        address: `listed-${i + j}@suppressed.example`,
+        reason: 'manual' as const,
+        createdBy: 'bench',
+        at: Date.now(),
+      }));
+      await outbox.running.store.db.transaction().execute((trx) => upsertSuppressions(trx, entries));
+    }
     const base: Omit<LoadSpec, 'body' | 'connections' | 'durationMs' | 'firstIndex'> = {
       url: `${outbox.baseUrl}/api/v1/mail`,
       headers: { authorization: `Token ${outbox.apiKey}` },

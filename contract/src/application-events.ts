@@ -82,4 +82,11 @@ export interface MailOperatorActionData extends MailEventCommonData {
   previousStatus: string | null;
 }
 
-export type MailApplicationEventData = MailQueuedData | MailSentData | MailDeferredData | MailFailedData | MailOperatorActionData;
+/** `mail.suppressed`: written with the submission; `status` is Error when no recipient was left to send to. */
+export interface MailSuppressedData extends MailEventCommonData {
+  suppressed: string[];
+  outcomes: MailEventRecipientOutcome[];
+}
+
+export type MailApplicationEventData =
+  MailQueuedData | MailSentData | MailDeferredData | MailFailedData | MailOperatorActionData | MailSuppressedData;

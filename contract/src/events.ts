@@ -16,6 +16,8 @@ export const MAIL_EVENT_TYPES = [
   'rejected',
   /** The mail cannot be sent as stored (no content, no recipients). */
   'invalid',
+  /** Stored Error at submission: every recipient is on the suppression list; the relay was not contacted. */
+  'suppressed',
   /** The relay deferred it (4xx); back to Queued with backoff. */
   'deferred-retry',
   /**

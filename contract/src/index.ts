@@ -13,3 +13,4 @@ export * from './webhooks.js';
 export * from './instances.js';
 export * from './alerts.js';
 export * from './bounces.js';
+export * from './suppressions.js';

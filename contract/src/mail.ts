@@ -24,10 +24,14 @@ export const Mail = Type.Object({
   rejectedRecipients: Type.Optional(
     Type.Integer({ description: 'Recipients the relay refused for good (or, for a finished mail, gave up on)' }),
   ),
+  // Only in a submission's answer, when some recipient is on the suppression list (docs/api.md#suppressions).
+  suppressedRecipients: Type.Optional(
+    Type.Array(Type.String(), { description: 'Envelope recipients on the suppression list: accepted, never sent to' }),
+  ),
 });
 export type Mail = Static<typeof Mail>;
 
-export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred', 'bounced', 'complained'] as const;
+export const RECIPIENT_OUTCOMES = ['pending', 'accepted', 'rejected', 'deferred', 'bounced', 'complained', 'suppressed'] as const;
 export type RecipientOutcome = (typeof RECIPIENT_OUTCOMES)[number];
 
 /** One recipient of the detail with what the relay said about it (docs: per-recipient outcomes). */

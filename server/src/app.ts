@@ -35,6 +35,8 @@ import { auditRoutes } from './http/audit.routes.js';
 import { mailRoutes } from './http/mail.routes.js';
 import { queueRoutes } from './http/queue.routes.js';
 import { submissionRoutes } from './http/submission.routes.js';
+import { suppressionsRoutes } from './http/suppressions.routes.js';
+import { createSuppressionService } from './suppression/suppression.service.js';
 import { createApplicationReads } from './mail/application-reads.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
 import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
@@ -257,6 +259,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(eventsRoutes, { auth, live });
   await app.register(webhookRoutes, { auth, webhooks });
   await app.register(bouncesRoutes, { auth, bounces });
+  await app.register(suppressionsRoutes, { auth, suppressions: createSuppressionService({ store: options.store, clock }) });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });

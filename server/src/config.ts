@@ -58,6 +58,8 @@ export interface Config {
   relayTlsCaFile: string | undefined;
   /** RELAY_TLS_INSECURE: encrypt without checking the relay's certificate; start-up warns. */
   relayTlsInsecure: boolean;
+  /** DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE: sign every message at send time (delivery/dkim.ts); all or none. */
+  dkim?: { domain: string; selector: string; privateKeyFile: string } | undefined;
   /** MAIL_HOSTNAME: EHLO name and Message-ID domain; undefined means the host's FQDN (see mail-hostname.ts). */
   mailHostname: string | undefined;
   /** SMTP sessions open at once on the listener (SMTP_MAX_CONNECTIONS); more are answered 421. */
@@ -480,6 +482,14 @@ export function loadConfig(env: Env = process.env): Config {
       `INSTANCE_STALE_AFTER must be at least twice HEARTBEAT_INTERVAL (3 times is the default: 15s and 5s), got ${config.instanceStaleAfterMs} ms and ${config.heartbeatIntervalMs} ms`,
     );
   }
+  const dkimDomain = env.DKIM_DOMAIN?.trim().toLowerCase() || undefined;
+  const dkimSelector = env.DKIM_SELECTOR?.trim() || undefined;
+  const dkimKey = file('DKIM_PRIVATE_KEY_FILE');
+  if (dkimDomain && dkimSelector && dkimKey) config.dkim = { domain: dkimDomain, selector: dkimSelector, privateKeyFile: dkimKey };
+  else if (dkimDomain || dkimSelector || dkimKey)
+    problems.push(
+      'DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY_FILE must be set together (npm run outbox -- dkim generate makes a key)',
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

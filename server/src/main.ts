@@ -14,6 +14,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.js';
 import { startCaptureRelay, type CaptureRelay } from './delivery/capture-relay.js';
 import { createRelayTransport, type RelayTransport } from './delivery/relay-transport.js';
+import { createDkimSigner } from './delivery/dkim.js';
 import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
 import { smtpRefusalFor } from './intake/accept-errors.js';
@@ -77,6 +78,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       );
     }
     transport = createRelayTransport(relayUrl, {
+      ...(config.dkim ? { sign: createDkimSigner(config.dkim) } : {}),
       maxConnections: Math.max(1, Math.min(10, Math.ceil(config.workerConcurrency / 4))),
       // A relay that stalls must fail the attempt well before the lease runs out; otherwise the sweeper
       // hands the mail to another worker while this one may still deliver it.

@@ -23,8 +23,10 @@ import { exportStore, ImportError, importStore } from '../store/transfer.js';
 import { createAlertService } from '../alerts/alert.service.js';
 import { formatAlerts } from './alerts-table.js';
 import { formatInstances } from './instances-table.js';
+import { generateDkimKey } from '../delivery/dkim.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 import { runWebhookCommand, WEBHOOK_USAGE, WebhookUsageError } from './webhook-commands.js';
+import { runSuppressionCommand, SUPPRESSION_USAGE, SuppressionUsageError } from './suppression-command.js';
 
 const USAGE = `Usage: npm run outbox -- <command>
 
@@ -47,6 +49,10 @@ const USAGE = `Usage: npm run outbox -- <command>
                                         server's worker delivers them to its relay (some to reject.test
                                         and defer.test, so failures and retries show up too)
 ${WEBHOOK_USAGE}
+${SUPPRESSION_USAGE}
+  dkim generate --domain D --selector S [--out FILE]
+                                        write an RSA-2048 DKIM key (FILE, default DATA_DIR/dkim-S.pem) and
+                                        print its path and the DNS TXT record to publish
 
 Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
 
@@ -93,6 +99,10 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       events: { type: 'string' },
       application: { type: 'string' },
       description: { type: 'string' },
+      note: { type: 'string' },
+      domain: { type: 'string' },
+      selector: { type: 'string' },
+      expires: { type: 'string' },
     },
   });
   const [group, action, name] = positionals;
@@ -101,6 +111,20 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
     return;
   }
   const config = loadConfig();
+  if (group === 'dkim' && action === 'generate') {
+    if (!values.domain || !values.selector) throw new UsageError('dkim generate needs --domain DOMAIN and --selector SELECTOR.');
+    const key = generateDkimKey(values.domain.trim().toLowerCase(), values.selector.trim());
+    const file = path.resolve(values.out ?? path.join(config.dataDir, `dkim-${values.selector.trim()}.pem`));
+    if (fs.existsSync(file))
+      throw new UsageError(`${file} exists; a published key is never overwritten. Choose another --selector or --out.`);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    // The private key: its owner only, and never overwritten (a published record would stop matching).
+    fs.writeFileSync(file, key.privateKeyPem, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    out(`Private key written to ${file}. Set DKIM_DOMAIN=${values.domain} DKIM_SELECTOR=${values.selector} DKIM_PRIVATE_KEY_FILE=${file}`);
+    out('Publish this DNS TXT record before turning signing on:');
+    out(`${key.recordName}. IN TXT "${key.recordValue}"`);
+    return;
+  }
   if (group === 'backup') {
     await backup(config.databaseUrl, path.join(config.dataDir, SQLITE_FILE_NAME), values.out, out);
     return;
@@ -114,6 +138,16 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
     };
     if (group === 'webhook') {
       await runWebhookCommand(store, action, name, values, config.webhookAllowPrivate, out);
+      return;
+    }
+    if (group === 'suppression') {
+      await runSuppressionCommand(
+        store,
+        action,
+        name,
+        { note: values.note, expires: values.expires, out: values.out, json: values.json },
+        out,
+      );
       return;
     }
     const command = `${group} ${action ?? ''}`.trim();
@@ -248,6 +282,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.match(/c
       error instanceof ConfigError ||
       error instanceof UsageError ||
       error instanceof WebhookUsageError ||
+      error instanceof SuppressionUsageError ||
       error instanceof AppError ||
       error instanceof ImportError ||
       error instanceof BackupError

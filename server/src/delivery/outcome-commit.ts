@@ -18,6 +18,14 @@ import { applyTransitions } from '../mail/transition.repository.js';
 import { decideAttempt, type AttemptResult } from './outcome-policy.js';
 import { recordRecipientOutcomes } from './queue.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { suppressionCheckFor } from '../suppression/suppression-check.js';
+import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
+
+/**
+ * A refusal saying the address does not exist (RFC 3463: 5.1.1 bad mailbox, 5.1.2 bad domain, 5.1.10 null MX)
+ * puts it on the suppression list with the mail and the reply (PRODUCT.md §8); any other refusal does not.
+ */
+const NO_SUCH_ADDRESS = /(?:^|[\s(])5\.1\.(?:1|2|10)(?![.\d])/;
 
 export interface WorkerLogger {
   info(object: object, message?: string): void;
@@ -83,16 +91,33 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
       const recipientUpdates = decisions.flatMap((d, i) =>
         d.recipients.map((u) => ({ ...u, leaseExpiresAt: results[i]!.mail.lease_expires_at })),
       );
+      // Only the relay's own answer to RCPT names the address; a refusal of the whole message after DATA does not
+      // say which of its recipients is unknown.
+      const suppressions: NewSuppression[] = results.flatMap((result) =>
+        ('recipients' in result.outcome ? (result.outcome.recipients ?? []) : [])
+          .filter((r) => r.outcome === 'rejected' && NO_SUCH_ADDRESS.test(r.reply))
+          .map((r) => ({
+            address: r.address,
+            reason: 'rcpt_refused' as const,
+            mailId: result.mail.id,
+            detail: r.reply,
+            createdBy: `worker:${workerId}`,
+            at: result.at,
+          })),
+      );
       try {
         const { moved } = await store.db.transaction().execute(async (trx) => {
           // Recipients first (conditional on the same lease as the status change), the counters last.
           await recordRecipientOutcomes(trx, recipientUpdates, workerId, Math.max(...results.map((r) => r.at)));
+          // What the relay said about the address is true whoever holds the lease: kept in the same commit.
+          if (suppressions.length > 0) await upsertSuppressions(trx, suppressions);
           return applyTransitions(
             trx,
             decisions.map((d) => d.transition),
           );
         });
         options.onCommitted?.();
+        if (suppressions.length > 0) suppressionCheckFor(store).added();
         if (moved.length > 0) options.onChange?.(moved.map((m) => m.id));
         const movedIds = new Set(moved.map((m) => m.id));
         return results.map((result) => movedIds.has(result.mail.id));

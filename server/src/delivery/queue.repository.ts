@@ -55,7 +55,7 @@ export interface DeliveryPayload {
   recipients: RecipientState[];
 }
 
-const OUTCOMES: readonly string[] = ['pending', 'accepted', 'rejected', 'deferred'] satisfies RecipientOutcome[];
+const OUTCOMES: readonly string[] = ['pending', 'accepted', 'rejected', 'deferred', 'suppressed'] satisfies RecipientOutcome[];
 const asOutcome = (value: string | null): RecipientOutcome | null =>
   value !== null && OUTCOMES.includes(value) ? (value as RecipientOutcome) : null;
 
@@ -94,7 +94,8 @@ export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Prom
   }
   for (const payload of payloads.values()) {
     const open = payload.recipients.filter((r) => r.outcome === null || r.outcome === 'pending' || r.outcome === 'deferred');
-    const targets = open.length > 0 ? open : payload.recipients.filter((r) => r.outcome !== 'accepted');
+    // A suppressed recipient is never sent to (docs/lifecycle.md), even by a requeue.
+    const targets = open.length > 0 ? open : payload.recipients.filter((r) => r.outcome !== 'accepted' && r.outcome !== 'suppressed');
     payload.envelopeTo = (targets.length > 0 ? targets : payload.recipients).map((r) => r.address);
   }
   return payloads;

@@ -67,6 +67,8 @@ export interface RelayTransportOptions {
   socketTimeoutMs?: number;
   /** Time allowed to open the TCP connection and to receive the greeting. */
   connectionTimeoutMs?: number;
+  /** Signs each message as it is sent (DKIM, dkim.ts); the stored bytes stay as they are. */
+  sign?: ((raw: Buffer) => Promise<Buffer>) | undefined;
 }
 
 export interface RelayTransport {
@@ -226,8 +228,9 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
       if (message.envelope.to.length === 0) {
         return { kind: 'invalid', reply: 'The message has no recipients', durationMs: 0 };
       }
-      const raw = typeof message.raw === 'string' ? Buffer.from(message.raw) : message.raw;
+      const stored = typeof message.raw === 'string' ? Buffer.from(message.raw) : message.raw;
       try {
+        const raw = options.sign ? await options.sign(stored) : stored;
         const info = await smtpPool.send(message.envelope, raw);
         const recipients: RecipientResult[] = [
           ...info.accepted.map((address) => ({ address, outcome: 'accepted' as const, reply: info.response })),
@@ -240,7 +243,7 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
         if (sizeLimit) {
           // The relay said in its EHLO reply that it takes nothing this large: sending it would only
           // waste the transfer before the same refusal, so it is the relay's permanent answer.
-          const reply = `552 5.3.4 Not sent: the message is ${raw.length} bytes and the relay accepts at most ${sizeLimit[1]} (SIZE in its EHLO reply)`;
+          const reply = `552 5.3.4 Not sent: the message is ${stored.length} bytes and the relay accepts at most ${sizeLimit[1]} (SIZE in its EHLO reply)`;
           return { kind: 'rejected', code: 552, reply, durationMs: elapsed() };
         }
         if (failure.code === 'ETLS' || CERTIFICATE_FAILURE.test(failure.message)) {

@@ -51,6 +51,8 @@ const TYPE_OF_MAIL_EVENT: Record<MailEventType, ApplicationEventType | null> = {
   sent: 'mail.sent',
   rejected: 'mail.failed',
   invalid: 'mail.failed',
+  // Its mail.suppressed event (insertMails) tells the application; a creation makes no second one.
+  suppressed: null,
   'deferred-retry': 'mail.deferred',
   'recipients-deferred': 'mail.deferred',
   'unreachable-retry': 'mail.deferred',
@@ -143,6 +145,8 @@ export function applicationEventData(
         nextAttemptAt: t.from !== null && t.set?.nextAttemptAt !== undefined ? iso(t.set.nextAttemptAt) : null,
         outcomes,
       };
+    case 'mail.suppressed':
+      return { ...common, suppressed: outcomes.filter((r) => r.outcome === 'suppressed').map((r) => r.address), outcomes };
     case 'mail.failed':
       return { ...common, attempt, reply, reason: (t.event && FAILURE_REASON[t.event.type]) ?? 'rejected', outcomes };
     default:

@@ -12,6 +12,15 @@ export function acceptedCreation(at: number, actor: string): MailCreation {
   return { to: MailStatus.Queued, at, event: { type: 'accepted', actor } };
 }
 
+/** Stored Error at once: every envelope recipient is suppressed, so the relay is not contacted. */
+export function suppressedCreation(at: number, actor: string, suppressed: readonly string[]): MailCreation {
+  return {
+    to: MailStatus.Error,
+    at,
+    event: { type: 'suppressed', actor, detail: { reason: 'Every recipient is on the suppression list', suppressed } },
+  };
+}
+
 /** Queued → Dequeued, only if still Queued: exactly one of an operator and a worker's claim wins. */
 export function dequeueTransition(id: number, at: number, actor: string): StatusTransition {
   return { id, from: [MailStatus.Queued], to: MailStatus.Dequeued, at, event: { type: 'dequeued', actor } };

@@ -8,18 +8,20 @@ import { MailStatus, type Mail, type SubmitMailRequest } from '@outbox/contract'
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import type { Clock } from '../clock.js';
 import { AppError, badRequest } from '../errors.js';
-import type { Store } from '../store/connection.js';
+import type { DbOrTrx, Store } from '../store/connection.js';
 import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { createGroupCommit } from './group-commit.js';
 import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from './idempotency.repository.js';
 import { keyOf, planIdempotency } from './idempotency.js';
-import { acceptedCreation } from './lifecycle.js';
+import { acceptedCreation, suppressedCreation } from './lifecycle.js';
 import { toMail } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
 import type { MailService } from './mail.service.js';
 import { prepareJson, prepareRaw, type PreparedMail, type RawSubmission } from './submission-preparation.js';
 import { submissionProblems } from './submission-validation.js';
 import { insertMails } from './transition.repository.js';
+import { suppressionCheckFor } from '../suppression/suppression-check.js';
+import { suppressedAmong } from '../suppression/suppression.repository.js';
 
 export type { RawSubmission } from './submission-preparation.js';
 export { submissionProblems } from './submission-validation.js';
@@ -42,6 +44,20 @@ const MAX_GROUP_MAILS = 2000;
 
 export function createSubmissionService({ store, clock, mails }: { store: Store; clock: Clock; mails: MailService }) {
   const { db } = store;
+  const suppressionCheck = suppressionCheckFor(store);
+  /** The envelope addresses of a new mail found on the suppression list, for its answer. */
+  const suppressedOf = new WeakMap<PreparedMail, { addresses: string[]; everyone: boolean }>();
+
+  /**
+   * Which envelope addresses of these mails are suppressed, with why: one indexed query for the whole group,
+   * none while the list is known to be empty (suppression-check.ts).
+   */
+  async function findSuppressed(trx: DbOrTrx, mails: PreparedMail[], now: number): Promise<Map<string, string>> {
+    if (mails.length === 0 || !(await suppressionCheck.mayHaveAny(trx))) return new Map();
+    const addresses = mails.flatMap((p) => p.mail.recipients.filter((r) => r.kind === 'envelope').map((r) => r.address));
+    const rows = await suppressedAmong(trx, addresses, now);
+    return new Map([...rows].map(([address, row]) => [address, `Not sent: on the suppression list (${row.reason})`]));
+  }
 
   /** One transaction, one durable commit, and one insert per table for every submission in the group. */
   async function commitGroup(group: Submission[]): Promise<Written[]> {
@@ -56,9 +72,28 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
         stored,
       );
       // The mails, their `accepted` events, their `mail.queued` application events and the counter move.
+      const suppressed = await findSuppressed(
+        trx,
+        fresh.map((f) => f.prepared),
+        group[0]!.now,
+      );
       const freshIds = await insertMails(
         trx,
-        fresh.map((f) => ({ ...f.prepared.mail, created: acceptedCreation(f.now, f.actor) })),
+        fresh.map((f) => {
+          const envelope = f.prepared.mail.recipients.filter((r) => r.kind === 'envelope').map((r) => r.address);
+          const mine = new Map(
+            envelope.flatMap((a) => (suppressed.has(a.toLowerCase()) ? [[a.toLowerCase(), suppressed.get(a.toLowerCase())!]] : [])),
+          );
+          if (mine.size === 0) return { ...f.prepared.mail, created: acceptedCreation(f.now, f.actor) };
+          const addresses = envelope.filter((a) => mine.has(a.toLowerCase()));
+          const everyone = envelope.every((a) => mine.has(a.toLowerCase()));
+          suppressedOf.set(f.prepared, { addresses, everyone });
+          return {
+            ...f.prepared.mail,
+            created: everyone ? suppressedCreation(f.now, f.actor, addresses) : acceptedCreation(f.now, f.actor),
+            suppressed: mine,
+          };
+        }),
       );
       const idOf = new Map<PreparedMail, number>(fresh.map((f, i) => [f.prepared, freshIds[i]!]));
       return group.map(({ prepared }): Written => {
@@ -108,11 +143,19 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     return ids.map((id) => {
       const known = byId.get(id);
       if (known) return known;
-      const { row, recipients } = createdFrom.get(id)!.mail;
-      return toMail(
-        { ...row, id, status: MailStatus.Queued, recipient_count: repo.envelopeRecipientCount(recipients) },
+      const prepared = createdFrom.get(id)!;
+      const { row, recipients } = prepared.mail;
+      const suppressed = suppressedOf.get(prepared);
+      const mail = toMail(
+        {
+          ...row,
+          id,
+          status: suppressed?.everyone ? MailStatus.Error : MailStatus.Queued,
+          recipient_count: repo.envelopeRecipientCount(recipients),
+        },
         recipients.filter((r) => r.kind === 'to'),
       );
+      return suppressed ? { ...mail, suppressedRecipients: suppressed.addresses } : mail;
     });
   }
 

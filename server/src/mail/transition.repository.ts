@@ -240,6 +240,11 @@ async function listEnvelopeRecipients(db: DbOrTrx, ids: number[]): Promise<Map<n
 /** A new mail: its row (the status is the creation's), its recipients and content. */
 export interface MailToInsert extends NewMail {
   created: MailCreation;
+  /**
+   * Envelope addresses (lower-cased) on the suppression list, with why: stored with outcome `suppressed`, never
+   * sent to, and told by a `mail.suppressed` application event after the creation's (suppression/README).
+   */
+  suppressed?: ReadonlyMap<string, string> | undefined;
 }
 
 /**
@@ -253,11 +258,13 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
   const withEvents = options.applicationEvents !== false;
   const ids: number[] = [];
   const created = new Map<number, CreatedMail>();
+  const suppressedEvents: NewApplicationEventRow[] = [];
   for (let start = 0; start < mails.length; start += 200) {
     const chunk = mails.slice(start, start + 200);
     const hasEvent = chunk.map(
       (m) => withEvents && m.created.event !== null && applicationEventTypeOf({ id: 0, from: null, ...m.created }) !== null,
     );
+    const hasSuppressed = chunk.map((m) => withEvents && (m.suppressed?.size ?? 0) > 0);
     const inserted = await db
       .insertInto('mails')
       // The search's and the To sort's columns are derived here, so no caller can forget them or get them wrong.
@@ -266,7 +273,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           recipient_count: envelopeRecipientCount(m.recipients),
           ...m.row,
           status: m.created.to,
-          event_seq: hasEvent[i] ? 1 : 0,
+          event_seq: (hasEvent[i] ? 1 : 0) + (hasSuppressed[i] ? 1 : 0),
           search_text: searchTextOf(m.row, m.recipients),
           first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
         })),
@@ -282,11 +289,12 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       .execute();
     // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
     ids.push(...inserted.map((r) => r.id));
+    const suppressionOf = (m: MailToInsert, address: string) => m.suppressed?.get(address.toLowerCase());
     chunk.forEach((m, i) => {
-      if (!hasEvent[i]) return;
+      if (!hasEvent[i] && !hasSuppressed[i]) return;
       const id = inserted[i]!.id;
       const envelope = m.recipients.filter((r) => r.kind === 'envelope');
-      created.set(id, {
+      const entry: CreatedMail = {
         mail: {
           id,
           messageId: m.row.message_id,
@@ -296,8 +304,25 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           application: inserted[i]!.application_name ?? null,
           sequence: 1,
         },
-        recipients: envelope.map((r) => ({ address: r.address, outcome: 'pending', reply: null })),
-      });
+        recipients: envelope.map((r) => {
+          const why = suppressionOf(m, r.address);
+          return { address: r.address, outcome: why === undefined ? 'pending' : 'suppressed', reply: why ?? null };
+        }),
+      };
+      if (hasEvent[i]) created.set(id, entry);
+      if (hasSuppressed[i]) {
+        const t: CreatedTransition = { id, from: null, ...m.created };
+        const mail = { ...entry.mail, sequence: hasEvent[i] ? 2 : 1 };
+        suppressedEvents.push({
+          id: newEventId(),
+          type: 'mail.suppressed',
+          mail_id: id,
+          mail_seq: mail.sequence,
+          api_key_id: mail.apiKeyId,
+          created_at: m.created.at,
+          payload: JSON.stringify(applicationEventData('mail.suppressed', t, null, mail, entry.recipients)),
+        });
+      }
     });
     const recipients = chunk.flatMap((m, i) =>
       m.recipients.map((r, position) => ({
@@ -306,8 +331,10 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
         position,
         name: r.name,
         address: r.address,
-        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts).
-        outcome: r.kind === 'envelope' ? 'pending' : null,
+        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts),
+        // or suppressed, which the worker never sends to.
+        outcome: r.kind !== 'envelope' ? null : suppressionOf(m, r.address) === undefined ? 'pending' : 'suppressed',
+        reply: r.kind === 'envelope' ? (suppressionOf(m, r.address) ?? null) : null,
       })),
     );
     for (let r = 0; r < recipients.length; r += 500) {
@@ -335,6 +362,8 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
   }
   const transitions: CreatedTransition[] = mails.map((m, i) => ({ id: ids[i]!, from: null, ...m.created }));
   await apply(db, transitions, options, created);
+  // After the creation's own event, whose sequence is 1.
+  await appendApplicationEvents(db, suppressedEvents);
   return ids;
 }
 

@@ -38,8 +38,8 @@ export interface MailTable {
 }
 
 /** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
-/** `bounced` and `complained` are set after the relay's 250, by a report that came back (bounces/). */
-export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred' | 'bounced' | 'complained';
+/** `bounced` and `complained` are set after the relay's 250, by a report that came back (bounces/); `suppressed`: never sent, the address is on the suppression list (suppression/). */
+export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred' | 'bounced' | 'complained' | 'suppressed';
 
 export interface MailRecipientTable {
   id: Generated<number>;

@@ -2,6 +2,7 @@
  * The suppression list (migration 011): addresses Outbox does not send to. Added by hard bounces, complaints and
  * relay refusals saying the address does not exist, and by operators; read at submission.
  */
+import { sql } from 'kysely';
 import type { DbOrTrx } from '../store/connection.js';
 import type { SuppressionRow } from '../store/schema.js';
 
@@ -66,4 +67,52 @@ export async function suppressedAmong(db: DbOrTrx, addresses: readonly string[],
     for (const row of rows) found.set(row.address, row);
   }
   return found;
+}
+
+export interface SuppressionFilter {
+  /** Lower-cased address substring. */
+  q?: string | undefined;
+  /** Keyset: entries older than this one (newest first). */
+  after?: { at: number; id: number } | undefined;
+}
+
+/** One page, newest first (created_at, id descending: suppressions_created_idx). */
+export function listSuppressionsPage(db: DbOrTrx, filter: SuppressionFilter, limit: number): Promise<SuppressionRow[]> {
+  let query = db.selectFrom('suppressions').selectAll();
+  if (filter.q) {
+    const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where(sql<boolean>`address like ${pattern} escape '\\'`);
+  }
+  const after = filter.after;
+  if (after)
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '<', after.at), eb.and([eb('created_at', '=', after.at), eb('id', '<', after.id)])]),
+    );
+  return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+/** Removes the address; false when it was not listed. */
+export async function deleteSuppression(db: DbOrTrx, address: string): Promise<boolean> {
+  const result = await db.deleteFrom('suppressions').where('address', '=', address.trim().toLowerCase()).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/** Which of these (lower-cased) addresses have a row, expired or not: an import counts them as updated. */
+export async function listedAmong(db: DbOrTrx, addresses: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let start = 0; start < addresses.length; start += 500) {
+    const rows = await db
+      .selectFrom('suppressions')
+      .select('address')
+      .where('address', 'in', addresses.slice(start, start + 500))
+      .execute();
+    for (const row of rows) found.add(row.address);
+  }
+  return found;
+}
+
+/** Whether the list has any row: when not, submissions skip their check (suppression-check.ts). */
+export async function hasAnySuppression(db: DbOrTrx): Promise<boolean> {
+  const row = await db.selectFrom('suppressions').select('id').limit(1).executeTakeFirst();
+  return row !== undefined;
 }

@@ -59,6 +59,8 @@ beforeEach(() => {
 afterEach(async () => {
   await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
   for (const transport of transports.splice(0)) await transport.close();
+  // A 5.1.1 refusal puts the address on the suppression list (docs/lifecycle.md); each test starts without one.
+  await context.store.db.deleteFrom('suppressions').execute();
 });
 
 function startWorker(maxAttempts: number): DeliveryWorker {

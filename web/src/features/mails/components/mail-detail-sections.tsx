@@ -53,6 +53,7 @@ const OUTCOME_LABELS: Record<RecipientOutcome, string> = {
   deferred: 'deferred (will be retried)',
   bounced: 'bounced (after the relay accepted it)',
   complained: 'complained',
+  suppressed: 'suppressed (not sent: on the suppression list)',
 };
 
 /**
