@@ -13,6 +13,7 @@ import { appendApplicationEvents, newEventId } from '../events/application-event
 import { createGroupCommit } from '../mail/group-commit.js';
 import { applyTransitions, type Transition } from '../mail/transition.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
+import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
 import * as repo from './bounce.repository.js';
 import { parseReport, type ParsedReport } from './report-parser.js';
@@ -226,6 +227,8 @@ export function createBounceService(options: BounceServiceOptions) {
 
     await repo.markRecipients(trx, mail.id, marks, at);
     await upsertSuppressions(trx, suppressions);
+    // The next submission in this process looks at the list (it may have been known empty).
+    if (suppressions.length > 0) suppressionCheckFor(store).added();
     // A complained recipient was delivered; null is an outcome recorded before migration 005 on a sent mail.
     const stillDelivered = [...outcomes.values()].filter((o) => o === 'accepted' || o === 'complained' || o === null).length;
     // Bounced recipients count with the refused ones: the list's mixed-outcome marker (docs/bounces.md).
