@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { start, type RunningOutbox } from '../../src/main.js';
 import { createTestDatabase, makeTempDir, testEngine } from './context.js';
 import { freePort, waitUntil } from './net.js';
+import { copySqliteTemplate } from './template.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -19,10 +20,19 @@ export interface OutboxEnvironment {
   dispose(): Promise<void>;
 }
 
-/** The environment of a fresh installation on the engine under test. */
-export async function freshEnvironment(env: Record<string, string> = {}): Promise<OutboxEnvironment> {
+/**
+ * The environment of a fresh installation on the engine under test. Its store is already migrated (a copy of
+ * the template, template.ts), as after a first start; `emptyStore: true` leaves it without tables, for a test
+ * of the migrations at start-up. A `DATABASE_URL` of '' in `env` means the embedded SQLite store.
+ */
+export async function freshEnvironment(
+  env: Record<string, string> = {},
+  options: { emptyStore?: boolean } = {},
+): Promise<OutboxEnvironment> {
   const dataDir = makeTempDir('outbox-pipeline-');
-  const database = testEngine === 'postgres' ? await createTestDatabase() : undefined;
+  const engine = env.DATABASE_URL === '' ? 'sqlite' : env.DATABASE_URL ? 'given' : testEngine;
+  const database = engine === 'postgres' ? await createTestDatabase({ empty: options.emptyStore ?? false }) : undefined;
+  if (engine === 'sqlite' && !options.emptyStore) await copySqliteTemplate(dataDir);
   return {
     dataDir,
     env: {
