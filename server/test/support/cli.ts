@@ -3,7 +3,7 @@
  * - `cli()` in this process, through `runCli` with the given environment, standard input and output
  *   (what `main` does, without a Node start and a TypeScript compile per command: ~1–3 s each on a busy
  *   machine). A failure gives code 1 and the error's message on stderr, as `main` prints it.
- * - `cliProcess()` as an operator starts it, `node --import tsx src/cli/main.ts`: for tests of the process
+ * - `cliProcess()` as its own process (the run's bundle of src/cli/main.ts, see global-setup.ts): for tests of the process
  *   boundary (exit codes, a CLI process beside a running server process).
  */
 import { spawn } from 'node:child_process';
@@ -11,6 +11,7 @@ import { Readable } from 'node:stream';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli } from '../../src/cli/main.js';
+import { nodeArgs } from './outbox-process.js';
 
 export interface CliResult {
   code: number | null;
@@ -39,7 +40,7 @@ export async function cli(args: string[], env: Record<string, string>, input = '
 /** The command in its own process, with this process's environment plus `env`. */
 export function cliProcess(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const child = spawn(process.execPath, [...nodeArgs('cli'), ...args], {
       cwd: serverDir,
       env: { ...process.env, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
