@@ -1,13 +1,14 @@
 /**
  * The PostgreSQL databases of one test file. A store's database is cloned from the migrated template
- * (template.ts) the first time; when the test is done with it, it goes back to this file's pool, and the next
- * store of the file gets it again, emptied: every table truncated, the template's own rows (status_counts)
- * put back, every sequence where the template left it. That is one TRUNCATE instead of CREATE + DROP DATABASE
- * per test; DROP DATABASE forces a checkpoint of the whole server, which took 0.6–2 s on a busy machine and
- * slowed every other database on it. The pool is dropped by the file's last hook (setup-postgres.ts).
+ * (template.ts) the first time; when the test is done with it, it goes back to this file's pool, is emptied
+ * there (every table truncated, the template's own rows such as status_counts put back, every sequence where
+ * the template left it) and a later store of the file gets it again. That is one TRUNCATE, hidden behind the
+ * next test, instead of CREATE + DROP DATABASE per test; DROP DATABASE forces a checkpoint of the whole
+ * server, which took 0.6–2 s on a busy machine and slowed every other database on it. The pool is dropped by
+ * the file's last hook (setup-postgres.ts).
  *
- * A database is emptied only once nothing else uses it: connections a test left behind (a killed instance,
- * a store not closed) are ended first. If emptying fails, the database is dropped and a new one cloned.
+ * Before a database is emptied, connections a test left behind (a killed instance, a store not closed) are
+ * ended. If emptying fails, the database is dropped and a new one cloned.
  */
 import crypto from 'node:crypto';
 import pg from 'pg';
@@ -19,7 +20,15 @@ interface TemplateContents {
   sequences: Array<{ name: string; lastValue: number | null; isCalled: boolean }>;
 }
 
-const idle: string[] = [];
+interface Idle {
+  name: string;
+  /** True once `ready` has settled. */
+  settled: boolean;
+  /** Whether it was emptied (false: it was dropped instead). */
+  ready: Promise<boolean>;
+}
+
+const idle: Idle[] = [];
 const created = new Set<string>();
 let contents: TemplateContents | undefined;
 
@@ -104,35 +113,49 @@ export async function acquireTestDatabase(options: { empty?: boolean } = {}): Pr
     const name = await cloneTemplate(true);
     return { url: urlOf(name), release: () => dropDatabase(name) };
   }
-  let name: string | undefined;
-  while (!name && idle.length > 0) {
-    const candidate = idle.pop()!;
-    try {
-      await empty(candidate, contents!);
-      name = candidate;
-    } catch (error) {
-      process.emitWarning(`Could not empty test database ${candidate} (${(error as Error).message}); dropping it`);
-      await dropDatabase(candidate);
-    }
-  }
-  if (!name) {
-    name = await cloneTemplate(false);
-    contents ??= await withClient(urlOf(name), readContents);
-  }
-  const acquired = name;
+  const acquired = await takeOrClone();
   let released = false;
   return {
     url: urlOf(acquired),
     async release() {
       if (released) return;
       released = true;
-      idle.push(acquired);
+      // Emptied in the background while the next test runs on another of the file's databases.
+      const entry: Idle = { name: acquired, settled: false, ready: Promise.resolve(false) };
+      entry.ready = empty(acquired, contents!)
+        .then(
+          () => true,
+          async (error: unknown) => {
+            process.emitWarning(`Could not empty test database ${acquired} (${(error as Error).message}); dropping it`);
+            await dropDatabase(acquired).catch(() => undefined);
+            return false;
+          },
+        )
+        .finally(() => (entry.settled = true));
+      idle.push(entry);
     },
   };
 }
 
+/**
+ * An emptied database of this file, else a new clone while there are fewer than two (one in use, one being
+ * emptied), else the next one to finish emptying: a test file that makes a store per test alternates between
+ * two databases, and the emptying of one is hidden behind the test that runs on the other.
+ */
+async function takeOrClone(): Promise<string> {
+  for (;;) {
+    const done = idle.findIndex((entry) => entry.settled);
+    const next = done >= 0 ? idle.splice(done, 1)[0] : idle.length === 0 || created.size < 2 ? undefined : idle.shift();
+    if (!next) break;
+    if (await next.ready) return next.name;
+  }
+  const name = await cloneTemplate(false);
+  contents ??= await withClient(urlOf(name), readContents);
+  return name;
+}
+
 /** Drops every database this process created (the file's last hook). */
 export async function dropTestDatabases(): Promise<void> {
-  idle.length = 0;
+  await Promise.all(idle.splice(0).map((entry) => entry.ready));
   for (const name of [...created]) await dropDatabase(name);
 }
