@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// `npm test`: every check of the project, in order, with one summary line at the end.
-//   typecheck → lint → server suite on SQLite → console component tests → browser e2e, with the server suite on
-//   PostgreSQL running beside the last three (see runInBackground)
+// `npm test`: every check of the project, with one summary line at the end. On two cores it runs in two phases:
+//   1. typecheck, lint and the build for e2e side by side (each mostly one core of compute, no tests to slow);
+//   2. the server suite on SQLite → console component tests → browser e2e (on the build of phase 1), with the
+//      server suite on PostgreSQL running beside them (see runInBackground).
 // The PostgreSQL half runs whenever a server answers (OUTBOX_TEST_POSTGRES_URL, default
 // postgres://postgres@127.0.0.1:5432/postgres); the browser half whenever a Chromium is found (CHROMIUM_PATH,
 // default /usr/bin/chromium). Elsewhere each skips with a message saying how to get it, except in CI (CI=true),
@@ -71,9 +72,9 @@ function canConnect(urlText) {
 }
 
 /**
- * Like run(), in the background, its output kept in a file and printed when it ends: the PostgreSQL half
- * waits mostly on PostgreSQL and the browser suite mostly on Chromium, so on two cores they overlap well
- * (about three minutes off the run) without either slowing the other's timing-sensitive tests much.
+ * Like run(), in the background, its output kept in a file and printed when it ends; resolves true when it
+ * passed. The PostgreSQL half waits mostly on PostgreSQL and the browser suite mostly on Chromium, so on two
+ * cores they overlap well without either slowing the other's timing-sensitive tests much.
  */
 function runInBackground(title, command, args, options = {}) {
   const started = Date.now();
@@ -116,9 +117,19 @@ const vitest = (workspace, name, env = {}) => {
   return ok;
 };
 
-if (wanted('typecheck')) run('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']);
-if (wanted('lint')) run('lint (architecture, style, formatting)', 'npm', ['run', '-s', 'lint']);
-if (wanted('server')) vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 'sqlite' });
+const runStarted = Date.now();
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const e2eRuns = wanted('e2e') && fs.existsSync(chromium);
+
+// Phase 1: no tests yet, so nothing timing-sensitive is slowed by the three sharing the cores.
+const phaseOne = [];
+if (wanted('typecheck')) phaseOne.push(runInBackground('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']));
+if (wanted('lint')) phaseOne.push(runInBackground('lint (architecture, style, formatting)', 'npm', ['run', '-s', 'lint']));
+const built = e2eRuns ? runInBackground('build for e2e', 'npm', ['run', '-s', 'build']) : Promise.resolve(false);
+phaseOne.push(built);
+await Promise.all(phaseOne);
+
+// Phase 2.
 let postgresHalf = Promise.resolve();
 if (wanted('server') || wanted('postgres')) {
   const pgUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -133,19 +144,17 @@ if (wanted('server') || wanted('postgres')) {
       `no PostgreSQL answers at ${new URL(pgUrl).host}. Install one (apt-get install postgresql) or point OUTBOX_TEST_POSTGRES_URL at a server whose user may create databases.`,
     );
 }
+if (wanted('server')) vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 'sqlite' });
 if (wanted('web')) vitest('web', 'console (web)');
 if (wanted('e2e')) {
-  const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-  if (fs.existsSync(chromium)) {
-    if (run('build for e2e', 'npm', ['run', '-s', 'build'])) {
-      const file = path.join(reportDir, 'e2e.json');
-      run('browser e2e (Chromium)', 'npx', ['playwright', 'test', '--config', 'e2e/playwright.config.ts', '--reporter=list,json'], {
-        env: { CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: file },
-      });
-      countPlaywright(file);
-    }
-  } else {
+  if (!e2eRuns) {
     skip('The browser e2e suite', `no Chromium at ${chromium}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH.`);
+  } else if (await built) {
+    const file = path.join(reportDir, 'e2e.json');
+    run('browser e2e (Chromium)', 'npx', ['playwright', 'test', '--config', 'e2e/playwright.config.ts', '--reporter=list,json'], {
+      env: { CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: file },
+    });
+    countPlaywright(file);
   }
 }
 
@@ -153,5 +162,6 @@ await postgresHalf;
 
 console.log('');
 for (const problem of problems) console.log(`✘ ${problem}`);
+console.log(`npm test: ${((Date.now() - runStarted) / 1000).toFixed(1)}s`);
 console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 process.exit(problems.length > 0 || totals.failed > 0 ? 1 : 0);

@@ -1,4 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
 
 // Scale-out tests need several processes on one shared database, which only PostgreSQL is; they belong to
 // the suite's PostgreSQL half (OUTBOX_TEST_ENGINE=postgres, run by `npm test` and required in CI). A full
@@ -6,10 +11,38 @@ import { defineConfig } from 'vitest/config';
 // its own rather than reporting it skipped.
 const onPostgres = process.env.OUTBOX_TEST_ENGINE === 'postgres';
 
+// Files that never open a store: pure logic, or a component (the SMTP listener, the relay transport) against
+// real sockets but no database. The engine changes nothing for them, so they run once, in the SQLite half.
+// A file not listed runs on both engines, so forgetting to list one costs time, never coverage. The check
+// below fails the run when a listed file is gone or starts using a store helper.
+const storeFree = [
+  'test/delivery/capture-relay.test.ts',
+  'test/delivery/outcome-policy.test.ts',
+  'test/delivery/relay-transport-smtp.test.ts',
+  'test/delivery/relay-transport.test.ts',
+  'test/delivery/retry-policy.test.ts',
+  'test/intake/smtp-listener-manners.test.ts',
+  'test/intake/smtp-listener.test.ts',
+  'test/mail/group-commit.test.ts',
+  'test/mail/message-builder.test.ts',
+  'test/mail/mime-composer.test.ts',
+  'test/mail/summary-headers.test.ts',
+];
+const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
+for (const file of storeFree) {
+  const source = fs.readFileSync(path.join(here, file), 'utf8'); // throws when the file was moved: update the list
+  if (storeHelpers.test(source))
+    throw new Error(
+      `${file} is listed as store-free in vitest.config.ts but uses a store (${storeHelpers.exec(source)![0]}); remove it from the list`,
+    );
+}
+
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    exclude: onPostgres ? ['test/faults/disk-full.test.ts'] : ['test/multi-instance/**'],
+    exclude: onPostgres ? ['test/faults/disk-full.test.ts', ...storeFree] : ['test/multi-instance/**'],
+    globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: onPostgres ? ['test/support/setup-postgres.ts'] : [],
     pool: 'forks',
     testTimeout: 30_000,
     hookTimeout: 30_000,

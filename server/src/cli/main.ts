@@ -58,7 +58,8 @@ Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
 
 class UsageError extends Error {}
 
-async function readPassword(usesStdin: boolean): Promise<string> {
+async function readPassword(usesStdin: boolean, io: CliIo): Promise<string> {
+  if (io.stdin) return readPasswordFromStdin(io.stdin);
   if (usesStdin || !process.stdin.isTTY) return readPasswordFromStdin();
   const first = await promptPassword('Password: ');
   const second = await promptPassword('Repeat password: ');
@@ -82,7 +83,19 @@ async function backup(databaseUrl: string | undefined, file: string, target: str
   );
 }
 
-export async function runCli(argv: string[], out: (line: string) => void = console.log): Promise<void> {
+/**
+ * What the command reads and writes besides `out`, the process's own by default. Tests run the command in
+ * their process with their own (test/support/cli.ts), instead of paying a Node start per command.
+ */
+export interface CliIo {
+  env?: NodeJS.ProcessEnv;
+  /** Standard input, for --password-stdin; never a prompt. */
+  stdin?: AsyncIterable<Buffer | string>;
+  stderr?: (text: string) => void;
+}
+
+export async function runCli(argv: string[], out: (line: string) => void = console.log, io: CliIo = {}): Promise<void> {
+  const stderr = io.stderr ?? ((text: string) => process.stderr.write(text));
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -110,7 +123,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
     out(USAGE);
     return;
   }
-  const config = loadConfig();
+  const config = loadConfig(io.env);
   if (group === 'dkim' && action === 'generate') {
     if (!values.domain || !values.selector) throw new UsageError('dkim generate needs --domain DOMAIN and --selector SELECTOR.');
     const key = generateDkimKey(values.domain.trim().toLowerCase(), values.selector.trim());
@@ -153,11 +166,11 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
     const command = `${group} ${action ?? ''}`.trim();
     switch (command) {
       case 'user add':
-        await auth.addOperator(needName(), await readPassword(values['password-stdin']));
+        await auth.addOperator(needName(), await readPassword(values['password-stdin'], io));
         out(`Operator ${name} created.`);
         break;
       case 'user passwd':
-        await auth.setOperatorPassword(needName(), await readPassword(values['password-stdin']));
+        await auth.setOperatorPassword(needName(), await readPassword(values['password-stdin'], io));
         out(`Password of ${name} changed; its sessions were ended.`);
         break;
       case 'user remove':
@@ -187,7 +200,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
             (target as fs.WriteStream).end((error?: Error | null) => (error ? reject(error) : resolve())),
           );
         // The summary goes to stderr, so that stdout is the export alone.
-        process.stderr.write(
+        stderr(
           `Exported ${Object.entries(counts)
             .map(([table, n]) => `${n.toLocaleString('en')} ${table}`)
             .join(', ')}${values.out ? ` to ${values.out}` : ''}.\n`,
@@ -255,7 +268,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
           onProgress: (inserted) => {
             if (performance.now() - lastReport > 2000) {
               lastReport = performance.now();
-              process.stderr.write(`  ${inserted.toLocaleString('en')} of ${count.toLocaleString('en')} mails\n`);
+              stderr(`  ${inserted.toLocaleString('en')} of ${count.toLocaleString('en')} mails\n`);
             }
           },
         });

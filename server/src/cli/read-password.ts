@@ -2,9 +2,9 @@
 import readline from 'node:readline';
 import { Writable } from 'node:stream';
 
-export async function readPasswordFromStdin(): Promise<string> {
+export async function readPasswordFromStdin(input: AsyncIterable<Buffer | string> = process.stdin): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of input) chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');

@@ -1,40 +1,19 @@
 /**
- * The operators' command line as a user runs it (`npm run outbox -- ...` is `tsx src/cli/main.ts`): a real
- * process on a fresh DATA_DIR (or a fresh PostgreSQL database), checked through the store and the API.
+ * The operators' command line as a user runs it (`npm run outbox -- ...` is `tsx src/cli/main.ts`) on a fresh
+ * DATA_DIR (or a fresh PostgreSQL database), checked through the store and the API. The first test runs it once as
+ * a real process (standard input, exit status, stderr); the others call the same `runCli` in this process
+ * (test/support/cli.ts), which saves a Node start per command.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MailStatus } from '@outbox/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { API_KEY_CACHE_MS } from '../../src/auth/auth.service.js';
 import type { RunningOutbox } from '../../src/main.js';
+import { cli, cliProcess } from '../support/cli.js';
 import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
-
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-function cli(
-  args: string[],
-  env: Record<string, string>,
-  input?: string,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: serverDir,
-      env: { ...process.env, ...env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.stdin.end(input ?? '');
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let environment: OutboxEnvironment | undefined;
 let running: RunningOutbox | undefined;
@@ -51,13 +30,15 @@ afterEach(async () => {
 
 describe('CLI', () => {
   it('user add / passwd / remove with --password-stdin on a fresh DATA_DIR; the operator can log in, then cannot', async () => {
-    environment = await freshEnvironment({ OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' });
+    // An empty store: the CLI creates and migrates it, as on a first run. The second command runs as a real
+    // process: the password read from its standard input, the refusal on stderr and exit status 1.
+    environment = await freshEnvironment({ OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' }, { emptyStore: true });
     const { env } = environment;
     expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({
       code: 0,
       stdout: expect.stringContaining('Operator maria created.'),
     });
-    expect(await cli(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({
+    expect(await cliProcess(['user', 'add', 'maria', '--password-stdin'], env, 'first password 1\n')).toMatchObject({
       code: 1,
       stderr: expect.stringMatching(/exists/),
     });

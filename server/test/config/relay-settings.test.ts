@@ -7,13 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MailStatus } from '@outbox/contract';
-import { SMTPServer } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, configWarnings, loadConfig } from '../../src/config.js';
 import type { RunningOutbox } from '../../src/main.js';
 import { isPublicDomain } from '../../src/mail/mail-hostname.js';
 import { makeTempDir } from '../support/context.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
+import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'intake', 'fixtures');
 const certFile = path.join(fixtures, 'localhost-cert.pem');
@@ -92,7 +92,7 @@ describe('relay TLS and MAIL_HOSTNAME settings', () => {
 });
 
 describe('relay TLS end to end: a self-signed STARTTLS relay', () => {
-  let relay: SMTPServer | undefined;
+  let relay: SmtpPeer | undefined;
   let environment: OutboxEnvironment | undefined;
   let running: RunningOutbox | undefined;
   let received = 0;
@@ -100,19 +100,15 @@ describe('relay TLS end to end: a self-signed STARTTLS relay', () => {
   afterEach(async () => {
     await running?.stop();
     running = undefined;
-    await new Promise<void>((resolve) => (relay ? relay.close(() => resolve()) : resolve()));
+    await relay?.close();
     relay = undefined;
     await environment?.dispose();
   });
 
   async function startRelay(): Promise<string> {
-    relay = new SMTPServer({
+    relay = await startSmtpPeer({
       key: fs.readFileSync(keyFile),
       cert: fs.readFileSync(certFile),
-      authOptional: true,
-      disableReverseLookup: true,
-      logger: false,
-      closeTimeout: 1000,
       onData(stream, _session, callback) {
         stream.resume();
         stream.once('end', () => {
@@ -121,10 +117,7 @@ describe('relay TLS end to end: a self-signed STARTTLS relay', () => {
         });
       },
     });
-    relay.on('error', () => undefined);
-    await new Promise<void>((resolve) => relay!.listen(0, '127.0.0.1', () => resolve()));
-    const address = relay.server.address();
-    return `smtp://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+    return relay.url;
   }
 
   async function deliverOne(env: Record<string, string>) {
@@ -155,12 +148,10 @@ describe('relay TLS end to end: a self-signed STARTTLS relay', () => {
 
   it('a relay URL with credentials and a relay offering no STARTTLS: no AUTH is ever sent, the mail is not sent in clear (issue 24 item 1)', async () => {
     const logins: string[] = [];
-    relay = new SMTPServer({
+    relay = await startSmtpPeer({
       disabledCommands: ['STARTTLS'],
+      authOptional: false,
       allowInsecureAuth: true,
-      disableReverseLookup: true,
-      logger: false,
-      closeTimeout: 1000,
       onAuth(auth, _session, callback) {
         logins.push(auth.method);
         callback(null, { user: auth.username });
@@ -173,10 +164,7 @@ describe('relay TLS end to end: a self-signed STARTTLS relay', () => {
         });
       },
     });
-    relay.on('error', () => undefined);
-    await new Promise<void>((resolve) => relay!.listen(0, '127.0.0.1', () => resolve()));
-    const address = relay.server.address();
-    const port = typeof address === 'object' && address ? address.port : 0;
+    const port = relay.port;
     received = 0;
     const detail = await deliverOne({ RELAY_URL: `smtp://shop:s3cret@127.0.0.1:${port}` });
     expect(detail.status).toBe(MailStatus.Error);

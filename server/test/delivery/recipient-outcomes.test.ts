@@ -7,52 +7,26 @@
 import { MailStatus, type Mail, type MailDetail, type SubmitMailRequest } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
-import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
-import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
-import { auth, createTestContext, getMailDetail, loginAs, type TestContext } from '../support/context.js';
-import { startTestRelay, type RelayAnswer, type TestRelay } from '../support/test-relay.js';
+import type { DeliveryWorker } from '../../src/delivery/worker.js';
+import { auth, getMailDetail, loginAs, type TestContext } from '../support/context.js';
+import type { RelayAnswer, TestRelay } from '../support/test-relay.js';
+import { createWorkerHarness, MINUTE, type WorkerHarness } from '../support/worker-harness.js';
 
+let harness: WorkerHarness;
 let context: TestContext;
 let relay: TestRelay;
 let principal: ApiKeyPrincipal;
 let token: string;
-const workers: DeliveryWorker[] = [];
-const transports: RelayTransport[] = [];
-const MINUTE = 60_000;
 
 beforeEach(async () => {
-  context = await createTestContext();
-  relay = await startTestRelay();
-  const key = await context.services.auth.createApiKey('app');
-  principal = (await context.services.auth.findApiKeyPrincipal(key))!;
+  harness = await createWorkerHarness();
+  ({ context, relay, principal } = harness);
   token = await loginAs(context);
 });
 
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
-  for (const transport of transports.splice(0)) await transport.close();
-  await relay.close();
-  await context.close();
-});
+afterEach(() => harness.close());
 
-function startWorker(maxAttempts: number): DeliveryWorker {
-  const transport = createRelayTransport(relay.url, { connectionTimeoutMs: 2_000, socketTimeoutMs: 5_000 });
-  transports.push(transport);
-  const worker = createDeliveryWorker({
-    store: context.store,
-    clock: context.clock,
-    transport,
-    retryPolicy: createRetryPolicy({ maxAttempts, baseDelayMs: MINUTE, jitter: 0, maxAgeMs: 24 * 60 * MINUTE }),
-    concurrency: 4,
-    leaseMs: MINUTE,
-    pollIntervalMs: 20,
-    flushDelayMs: 1,
-  });
-  worker.start();
-  workers.push(worker);
-  return worker;
-}
+const startWorker = (maxAttempts: number): DeliveryWorker => harness.startWorker({ retry: { maxAttempts }, concurrency: 4 });
 
 const request: SubmitMailRequest = {
   fromName: 'Shop',

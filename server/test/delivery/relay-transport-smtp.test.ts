@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SMTPServer } from 'smtp-server';
 import type { SMTPServerOptions } from 'smtp-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCapturedMessages, startCaptureRelay } from '../../src/delivery/capture-relay.js';
@@ -16,6 +15,7 @@ import type { CaptureRelay } from '../../src/delivery/capture-relay.js';
 import { createRelayTransport } from '../../src/delivery/relay-transport.js';
 import { findEhloName } from '../../src/mail/mail-hostname.js';
 import type { RelayTransport, RelayTransportOptions } from '../../src/delivery/relay-transport.js';
+import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'intake', 'fixtures');
 const certificate = {
@@ -26,7 +26,7 @@ const certificate = {
 let dataDir: string;
 let relay: CaptureRelay | undefined;
 const transports: RelayTransport[] = [];
-const servers: SMTPServer[] = [];
+const servers: SmtpPeer[] = [];
 
 beforeEach(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-relay-smtp-'));
@@ -36,7 +36,7 @@ afterEach(async () => {
   await Promise.all(transports.splice(0).map((transport) => transport.close()));
   await relay?.close();
   relay = undefined;
-  await Promise.all(servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  await Promise.all(servers.splice(0).map((server) => server.close()));
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -63,10 +63,7 @@ async function startPeer(options: SMTPServerOptions = {}): Promise<Peer> {
     if (data.tnx !== 'command' && data.tnx !== 'send') return;
     peer.lines.push(`${sessionNumbers.get(String(data.cid)) ?? '?'} ${message} ${args.map(String).join(' ')}`);
   };
-  const server = new SMTPServer({
-    authOptional: true,
-    disableReverseLookup: true,
-    closeTimeout: 1000,
+  const server = await startSmtpPeer({
     disabledCommands: ['STARTTLS'],
     logger: {
       trace: () => undefined,
@@ -92,11 +89,8 @@ async function startPeer(options: SMTPServerOptions = {}): Promise<Peer> {
     },
     ...options,
   });
-  server.on('error', () => undefined);
   servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.server.address();
-  peer.url = `smtp://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  peer.url = server.url;
   return peer;
 }
 

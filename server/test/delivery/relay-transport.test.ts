@@ -5,7 +5,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
-import { SMTPServer } from 'smtp-server';
 import type { SMTPServerOptions } from 'smtp-server';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCapturedMessages, startCaptureRelay } from '../../src/delivery/capture-relay.js';
@@ -14,11 +13,12 @@ import { classifyDeliveryError, createRelayTransport } from '../../src/delivery/
 import type { RelayTransport } from '../../src/delivery/relay-transport.js';
 import { buildMessage } from '../../src/mail/message-builder.js';
 import { closedPort } from '../support/net.js';
+import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';
 
 let dataDir: string;
 let relay: CaptureRelay | undefined;
 let transport: RelayTransport | undefined;
-const servers: SMTPServer[] = [];
+const servers: SmtpPeer[] = [];
 
 beforeEach(() => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-relay-'));
@@ -29,7 +29,7 @@ afterEach(async () => {
   transport = undefined;
   await relay?.close();
   relay = undefined;
-  await Promise.all(servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve()))));
+  await Promise.all(servers.splice(0).map((server) => server.close()));
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -38,21 +38,10 @@ async function startPeer(
   onData: NonNullable<SMTPServerOptions['onData']>,
   options: SMTPServerOptions = { disabledCommands: ['STARTTLS'] },
 ): Promise<number> {
-  const server = new SMTPServer({
-    authOptional: true,
-    logger: false,
-    closeTimeout: 1000,
-    disableReverseLookup: true,
-    ...options,
-    onData,
-  });
-  // A client that drops the TLS handshake (the untrusted-certificate test) is reported as an error here.
-  server.on('error', () => undefined);
-  servers.push(server);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const address = server.server.address();
-  if (typeof address !== 'object' || address === null) throw new Error('no address');
-  return address.port;
+  // A client that drops the TLS handshake (the untrusted-certificate test) is an error smtp-peer.ts ignores.
+  const peer = await startSmtpPeer({ ...options, onData });
+  servers.push(peer);
+  return peer.port;
 }
 
 function smtpError(responseCode: number, message: string) {

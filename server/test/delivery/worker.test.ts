@@ -6,58 +6,37 @@ import net, { type Socket } from 'node:net';
 import { MailStatus, type MailDetail, type SubmitMailRequest } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
-import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
-import { createRetryPolicy, type RetryPolicyOptions } from '../../src/delivery/retry-policy.js';
+import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import * as queue from '../../src/delivery/queue.repository.js';
+import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { releaseExpiredLeases } from '../../src/delivery/lease-sweeper.js';
 import { decideOutcome, type AttemptedMail } from '../../src/delivery/outcome-policy.js';
 import { applyTransitions } from '../../src/mail/transition.repository.js';
-import { createTestContext, testEngine, type TestContext } from '../support/context.js';
+import { testEngine, type TestContext } from '../support/context.js';
 import { closedPort } from '../support/net.js';
-import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+import type { TestRelay } from '../support/test-relay.js';
+import { createWorkerHarness, MINUTE, type WorkerHarness, type WorkerOptions } from '../support/worker-harness.js';
 
+let harness: WorkerHarness;
 let context: TestContext;
 let relay: TestRelay;
 let principal: ApiKeyPrincipal;
-const workers: DeliveryWorker[] = [];
-const transports: RelayTransport[] = [];
 
 beforeEach(async () => {
-  context = await createTestContext();
-  relay = await startTestRelay();
-  const key = await context.services.auth.createApiKey('app');
-  principal = (await context.services.auth.findApiKeyPrincipal(key))!;
+  harness = await createWorkerHarness();
+  ({ context, relay, principal } = harness);
 });
+
+/** Transports a test makes itself, beside the harness's workers. */
+const transports: RelayTransport[] = [];
 
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
-  for (const transport of transports.splice(0)) transport.close();
-  await relay.close();
-  await context.close();
+  for (const transport of transports.splice(0)) await transport.close();
+  await harness.close();
 });
 
-const MINUTE = 60_000;
-
-function startWorker(
-  options: { relayUrl?: string; retry?: RetryPolicyOptions; leaseMs?: number; concurrency?: number } = {},
-): DeliveryWorker {
-  const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: 2_000, socketTimeoutMs: 5_000 });
-  transports.push(transport);
-  const worker = createDeliveryWorker({
-    store: context.store,
-    clock: context.clock,
-    transport,
-    retryPolicy: createRetryPolicy({ maxAttempts: 3, baseDelayMs: MINUTE, jitter: 0, maxAgeMs: 24 * 60 * MINUTE, ...options.retry }),
-    concurrency: options.concurrency ?? 10,
-    leaseMs: options.leaseMs ?? MINUTE,
-    pollIntervalMs: 20,
-    flushDelayMs: 1,
-  });
-  worker.start();
-  workers.push(worker);
-  return worker;
-}
+const startWorker = (options?: WorkerOptions): DeliveryWorker => harness.startWorker(options);
 
 function mailRequest(overrides: Partial<SubmitMailRequest> = {}): SubmitMailRequest {
   return {

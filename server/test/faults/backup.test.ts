@@ -5,14 +5,13 @@
  * acknowledged (202) before the backup began, with its stored message. SQLite half only, because the command
  * copies the SQLite file; on PostgreSQL it must refuse and point to pg_dump.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import { createAuthService } from '../../src/auth/auth.service.js';
 import type { RunningOutbox } from '../../src/main.js';
 import { openStore } from '../../src/store/connection.js';
+import { cli, cliProcess } from '../support/cli.js';
 import { makeTempDir, testEngine } from '../support/context.js';
 import {
   freshEnvironment,
@@ -31,23 +30,6 @@ import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 const describeOn = (engine: string) => (name: string, body: () => void) => {
   if (engine === testEngine) describe(name, body);
 };
-
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: serverDir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let environment: OutboxEnvironment | undefined;
 let server: OutboxProcess | undefined;
@@ -109,7 +91,7 @@ describeOn('sqlite')('backup of the embedded store', () => {
     const backupFile = path.join(makeTempDir('outbox-backup-'), 'outbox-backup.sqlite');
     folders.push(path.dirname(backupFile));
     const backupStarted = performance.now();
-    const result = await cli(['backup', '--out', backupFile], environment.env);
+    const result = await cliProcess(['backup', '--out', backupFile], environment.env);
     const acknowledgedDuringBackup = acknowledged.filter((mail) => mail.at > backupStarted).length;
     sending = false;
     await Promise.all(loops);

@@ -7,12 +7,12 @@
  * gets a reply; no reply is the listener's internal-failure answer (451 4.3.0); every mail answered
  * "250 ... queued as N" is stored as mail N; and the listener still greets afterwards.
  */
-import net from 'node:net';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningOutbox } from '../../src/main.js';
 import { freePort } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
+import { SmtpSession } from '../support/smtp-session.js';
 import { fuzzParameters, fuzzRuns, fuzzSeed, fuzzTimeoutMs, hostileText } from './fuzz-support.js';
 
 let environment: OutboxEnvironment;
@@ -50,57 +50,28 @@ afterAll(async () => {
   await environment?.dispose();
 });
 
-/** One SMTP client connection that reads replies as they come (multi-line replies joined). */
+/** One SMTP client connection (test/support/smtp-session.ts) that counts the reply codes it sees. */
 class Session {
-  private buffer = '';
-  private readonly complete: string[] = [];
-  private waiter: (() => void) | undefined;
-  closed = false;
-  readonly transcript: string[] = [];
+  private constructor(private readonly session: SmtpSession) {}
 
-  constructor(private readonly socket: net.Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.buffer += chunk.toString('latin1');
-      // A reply ends with a line "NNN text" (a space after the code); "NNN-text" lines continue it.
-      let match: RegExpExecArray | null;
-      while ((match = /^(?:\d{3}-[^\n]*\n)*\d{3}(?: [^\n]*)?\r?\n/.exec(this.buffer))) {
-        this.complete.push(match[0].trimEnd());
-        this.buffer = this.buffer.slice(match[0].length);
-      }
-      this.waiter?.();
-    });
-    const end = () => {
-      this.closed = true;
-      this.waiter?.();
-    };
-    socket.on('close', end);
-    socket.on('error', end);
+  static async open(): Promise<Session> {
+    return new Session(await SmtpSession.open(smtpPort));
   }
 
-  static open(): Promise<Session> {
-    return new Promise((resolve, reject) => {
-      const socket = net.connect(smtpPort, '127.0.0.1', () => resolve(new Session(socket)));
-      socket.once('error', reject);
-    });
+  get transcript(): string[] {
+    return this.session.transcript;
+  }
+
+  get closed(): boolean {
+    return this.session.isClosed;
   }
 
   /** The next reply, or undefined if the server closed or said nothing within 5 s. */
   async reply(): Promise<string | undefined> {
-    const deadline = Date.now() + 5000;
-    while (this.complete.length === 0 && !this.closed && Date.now() < deadline) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, deadline - Date.now());
-        this.waiter = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-    const next = this.complete.shift();
+    const next = await this.session.nextReply(5000);
     if (next !== undefined) {
       const code = next.slice(0, 3);
       replies.set(code, (replies.get(code) ?? 0) + 1);
-      this.transcript.push(`S: ${next.slice(0, 120)}`);
     }
     return next;
   }
@@ -108,16 +79,16 @@ class Session {
   async send(line: string): Promise<string | undefined> {
     this.transcript.push(`C: ${JSON.stringify(line.slice(0, 120))}`);
     if (this.closed) return undefined;
-    this.socket.write(`${line}\r\n`, 'latin1');
+    this.session.write(`${line}\r\n`);
     return this.reply();
   }
 
   write(bytes: string) {
-    if (!this.closed) this.socket.write(bytes, 'latin1');
+    this.session.write(bytes);
   }
 
   end() {
-    this.socket.destroy();
+    this.session.destroy();
   }
 }
 

@@ -3,15 +3,16 @@
  * the console's CSP forbids (no inline script, no other origin), and it shows the same document as
  * /api/openapi.json.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../support/context.js';
 
 describe('API reference at /api/docs', () => {
+  // One store and app for the file: every test only reads the reference.
   let context: TestContext;
-  beforeEach(async () => {
+  beforeAll(async () => {
     context = await createTestContext();
   });
-  afterEach(() => context.close());
+  afterAll(() => context.close());
 
   const get = (url: string) => context.app.inject({ method: 'GET', url });
 

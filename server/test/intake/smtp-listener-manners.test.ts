@@ -10,6 +10,7 @@ import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
 import { checkLineBreaks, ensureDate, ensureMessageId, formatRfc5322Date, removeBcc } from '../../src/intake/message-headers.js';
 import { startSmtpListener } from '../../src/intake/smtp-listener.js';
 import type { SmtpListener, SmtpListenerOptions, SmtpSubmission } from '../../src/intake/smtp-listener.js';
+import { smtpDialog, smtpSessionWithData } from '../support/smtp-session.js';
 
 interface Principal {
   keyName: string;
@@ -55,53 +56,8 @@ async function submit(port: number, raw: string | Buffer, envelope: { from: stri
  * A raw session: greeting, EHLO, AUTH, then each command waits for its reply; `data` is written in one go
  * after the 354 and followed by QUIT, and every reply up to the socket's end is returned.
  */
-async function rawSession(port: number, commands: string[], data?: string, deadlineMs = 5000): Promise<string[]> {
-  const socket = net.connect(port, '127.0.0.1');
-  const replies: string[] = [];
-  let buffer = '';
-  let partial: string[] = [];
-  let notify: (() => void) | undefined;
-  socket.setEncoding('latin1');
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let index: number;
-    while ((index = buffer.indexOf('\r\n')) !== -1) {
-      const line = buffer.slice(0, index);
-      buffer = buffer.slice(index + 2);
-      partial.push(line);
-      if (/^\d{3} /.test(line)) {
-        replies.push(partial.join('\n'));
-        partial = [];
-      }
-    }
-    notify?.();
-  });
-  const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  const deadline = Date.now() + deadlineMs;
-  const waitFor = async (count: number) => {
-    while (replies.length < count) {
-      if (Date.now() > deadline) throw new Error(`no reply in time; got ${JSON.stringify(replies)}`);
-      await new Promise<void>((resolve) => {
-        notify = resolve;
-        setTimeout(resolve, 50);
-      });
-    }
-  };
-  try {
-    await waitFor(1);
-    for (const command of commands) {
-      socket.write(`${command}\r\n`);
-      await waitFor(replies.length + 1);
-    }
-    if (data !== undefined) {
-      socket.write(Buffer.from(`${data}QUIT\r\n`, 'latin1'));
-      await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, deadline - Date.now()))]);
-    }
-    return replies;
-  } finally {
-    socket.destroy();
-  }
-}
+const rawSession = (port: number, commands: string[], data?: string, deadlineMs = 5000): Promise<string[]> =>
+  data === undefined ? smtpDialog(port, commands, deadlineMs) : smtpSessionWithData(port, commands, data, deadlineMs);
 
 const plainAuth = `AUTH PLAIN ${Buffer.from(`\0app\0${API_KEY}`).toString('base64')}`;
 const dated = 'Date: Mon, 23 Nov 2026 10:00:00 +0000\r\nMessage-ID: <m1@example.com>\r\n';

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +6,7 @@ import nodemailer from 'nodemailer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureMessageId, startSmtpListener } from '../../src/intake/smtp-listener.js';
 import type { SmtpListener, SmtpListenerOptions, SmtpSubmission } from '../../src/intake/smtp-listener.js';
+import { smtpDialog } from '../support/smtp-session.js';
 
 interface Principal {
   keyName: string;
@@ -58,59 +58,8 @@ async function submit(port: number, raw: string | Buffer | Readable, options: Pa
   }
 }
 
-/**
- * Speaks SMTP line by line, for replies a well-behaved client would never provoke. Each command waits
- * for its complete reply (the line with a space after the code), under one overall deadline.
- */
-async function dialog(port: number, commands: string[], deadlineMs = 5000): Promise<string[]> {
-  const socket = net.connect(port, '127.0.0.1');
-  const complete: string[] = [];
-  let waiting: (() => void) | undefined;
-  let unread = '';
-  let replyLines: string[] = [];
-  socket.setEncoding('utf8');
-  socket.on('data', (data: string) => {
-    unread += data;
-    let index: number;
-    while ((index = unread.indexOf('\r\n')) !== -1) {
-      const line = unread.slice(0, index);
-      unread = unread.slice(index + 2);
-      replyLines.push(line);
-      if (/^\d{3} /.test(line)) {
-        complete.push(replyLines.join('\n'));
-        replyLines = [];
-      }
-    }
-    waiting?.();
-  });
-  const deadline = Date.now() + deadlineMs;
-  const replies: string[] = [];
-  const nextReply = async (): Promise<string> => {
-    while (complete.length === 0) {
-      const remaining = deadline - Date.now();
-      if (remaining <= 0) throw new Error(`no complete reply in time; got ${JSON.stringify(replies)}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, remaining);
-        waiting = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      waiting = undefined;
-    }
-    return complete.shift() ?? '';
-  };
-  try {
-    replies.push(await nextReply()); // the greeting
-    for (const command of commands) {
-      socket.write(`${command}\r\n`);
-      replies.push(await nextReply());
-    }
-    return replies;
-  } finally {
-    socket.destroy();
-  }
-}
+/** Speaks SMTP line by line, for replies a well-behaved client would never provoke (test/support/smtp-session.ts). */
+const dialog = smtpDialog;
 
 const plainAuth = `AUTH PLAIN ${Buffer.from(`\0user\0${API_KEY}`).toString('base64')}`;
 const withId =

@@ -101,8 +101,10 @@ describe('several instances on one PostgreSQL database', () => {
   it('one worker instance killed with SIGKILL mid-run: the others finish, nothing is lost, resends only among its in-flight mails', async () => {
     const total = 5000;
     relay.delayMs = 2;
-    // A short lease, so the killed instance's mails are back within seconds (the default is 60 s).
-    processes = await Promise.all([1, 2, 3].map(() => spawnOutbox({ ...environment.env, LEASE_SECONDS: '4' })));
+    // A short lease, so the killed instance's mails are back within seconds (the default is 60 s), yet long
+    // enough for a stall of a busy machine: with 4 s, at load ~20 on two cores, a mail claimed ahead by a live
+    // instance outlived its lease there and was sent twice without being the killed instance's.
+    processes = await Promise.all([1, 2, 3].map(() => spawnOutbox({ ...environment.env, LEASE_SECONDS: '10' })));
     const [victim, ...survivors] = processes;
     await submitBatches(survivors[0]!.baseUrl, total);
     await waitUntil(() => relay.received.length >= total / 4, { timeoutMs: 60_000, what: 'a quarter of the mails at the relay' });

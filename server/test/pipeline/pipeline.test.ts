@@ -192,7 +192,11 @@ describe('pipeline: crash and restart', () => {
   it('a worker process killed with SIGKILL mid-delivery, then restarted: every accepted mail is delivered, duplicates only among those in flight', async () => {
     const total = 3000;
     relay.delayMs = 2; // a provider that takes a little time, so the kill finds mails in flight
-    environment = await freshEnvironment({ RELAY_URL: relay.url, LEASE_SECONDS: '2', WORKER_CONCURRENCY: '50' });
+    // The lease outlives a stall of a busy machine. With 2 s the bound below failed at load 24 on two cores
+    // (136 sent twice, 123 in flight at the kill): a mail claimed ahead and waiting for a send slot can outlive
+    // its lease under the live worker and be sent again. The restarted worker takes the killed one's mails
+    // once their lease ends, so a longer lease costs the test about that much time.
+    environment = await freshEnvironment({ RELAY_URL: relay.url, LEASE_SECONDS: '8', WORKER_CONCURRENCY: '50' });
 
     // Accept every mail first, with no worker running, so the kill happens during delivery only.
     const intake = await spawnOutbox({ ...environment.env, WORKER: 'off' });

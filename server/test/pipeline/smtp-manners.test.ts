@@ -4,7 +4,6 @@
  * to the capture relay on loopback (SIZE limit on, dialogue recorded), and each test checks what the
  * relay received against what was stored.
  */
-import net from 'node:net';
 import { MailStatus } from '@outbox/contract';
 import nodemailer from 'nodemailer';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import type { RunningOutbox } from '../../src/main.js';
 import { makeTempDir, testEngine } from '../support/context.js';
 import { freePort } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
+import { smtpSessionWithData } from '../support/smtp-session.js';
 import fs from 'node:fs';
 
 const RELAY_LIMIT = 20_000;
@@ -226,32 +226,6 @@ describe(`SMTP manners end to end (${testEngine})`, () => {
 
 /** Writes each line, waiting for a reply after each but the last (message content plus the end of DATA), then QUITs. */
 async function speak(port: number, lines: string[]): Promise<string[]> {
-  const socket = net.connect(port, '127.0.0.1');
-  socket.setEncoding('latin1');
-  const replies: string[] = [];
-  let buffer = '';
-  socket.on('data', (chunk: string) => {
-    buffer += chunk;
-    let index: number;
-    while ((index = buffer.indexOf('\r\n')) !== -1) {
-      const line = buffer.slice(0, index);
-      buffer = buffer.slice(index + 2);
-      if (/^\d{3} /.test(line)) replies.push(line);
-    }
-  });
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
-  const replyCount = async (count: number) => {
-    const deadline = Date.now() + 5_000;
-    while (replies.length < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
-  };
-  await replyCount(1);
-  for (const line of lines.slice(0, -1)) {
-    const before = replies.length;
-    socket.write(`${line}\r\n`);
-    await replyCount(before + 1);
-  }
-  socket.write(Buffer.from(`${lines.at(-1)}QUIT\r\n`, 'latin1'));
-  await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 5_000))]);
-  socket.destroy();
-  return replies;
+  const replies = await smtpSessionWithData(port, lines.slice(0, -1), lines.at(-1)!);
+  return replies.map((reply) => reply.split('\n').at(-1)!);
 }

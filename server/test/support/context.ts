@@ -1,18 +1,19 @@
 /**
- * A real store in a fresh temporary folder per test file (SQLite) and the app on it, driven through inject.
+ * A real store (a copy of the migrated template, template.ts) in a fresh temporary folder, or a fresh PostgreSQL
+ * database, and the app on it, driven through inject.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { expect } from 'vitest';
 import type { MailDetail, MailDetailResponse } from '@outbox/contract';
 import { buildApp, type AppOptions, type AppServices } from '../../src/app.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
 import { ManualClock } from '../../src/clock.js';
 import { openStore, type Engine, type Store } from '../../src/store/connection.js';
+import { acquireTestDatabase } from './postgres-pool.js';
+import { copySqliteTemplate } from './template.js';
 
 export interface TestContext {
   app: FastifyInstance;
@@ -29,31 +30,25 @@ export function makeTempDir(prefix = 'outbox-test-'): string {
 
 /** The engine this run tests: `OUTBOX_TEST_ENGINE=postgres` runs the same suite on PostgreSQL. */
 export const testEngine: Engine = process.env.OUTBOX_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
-const adminUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-/** A fresh, empty PostgreSQL database for one test store; dropped again by the returned function. */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `outbox_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const client = new pg.Client({ connectionString: adminUrl });
-      await client.connect();
-      await client.query(`drop database if exists ${name} with (force)`);
-      await client.end();
-    },
-  };
+/**
+ * A fresh PostgreSQL database for one test store. It is a clone of the migrated template (template.ts): the
+ * same as an empty database once a store opened it; `empty: true` gives one with no tables, for a test of the
+ * migrations themselves. `drop()` hands it back: the next store of this test file gets it again, emptied
+ * (postgres-pool.ts), and the file's last hook drops it. Nothing may use it after `drop()`.
+ */
+export async function createTestDatabase(options: { empty?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
+  const database = await acquireTestDatabase(options);
+  return { url: database.url, drop: () => database.release() };
 }
 
-/** A store on the engine under test, in its own folder (SQLite) or its own database (PostgreSQL). */
+/**
+ * A store on the engine under test, in its own folder (SQLite) or its own database (PostgreSQL), already
+ * migrated: a copy of the template (template.ts). On SQLite a store file already in `dataDir` is opened as it is.
+ */
 export async function openTestStore(dataDir: string): Promise<{ store: Store; databaseUrl: string | undefined; dispose(): Promise<void> }> {
   if (testEngine === 'sqlite') {
+    await copySqliteTemplate(dataDir);
     const store = await openStore({ dataDir });
     return { store, databaseUrl: undefined, dispose: () => store.close() };
   }

@@ -5,10 +5,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { start, type RunningOutbox } from '../../src/main.js';
 import { createTestDatabase, makeTempDir, testEngine } from './context.js';
 import { freePort, waitUntil } from './net.js';
+import { copySqliteTemplate } from './template.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -19,10 +21,19 @@ export interface OutboxEnvironment {
   dispose(): Promise<void>;
 }
 
-/** The environment of a fresh installation on the engine under test. */
-export async function freshEnvironment(env: Record<string, string> = {}): Promise<OutboxEnvironment> {
+/**
+ * The environment of a fresh installation on the engine under test. Its store is already migrated (a copy of
+ * the template, template.ts), as after a first start; `emptyStore: true` leaves it without tables, for a test
+ * of the migrations at start-up. A `DATABASE_URL` of '' in `env` means the embedded SQLite store.
+ */
+export async function freshEnvironment(
+  env: Record<string, string> = {},
+  options: { emptyStore?: boolean } = {},
+): Promise<OutboxEnvironment> {
   const dataDir = makeTempDir('outbox-pipeline-');
-  const database = testEngine === 'postgres' ? await createTestDatabase() : undefined;
+  const engine = env.DATABASE_URL === '' ? 'sqlite' : env.DATABASE_URL ? 'given' : testEngine;
+  const database = engine === 'postgres' ? await createTestDatabase({ empty: options.emptyStore ?? false }) : undefined;
+  if (engine === 'sqlite' && !options.emptyStore) await copySqliteTemplate(dataDir);
   return {
     dataDir,
     env: {
@@ -69,10 +80,19 @@ export interface OutboxProcess {
   stop(): Promise<number | null>;
 }
 
-/** `node server/src/main.ts` through tsx, on a fixed HTTP port, ready once /healthz answers. */
+/**
+ * The command that starts `file` (src/main.ts or src/cli/main.ts) as a process: the run's bundle of it
+ * (global-setup.ts), or the sources through tsx when the run has none (a file run outside vitest.config.ts).
+ */
+export function nodeArgs(file: 'main' | 'cli'): string[] {
+  const bundle = inject('outboxBundle') as { main: string; cli: string } | undefined;
+  return bundle ? ['--enable-source-maps', bundle[file]] : ['--import', 'tsx', file === 'main' ? 'src/main.ts' : 'src/cli/main.ts'];
+}
+
+/** The server as its own process (nodeArgs), on a fixed HTTP port, ready once /healthz answers. */
 export async function spawnOutbox(env: Record<string, string>): Promise<OutboxProcess> {
   const port = env.PORT && env.PORT !== '0' ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, nodeArgs('main'), {
     cwd: serverDir,
     env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: env.LOG_LEVEL === 'silent' ? 'warn' : (env.LOG_LEVEL ?? 'warn') },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,8 +104,8 @@ export async function spawnOutbox(env: Record<string, string>): Promise<OutboxPr
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const baseUrl = `http://127.0.0.1:${port}`;
-  // A cold start compiles the TypeScript through tsx; on a busy two-core machine that alone can take half a
-  // minute, so the bound is generous.
+  // Without the bundle, a cold start compiles the TypeScript through tsx; on a busy two-core machine that alone
+  // can take half a minute, so the bound is generous.
   const startMs = 90_000;
   try {
     await waitUntil(

@@ -3,7 +3,7 @@
  * decides: accept, defer (4xx) or reject (5xx). It keeps every accepted message with its envelope and bytes,
  * so tests can check what reached the provider and how many times.
  */
-import { SMTPServer } from 'smtp-server';
+import { startSmtpPeer } from './smtp-peer.js';
 
 export interface RelayedMessage {
   mailFrom: string;
@@ -47,10 +47,9 @@ export async function startTestRelay(): Promise<TestRelay> {
     dialogue: [],
     close: async () => undefined,
   };
-  const server = new SMTPServer({
+  // A client killed mid-session (the crash test) resets its connection; that is not the relay's failure.
+  const peer = await startSmtpPeer({
     disabledCommands: ['STARTTLS', 'AUTH'],
-    disableReverseLookup: true,
-    logger: false,
     onMailFrom(address, _session, callback) {
       relay.transactions += 1;
       relay.dialogue.push(`C: MAIL FROM:<${address.address}>`, 'S: 250 Accepted');
@@ -93,12 +92,8 @@ export async function startTestRelay(): Promise<TestRelay> {
       });
     },
   });
-  // A client killed mid-session (the crash test) resets its connection; that is not the relay's failure.
-  server.on('error', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.server.address();
-  relay.port = typeof address === 'object' && address ? address.port : 0;
-  relay.url = `smtp://127.0.0.1:${relay.port}`;
-  relay.close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  relay.port = peer.port;
+  relay.url = peer.url;
+  relay.close = peer.close;
   return relay;
 }
