@@ -81,7 +81,10 @@ describe('CLI', () => {
   }, 60_000);
 
   it('demo --count fills the store with mails over all six statuses, beside a running server', async () => {
-    environment = await freshEnvironment({ WORKER: 'off' });
+    // ALERTS off: the command runs in this process (test/support/cli.ts), and better-sqlite3 waits for a lock
+    // synchronously, so it would wait out its busy timeout on an alert round it blocks from finishing. As
+    // separate processes (npm run outbox beside npm start) they simply take turns.
+    environment = await freshEnvironment({ WORKER: 'off', ALERTS: 'off' });
     running = await startInProcess(environment.env);
     const result = await cli(['demo', '--count', '3000', '--seed', '7'], environment.env);
     expect(result.code).toBe(0);
@@ -98,7 +101,7 @@ describe('CLI', () => {
       if (message.rcptTo.some((r) => r.endsWith('@defer.test'))) return { code: 451, message: '4.3.0 later' };
       return { accept: true };
     };
-    environment = await freshEnvironment({ RELAY_URL: relay.url, RETRY_BASE_DELAY: '1h' });
+    environment = await freshEnvironment({ RELAY_URL: relay.url, RETRY_BASE_DELAY: '1h', ALERTS: 'off' });
     running = await startInProcess(environment.env);
     const result = await cli(['demo', '--count', '200', '--send', '--seed', '3'], environment.env);
     expect(result.code).toBe(0);
