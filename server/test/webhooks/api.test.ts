@@ -125,7 +125,7 @@ describe('endpoints', () => {
     expect((await call('GET', '/api/v1/webhooks/424242/deliveries')).statusCode).toBe(404);
   });
 
-  it('is for operators only: no token and an API key both get 401', async () => {
+  it('is for operators only: no token gets 401, an API key 403 operator_only', async () => {
     const key = await context.services.auth.createApiKey('intruder');
     for (const [method, url] of [
       ['GET', '/api/v1/webhooks'],
@@ -135,7 +135,9 @@ describe('endpoints', () => {
     ] as const) {
       const payload = method === 'POST' ? { url: 'https://example.com' } : undefined;
       expect((await context.app.inject({ method, url, ...(payload ? { payload } : {}) })).statusCode).toBe(401);
-      expect((await call(method, url, payload, key)).statusCode).toBe(401);
+      const byKey = await call(method, url, payload, key);
+      expect(byKey.statusCode).toBe(403);
+      expect(byKey.json()).toMatchObject({ error: { code: 'operator_only' } });
     }
   });
 
