@@ -135,17 +135,6 @@ export async function markRecipients(
   }
 }
 
-/** Advances the mail's application-event sequence and returns the new number (migration 006). */
-export async function nextMailEventSeq(db: DbOrTrx, mailId: number): Promise<number> {
-  const row = await db
-    .updateTable('mails')
-    .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
-    .where('id', '=', mailId)
-    .returning('event_seq')
-    .executeTakeFirstOrThrow();
-  return Number(row.event_seq);
-}
-
 /** The reports matched to one mail, oldest first, without their bytes. */
 export async function listMailBounceReports(db: DbOrTrx, mailId: number): Promise<BounceReportSummaryRow[]> {
   const rows = await db

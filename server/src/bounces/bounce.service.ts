@@ -11,7 +11,7 @@ import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import { createGroupCommit } from '../mail/group-commit.js';
-import { applyTransitions, type Transition } from '../mail/transition.repository.js';
+import { applyTransitions, nextMailEventSeq, type Transition } from '../mail/transition.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
@@ -248,7 +248,7 @@ export function createBounceService(options: BounceServiceOptions) {
     if (bounced || complained) {
       // The applications' event (PRODUCT.md §8), in this transaction. Once applyTransitions writes application
       // events itself (the app-events branch), this is the one place to reconcile so it is not written twice.
-      const mailSeq = await repo.nextMailEventSeq(trx, mail.id);
+      const mailSeq = await nextMailEventSeq(trx, mail.id);
       await appendApplicationEvents(trx, [
         {
           id: newEventId(),

@@ -571,3 +571,18 @@ async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>): Pro
       .execute();
   }
 }
+
+/**
+ * Advances a mail's application-event sequence and returns the new number (migration 006), for an event written
+ * beside a move rather than by it (a bounce report's mail.bounced / mail.complained, bounces/bounce.service.ts).
+ * Here because this file is the one writer of `mails`.
+ */
+export async function nextMailEventSeq(db: DbOrTrx, mailId: number): Promise<number> {
+  const row = await db
+    .updateTable('mails')
+    .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+    .where('id', '=', mailId)
+    .returning('event_seq')
+    .executeTakeFirstOrThrow();
+  return Number(row.event_seq);
+}
