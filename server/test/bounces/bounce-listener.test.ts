@@ -86,7 +86,12 @@ describe('reports handed to the bounce listener', () => {
     expect(detail.events.map((e) => e.type)).toContain('bounced');
     const row = await suppressed('gone@example.net');
     expect(row).toMatchObject({ reason: 'hard_bounce', mail_id: id, created_by: 'bounce' });
-    const events = await outbox.running.store.db.selectFrom('application_events').selectAll().where('mail_id', '=', id).execute();
+    const events = await outbox.running.store.db
+      .selectFrom('application_events')
+      .selectAll()
+      .where('mail_id', '=', id)
+      .orderBy('mail_seq')
+      .execute();
     // mail.queued and mail.sent came with its submission and delivery; the report adds one event.
     expect(events.map((e) => e.type)).toEqual(['mail.queued', 'mail.sent', 'mail.bounced']);
 
@@ -175,7 +180,12 @@ describe('reports handed to the bounce listener', () => {
     expect(detail.recipients!.find((r) => r.kind === 'to')!.outcome).toBe('complained');
     expect(detail.events.at(-1)).toMatchObject({ type: 'complained' });
     expect(await suppressed('angry@example.net')).toMatchObject({ reason: 'complaint', mail_id: id });
-    const events = await outbox.running.store.db.selectFrom('application_events').select('type').where('mail_id', '=', id).execute();
+    const events = await outbox.running.store.db
+      .selectFrom('application_events')
+      .select('type')
+      .where('mail_id', '=', id)
+      .orderBy('mail_seq')
+      .execute();
     expect(events.map((e) => e.type)).toEqual(['mail.queued', 'mail.sent', 'mail.complained']);
   });
 
