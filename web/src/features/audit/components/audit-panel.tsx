@@ -50,12 +50,12 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
 
   return (
     <ModalDialog title="Audit log" onClose={onClose} placement="side" className="audit">
-      <div className="audit__toolbar">
-        <label className="audit__field">
+      <div className="panel__toolbar">
+        <label className="panel__field">
           <span>Operator</span>
           <input type="search" value={operator} onChange={(event) => setOperator(event.target.value)} placeholder="Any" data-autofocus />
         </label>
-        <label className="audit__field">
+        <label className="panel__field">
           <span>Action</span>
           <select value={action} onChange={(event) => setAction(event.target.value)}>
             {ACTIONS.map((choice) => (
@@ -65,11 +65,11 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
             ))}
           </select>
         </label>
-        <label className="audit__field">
+        <label className="panel__field">
           <span>From</span>
           <input type="date" value={fromDay} onChange={(event) => setFromDay(event.target.value)} />
         </label>
-        <label className="audit__field">
+        <label className="panel__field">
           <span>To</span>
           <input type="date" value={toDay} onChange={(event) => setToDay(event.target.value)} />
         </label>
@@ -93,8 +93,8 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
           The CSV could not be downloaded; try again.
         </p>
       ) : null}
-      <div className="audit__scroll" tabIndex={0} role="region" aria-label="Audit entries">
-        <table className="audit__table">
+      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Audit entries">
+        <table className="panel__table audit__table">
           <thead>
             <tr>
               <th scope="col">Time</th>
@@ -127,7 +127,7 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
           </tbody>
         </table>
         {log.hasNextPage ? (
-          <Button size="small" className="audit__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
+          <Button size="small" className="panel__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
             {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
           </Button>
         ) : null}

@@ -62,14 +62,14 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
 
   return (
     <section className="webhooks__deliveries" aria-label={`Deliveries to ${endpoint.url}`}>
-      <div className="webhooks__toolbar">
+      <div className="panel__toolbar">
         <Button size="small" variant="ghost" onClick={onBack} data-autofocus>
           ← Endpoints
         </Button>
         <h3 className="webhooks__subtitle">Deliveries to {endpoint.url}</h3>
       </div>
-      <div className="webhooks__toolbar">
-        <label className="webhooks__field webhooks__field--inline">
+      <div className="panel__toolbar">
+        <label className="panel__field">
           <span>State</span>
           <select value={state} onChange={(e) => setState(e.target.value as WebhookDeliveryState | '')}>
             <option value="">Every state</option>
@@ -80,7 +80,7 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
             ))}
           </select>
         </label>
-        <label className="webhooks__field webhooks__field--inline">
+        <label className="panel__field">
           <span>Failed since</span>
           <input type="datetime-local" value={since} onChange={(e) => setSince(e.target.value)} />
         </label>
@@ -98,8 +98,8 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
       <p role="status" className="muted webhooks__notice">
         {notice ?? ''}
       </p>
-      <div className="webhooks__scroll" tabIndex={0} role="region" aria-label="Delivery log">
-        <table className="webhooks__table">
+      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Delivery log">
+        <table className="panel__table">
           <thead>
             <tr>
               <th scope="col">Time</th>
@@ -134,7 +134,7 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
           </tbody>
         </table>
         {log.hasNextPage ? (
-          <Button size="small" className="webhooks__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
+          <Button size="small" className="panel__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
             {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
           </Button>
         ) : null}

@@ -39,7 +39,7 @@ export function EndpointForm({ token, endpoint, busy, error, onSubmit, onCancel 
 
   return (
     <form className="webhooks__form" onSubmit={submit} aria-label={endpoint ? 'Edit endpoint' : 'New endpoint'}>
-      <label className="webhooks__field">
+      <label className="panel__field">
         <span>URL</span>
         <input
           type="url"
@@ -50,11 +50,11 @@ export function EndpointForm({ token, endpoint, busy, error, onSubmit, onCancel 
           data-autofocus
         />
       </label>
-      <label className="webhooks__field">
+      <label className="panel__field">
         <span>Description</span>
         <input type="text" value={description} onChange={(e) => setDescription(e.target.value)} maxLength={500} />
       </label>
-      <label className="webhooks__field">
+      <label className="panel__field">
         <span>Application</span>
         <select value={applicationId} onChange={(e) => setApplicationId(e.target.value)}>
           <option value="">All applications</option>

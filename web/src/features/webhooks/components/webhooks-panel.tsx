@@ -110,7 +110,7 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
         <DeliveriesView token={token} endpoint={view.endpoint} onBack={() => setView({ kind: 'list' })} />
       ) : (
         <>
-          <div className="webhooks__toolbar">
+          <div className="panel__toolbar">
             <Button variant="primary" size="small" onClick={() => setView({ kind: 'create' })} data-autofocus>
               Add endpoint
             </Button>
@@ -121,8 +121,8 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
           <p role="status" className="muted webhooks__notice">
             {notice ?? ''}
           </p>
-          <div className="webhooks__scroll" tabIndex={0} role="region" aria-label="Webhook endpoints">
-            <table className="webhooks__table">
+          <div className="panel__scroll" tabIndex={0} role="region" aria-label="Webhook endpoints">
+            <table className="panel__table">
               <thead>
                 <tr>
                   <th scope="col">Endpoint</th>
