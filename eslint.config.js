@@ -20,6 +20,28 @@ const serverLayers = [
     message: 'Only app.ts wires http/; services, workers and the SMTP listener never import it.',
   },
   { target: './server/src/store', from: './server/src/!(store)/**', message: 'store/ is the bottom layer.' },
+  // The mail folders by job (server/README.md): the model and its one writer (mail/), reading pages (list/),
+  // accepting mail (submission/), made-up mail for trying the console (demo/).
+  {
+    target: './server/src/!(cli|demo)/**',
+    from: './server/src/demo',
+    message: 'Demo data is written by the CLI only; the service never makes up mail.',
+  },
+  {
+    target: './server/src/mail',
+    from: ['./server/src/submission', './server/src/demo', './server/src/delivery', './server/src/bounces'],
+    message: 'mail/ is the model and its one writer: submission, delivery and bounces use it, never the reverse.',
+  },
+  {
+    target: './server/src/list',
+    from: ['./server/src/submission', './server/src/delivery', './server/src/bounces', './server/src/webhooks'],
+    message: 'list/ reads pages of mail; it knows nothing of how mail arrives or leaves.',
+  },
+  {
+    target: './server/src/submission',
+    from: ['./server/src/list', './server/src/delivery', './server/src/bounces', './server/src/webhooks'],
+    message: 'submission/ accepts mail; it never reads pages, sends or reads bounces.',
+  },
   { target: './contract', from: ['./server', './web'], message: 'contract/ imports nothing of the project.' },
   { target: './server', from: './web', message: 'The server never imports the console.' },
   { target: './web', from: './server', message: 'The console talks to the server over HTTP only; share types through contract/.' },

@@ -19,7 +19,7 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
-import { insertDemoMails } from '../server/src/mail/demo-data.js';
+import { insertDemoMails } from '../server/src/demo/demo-data.js';
 import { openStore } from '../server/src/store/connection.js';
 import { startArrivalSink } from './support/arrival-sink.js';
 import {

@@ -14,7 +14,7 @@ import { createAuthService } from '../server/src/auth/auth.service.js';
 import { systemClock } from '../server/src/clock.js';
 import { createMailService } from '../server/src/mail/mail.service.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
-import { createSubmissionService } from '../server/src/mail/submission.service.js';
+import { createSubmissionService } from '../server/src/submission/submission.service.js';
 import { openStore } from '../server/src/store/connection.js';
 import {
   benchDir,

@@ -16,7 +16,7 @@ import { recordRecipientOutcomes } from '../server/src/delivery/queue.repository
 import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { claimTransition } from '../server/src/delivery/transitions.js';
 import { createMailService } from '../server/src/mail/mail.service.js';
-import { createSubmissionService } from '../server/src/mail/submission.service.js';
+import { createSubmissionService } from '../server/src/submission/submission.service.js';
 import { applyTransitions } from '../server/src/mail/transition.repository.js';
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';

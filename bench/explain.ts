@@ -25,7 +25,7 @@ import {
   readSortedPage,
   type PageRead,
 } from '../server/src/mail/mail.repository.js';
-import { LIST_SORTS, type ListFilter, type Position } from '../server/src/mail/list-plan.js';
+import { LIST_SORTS, type ListFilter, type Position } from '../server/src/list/list-plan.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';
 

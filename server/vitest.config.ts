@@ -23,10 +23,10 @@ const storeFree = [
   'test/delivery/retry-policy.test.ts',
   'test/intake/smtp-listener-manners.test.ts',
   'test/intake/smtp-listener.test.ts',
-  'test/mail/group-commit.test.ts',
-  'test/mail/message-builder.test.ts',
-  'test/mail/mime-composer.test.ts',
-  'test/mail/summary-headers.test.ts',
+  'test/store/group-commit.test.ts',
+  'test/submission/message-builder.test.ts',
+  'test/submission/mime-composer.test.ts',
+  'test/submission/summary-headers.test.ts',
 ];
 const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
 for (const file of storeFree) {

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { sql } from 'kysely';
-import { insertDemoMails } from '../../server/src/mail/demo-data.js';
+import { insertDemoMails } from '../../server/src/demo/demo-data.js';
 import { getStatusCounts } from '../../server/src/mail/mail.repository.js';
 import { openStore } from '../../server/src/store/connection.js';
 import { formatNumber, resultsDir } from './common.js';

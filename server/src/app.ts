@@ -39,7 +39,7 @@ import { suppressionsRoutes } from './http/suppressions.routes.js';
 import { createSuppressionService } from './suppression/suppression.service.js';
 import { createApplicationReads } from './mail/application-reads.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
-import { createSubmissionService, type SubmissionService } from './mail/submission.service.js';
+import { createSubmissionService, type SubmissionService } from './submission/submission.service.js';
 import type { Store } from './store/connection.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 import { webhookRoutes } from './http/webhooks.routes.js';

@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { findHostFqdn, isHostnameSyntax, isPublicDomain } from './mail/mail-hostname.js';
+import { findHostFqdn, isHostnameSyntax, isPublicDomain } from './submission/mail-hostname.js';
 
 export interface Config {
   /** null (PORT=off): no HTTP listener, for worker-only instances. 0 lets the OS choose. */

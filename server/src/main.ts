@@ -21,7 +21,7 @@ import { smtpRefusalFor } from './intake/accept-errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
 import { startBounceListener, type BounceListener } from './bounces/bounce-listener.js';
 import { createHeartbeat, readPackageVersion } from './instances/heartbeat.js';
-import { setMailHostname } from './mail/mail-hostname.js';
+import { setMailHostname } from './submission/mail-hostname.js';
 import { openStore } from './store/connection.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 

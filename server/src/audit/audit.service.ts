@@ -7,7 +7,7 @@ import type { AuditEntry } from '@outbox/contract';
 import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import { listAuditPage, type AuditFilter, type AuditRow } from './audit.repository.js';
-import { decodeCursor, encodeCursor, isWholeNumber } from '../mail/cursor.js';
+import { decodeCursor, encodeCursor, isWholeNumber } from '../list/cursor.js';
 
 /** CSV export stops here: a spreadsheet of more is no longer read by a person; narrow the time range. */
 export const MAX_CSV_ROWS = 50_000;

@@ -10,7 +10,7 @@ import { MailStatus, type MailStatusCode, type BounceReport, type BounceSummary,
 import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
-import { createGroupCommit } from '../mail/group-commit.js';
+import { createGroupCommit } from '../store/group-commit.js';
 import { applyTransitions, nextMailEventSeq, type Transition } from '../mail/transition.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';

@@ -13,7 +13,7 @@
  * failure and success (`onCommitFailed`, `onCommitted`) to stop starting sends while the store is away.
  */
 import type { Store } from '../store/connection.js';
-import { createGroupCommit } from '../mail/group-commit.js';
+import { createGroupCommit } from '../store/group-commit.js';
 import { applyTransitions } from '../mail/transition.repository.js';
 import { decideAttempt, type AttemptResult } from './outcome-policy.js';
 import { recordRecipientOutcomes } from './queue.repository.js';

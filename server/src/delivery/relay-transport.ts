@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import tls from 'node:tls';
-import { findEhloName } from '../mail/mail-hostname.js';
+import { findEhloName } from '../submission/mail-hostname.js';
 import { createSmtpPool } from './smtp-pool.js';
 
 /** The relay's answer for one recipient of the attempt: at RCPT (4xx/5xx) or, for the accepted, after DATA. */

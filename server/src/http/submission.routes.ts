@@ -10,7 +10,7 @@ import { ValueErrorType } from '@sinclair/typebox/errors';
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyPrincipal, AuthService } from '../auth/auth.service.js';
 import { badRequest, unauthorized } from '../errors.js';
-import { submissionProblems, type SubmissionService } from '../mail/submission.service.js';
+import { submissionProblems, type SubmissionService } from '../submission/submission.service.js';
 import { closeIfBodyUnread, readAuthorizationToken } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };

@@ -9,7 +9,7 @@
  *   the envelope keeps those recipients, the other recipients must not see them.
  * latin1 maps every byte to one character and back, so offsets are byte offsets and no byte is re-encoded.
  */
-import { createMessageId } from '../mail/message-builder.js';
+import { createMessageId } from '../submission/message-builder.js';
 
 interface HeaderField {
   /** As written, without the colon and trailing blanks. */

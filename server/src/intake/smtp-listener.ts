@@ -8,7 +8,7 @@
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
-import { isValidAddress } from '../mail/message-builder.js';
+import { isValidAddress } from '../submission/message-builder.js';
 import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc } from './message-headers.js';
 
 export { ensureMessageId, type MessageIdResult } from './message-headers.js';

@@ -8,7 +8,7 @@ import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
-import { isIndexedSearch, LIST_SORTS, type ListFilter, type Position } from './list-plan.js';
+import { isIndexedSearch, LIST_SORTS, type ListFilter, type Position } from '../list/list-plan.js';
 
 export type MailFilter = ListFilter;
 

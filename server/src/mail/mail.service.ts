@@ -22,7 +22,7 @@ import {
   type ListFilter,
   type ListOptions,
   type ListPlan,
-} from './list-plan.js';
+} from '../list/list-plan.js';
 import * as repo from './mail.repository.js';
 
 export { statusName, toMail } from './mail-mapping.js';

@@ -10,7 +10,7 @@ import { MailStatus } from '@outbox/contract';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, configWarnings, loadConfig } from '../../src/config.js';
 import type { RunningOutbox } from '../../src/main.js';
-import { isPublicDomain } from '../../src/mail/mail-hostname.js';
+import { isPublicDomain } from '../../src/submission/mail-hostname.js';
 import { makeTempDir } from '../support/context.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';

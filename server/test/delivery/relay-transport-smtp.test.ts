@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { listCapturedMessages, startCaptureRelay } from '../../src/delivery/capture-relay.js';
 import type { CaptureRelay } from '../../src/delivery/capture-relay.js';
 import { createRelayTransport } from '../../src/delivery/relay-transport.js';
-import { findEhloName } from '../../src/mail/mail-hostname.js';
+import { findEhloName } from '../../src/submission/mail-hostname.js';
 import type { RelayTransport, RelayTransportOptions } from '../../src/delivery/relay-transport.js';
 import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';
 

@@ -11,7 +11,7 @@ import { listCapturedMessages, startCaptureRelay } from '../../src/delivery/capt
 import type { CaptureRelay } from '../../src/delivery/capture-relay.js';
 import { classifyDeliveryError, createRelayTransport } from '../../src/delivery/relay-transport.js';
 import type { RelayTransport } from '../../src/delivery/relay-transport.js';
-import { buildMessage } from '../../src/mail/message-builder.js';
+import { buildMessage } from '../../src/submission/message-builder.js';
 import { closedPort } from '../support/net.js';
 import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';
 

@@ -21,7 +21,7 @@ import { createRelayTransport, type RelayTransport } from '../../src/delivery/re
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import { claimTransition } from '../../src/delivery/transitions.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
-import { insertDemoMails } from '../../src/mail/demo-data.js';
+import { insertDemoMails } from '../../src/demo/demo-data.js';
 import { dequeueTransition } from '../../src/mail/lifecycle.js';
 import { applyTransitions } from '../../src/mail/transition.repository.js';
 import type { ApplicationEventRow } from '../../src/store/schema.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { InstancesResponse, QueueHealth } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertDemoMails } from '../../src/mail/demo-data.js';
+import { insertDemoMails } from '../../src/demo/demo-data.js';
 import type { RunningOutbox } from '../../src/main.js';
 import { openStore } from '../../src/store/connection.js';
 import { waitUntil } from '../support/net.js';

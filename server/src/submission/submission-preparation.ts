@@ -10,7 +10,7 @@ import { MailParser, simpleParser, type AddressObject } from 'mailparser';
 import type { SubmitMailRequest } from '@outbox/contract';
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import { composeMessage } from './message-builder.js';
-import type { NewMail, NewRecipient } from './mail.repository.js';
+import type { NewMail, NewRecipient } from '../mail/mail.repository.js';
 
 export interface RawSubmission {
   envelopeFrom: string;

@@ -1,6 +1,6 @@
 /** The group-commit scheduler alone: grouping, the weight bound, failure handling, nothing left behind. */
 import { describe, expect, it } from 'vitest';
-import { createGroupCommit } from '../../src/mail/group-commit.js';
+import { createGroupCommit } from '../../src/store/group-commit.js';
 
 const immediately = () => Promise.resolve();
 

@@ -7,8 +7,8 @@
 import fc from 'fast-check';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { describe, expect, it } from 'vitest';
-import { buildMessage, composerOptions, type MessageInput } from '../../src/mail/message-builder.js';
-import { composeMime } from '../../src/mail/mime-composer.js';
+import { buildMessage, composerOptions, type MessageInput } from '../../src/submission/message-builder.js';
+import { composeMime } from '../../src/submission/mime-composer.js';
 
 const fixed = { messageId: '<3b9a4c1e-0d1f-4c36-9d0e-5f7f9b1e2a10@mail.example.com>', date: new Date(Date.UTC(2026, 10, 23, 18, 30, 5)) };
 

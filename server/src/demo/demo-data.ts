@@ -7,10 +7,10 @@ import crypto from 'node:crypto';
 import { MailStatus, type MailEventType, type MailStatusCode, type SubmitMailRequest } from '@outbox/contract';
 import { claimTransition } from '../delivery/transitions.js';
 import type { Store } from '../store/connection.js';
-import { acceptedCreation, dequeueTransition } from './lifecycle.js';
+import { acceptedCreation, dequeueTransition } from '../mail/lifecycle.js';
 import { DOMAINS, FIRST, LAST, SENDERS, SUBJECTS } from './demo-words.js';
-import type * as repo from './mail.repository.js';
-import { applyTransitions, insertMails, type MailCreation, type Transition, type TransitionChanges } from './transition.repository.js';
+import type * as repo from '../mail/mail.repository.js';
+import { applyTransitions, insertMails, type MailCreation, type Transition, type TransitionChanges } from '../mail/transition.repository.js';
 
 /** Share of each status among demo mails, in per-mille. */
 const STATUS_WEIGHTS: Array<[MailStatusCode, number]> = [

@@ -1,6 +1,6 @@
 /** The typed unique-violation check of each engine, against the real index it guards. */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from '../../src/mail/idempotency.repository.js';
+import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from '../../src/submission/idempotency.repository.js';
 import type { NewMail } from '../../src/mail/mail.repository.js';
 import { insertMails, type MailToInsert } from '../../src/mail/transition.repository.js';
 import { createTestContext, testEngine, type TestContext } from '../support/context.js';

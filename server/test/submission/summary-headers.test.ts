@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
-import { readSummaryHeaders } from '../../src/mail/submission-preparation.js';
+import { readSummaryHeaders } from '../../src/submission/submission-preparation.js';
 
 async function reference(raw: Buffer) {
   const parsed = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });

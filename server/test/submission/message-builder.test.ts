@@ -1,8 +1,8 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { buildMessage, isValidAddress, validateHeaders } from '../../src/mail/message-builder.js';
-import { getMessageIdDomain, setMailHostname } from '../../src/mail/mail-hostname.js';
+import { buildMessage, isValidAddress, validateHeaders } from '../../src/submission/message-builder.js';
+import { getMessageIdDomain, setMailHostname } from '../../src/submission/mail-hostname.js';
 
 function headerBlock(raw: Buffer): string {
   const text = raw.toString('utf8');
