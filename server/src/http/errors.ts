@@ -119,7 +119,11 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const known = clientErrors[error.code ?? ''] ?? { status: 400, code: 'bad_request', message: 'The request is not valid HTTP.' };
   const body = JSON.stringify({ error: { code: known.code, message: known.message } });
-  if (socket.writable) {
+  // Bytes after a request that was already answered (pipelined garbage behind `Connection: close`) fail to
+  // parse while that answer is on the socket: a second status line would land in the first answer's body.
+  // Node's own handler has the same rule: answer only when no response has started on this socket.
+  const answering = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+  if (socket.writable && !answering?.headersSent) {
     socket.write(
       `HTTP/1.1 ${known.status} ${http.STATUS_CODES[known.status] ?? 'Error'}\r\n` +
         `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -323,6 +324,24 @@ describe(`transport-level errors use the error shape (${testEngine})`, () => {
 
   it('answers 400 with the error shape for a malformed URL', async () => {
     const body = expectErrorShape(await request('/%'), 400);
+    expect(body.error.code).toBe('bad_url');
+  });
+
+  // Found by the 30-minute fuzz run (issue 24): the parser's error on the bytes after an answered request
+  // wrote a second answer into the first one's body.
+  it('answers a malformed URL followed by stray bytes once, with one well-formed response', async () => {
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1', () =>
+        socket.write('GET /%zz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`^faU h'),
+      );
+      let received = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (received += chunk));
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+    });
+    expect(raw.match(/HTTP\/1\.1 \d{3}/g)).toEqual(['HTTP/1.1 400']);
+    const body = JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4)) as { error: { code: string } };
     expect(body.error.code).toBe('bad_url');
   });
 
