@@ -65,7 +65,15 @@ interface FuzzRequest {
 }
 
 async function inject(route: string, request: FuzzRequest): Promise<void> {
-  const response = await context.app.inject(request as InjectOptions);
+  let response;
+  try {
+    response = await context.app.inject(request as InjectOptions);
+  } catch (error) {
+    // light-my-request builds a WHATWG URL first and refuses some paths a real client can send (`/\`, found by
+    // the 30-minute run): nothing reached the server. Such paths go over a real socket in the raw test below.
+    if ((error as { code?: string }).code === 'ERR_INVALID_URL') return;
+    throw error;
+  }
   const answer: Answer = { statusCode: response.statusCode, body: response.body, headers: response.headers };
   const { method, url, headers, payload } = request;
   log.check(route, `${method} ${url} headers=${JSON.stringify(headers ?? {})} body=${(payload ?? '').slice(0, 300)}`, answer);
@@ -462,6 +470,8 @@ describe('HTTP fuzz', () => {
           '/%',
           '/%zz',
           '/%00',
+          '/\\',
+          '/\\..\\..\\etc\\passwd',
           '/api/v1/mail/list?limit=%',
         ),
         fc.string({ unit: 'binary-ascii', maxLength: 30 }).map((s) => `/${s.replace(/[\s]/g, '')}`),
