@@ -74,6 +74,7 @@ async function inject(route: string, request: FuzzRequest): Promise<void> {
 const idRoutes = [
   ['GET', ''],
   ['GET', '/raw'],
+  ['GET', '/remote-image'],
   ['DELETE', ''],
   ['GET', '/dequeue'],
   ['POST', '/dequeue'],
