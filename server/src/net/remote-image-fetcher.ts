@@ -5,7 +5,7 @@
  * by the guarded `lookup` the socket connects with, so the address checked is the address connected to (no
  * DNS rebinding between a check and the connection). Redirects are followed by hand, at most `maxRedirects`,
  * and every hop is checked again. One deadline covers the whole fetch, redirects included; the body is cut off
- * past `maxBytes`; only raster image types pass (not SVG: docs/decisions.md#remote-images-through-the-server).
+ * past `maxBytes`; only raster image types pass (not SVG: docs/decisions.md#remote-images-in-the-detail-drawer).
  */
 import http from 'node:http';
 import https from 'node:https';
