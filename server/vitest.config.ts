@@ -27,6 +27,7 @@ const storeFree = [
   'test/mail/message-builder.test.ts',
   'test/mail/mime-composer.test.ts',
   'test/mail/summary-headers.test.ts',
+  'test/remote-images/image-references.test.ts',
 ];
 const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
 for (const file of storeFree) {
