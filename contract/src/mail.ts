@@ -95,6 +95,15 @@ export const MailListQuery = Type.Object(
 );
 export type MailListQuery = Static<typeof MailListQuery>;
 
+/** GET /api/v1/mail/{id}/remote-image: one image URL of the mail's HTML body, as written there (docs/api.md). */
+export const RemoteImageQuery = Type.Object(
+  {
+    url: Type.String({ minLength: 1, maxLength: 8192, description: "An absolute http(s) URL that occurs in the mail's HTML body" }),
+  },
+  { additionalProperties: false },
+);
+export type RemoteImageQuery = Static<typeof RemoteImageQuery>;
+
 export const MailListMeta = Type.Object({
   total: Type.Integer({ description: 'Mails matching the filter (all pages); with totalIsLowerBound, at least this many' }),
   totalIsLowerBound: Type.Boolean({ description: 'More mails match than LIST_COUNT_CAP (1,000): total is that cap' }),

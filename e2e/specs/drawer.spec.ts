@@ -29,12 +29,14 @@ async function submitHtmlMail(api: Api, apiKey: string, imageURL: string, subjec
  * A loopback HTTP server standing for a sender's image host (another origin than the console): it counts every
  * request for its image, so "no remote image before the click" is checked where the sender would see it.
  */
-async function startImageHost(): Promise<{ url: (tag: string) => string; hits: string[]; close: () => Promise<void> }> {
+async function startImageHost(): Promise<{ url: (tag: string) => string; hits: string[]; agents: string[]; close: () => Promise<void> }> {
   // A 1×1 transparent PNG.
   const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
   const hits: string[] = [];
+  const agents: string[] = [];
   const server = http.createServer((request, response) => {
     hits.push(request.url ?? '');
+    agents.push(request.headers['user-agent'] ?? '');
     response.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length, 'cache-control': 'no-store' });
     response.end(png);
   });
@@ -43,6 +45,7 @@ async function startImageHost(): Promise<{ url: (tag: string) => string; hits: s
   return {
     url: (tag) => `http://127.0.0.1:${port}/pixel.png?m=${encodeURIComponent(tag)}`,
     hits,
+    agents,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
@@ -86,20 +89,32 @@ test.describe('The detail drawer', () => {
     await expect(page.frameLocator('iframe[title="HTML body"]').locator('#para')).toHaveText('Hello HTML');
     expect(await page.evaluate(() => document.body.dataset.pwned)).toBeUndefined();
     expect(await page.frameLocator('iframe[title="HTML body"]').locator('body').getAttribute('data-ran')).toBeNull();
-    // Remote images are blocked until asked for: the image host sees no request (the page's CSP would allow
-    // one; the frame's own policy is what blocks it).
+    // Remote images are blocked until asked for: the image host sees no request (the frame's own policy and the
+    // page's, which the srcdoc frame inherits, both allow data: images only).
     const frame = page.frameLocator('iframe[title="HTML body"]');
     await expect(frame.locator('#remote')).toHaveJSProperty('complete', true);
     await page.waitForTimeout(500); // nothing to wait for: a request that must not happen
     expect(images.hits).toEqual([]);
     expect(await frame.locator('#remote').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(0);
     expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data:;');
+    // The click loads it through the server's image proxy (issue 24 item 5): the console asks the proxy with its
+    // token, the server (not Chromium) fetches it from the image host, and the frame gets it as a data: URL,
+    // its policy still img-src data: only.
+    const proxied = page.waitForResponse((response) => new URL(response.url()).pathname === `/api/v1/mail/${mail.id}/remote-image`);
     await drawer.getByRole('button', { name: 'Load remote images' }).click();
-    // The click really loads it: one request reaches the image host and the image is decoded in the frame.
+    const answer = await proxied;
+    expect(answer.status()).toBe(200);
+    expect(answer.headers()['content-type']).toBe('image/png');
+    expect(answer.headers()['content-security-policy']).toBe("default-src 'none'; sandbox");
+    expect(new URL(answer.url()).searchParams.get('url')).toBe(images.url(subject));
+    expect(await answer.request().headerValue('authorization')).toMatch(/^Token /);
     await expect(drawer.getByText('Remote images are loaded.')).toBeVisible();
-    expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data: https: http:;');
-    await expect.poll(() => images.hits.length).toBeGreaterThanOrEqual(1);
-    expect(images.hits[0]).toBe(`/pixel.png?m=${encodeURIComponent(subject)}`);
+    expect(images.hits).toEqual([`/pixel.png?m=${encodeURIComponent(subject)}`]);
+    expect(images.agents).toEqual(['Outbox-ImageProxy/1']);
+    const srcdoc = (await frameElement.getAttribute('srcdoc'))!;
+    expect(srcdoc).toContain('img-src data:;');
+    expect(srcdoc).not.toContain(images.url(subject).replace(/&/g, '&amp;'));
+    expect(await frame.locator('#remote').getAttribute('src')).toMatch(/^data:image\/png;base64,iVBORw0KGgo/);
     await expect.poll(() => frame.locator('#remote').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(1);
     // Still sandboxed after the click: its script did not run.
     expect(await frame.locator('body').getAttribute('data-ran')).toBeNull();

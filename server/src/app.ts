@@ -45,6 +45,8 @@ import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 import { webhookRoutes } from './http/webhooks.routes.js';
 import { longestFailingEndpoint } from './webhooks/webhook.repository.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
+import { createRemoteImageFetcher, REMOTE_IMAGE_DEFAULTS, type RemoteImageFetchOptions } from './net/remote-image-fetcher.js';
+import { createRemoteImageService } from './remote-images/remote-image.service.js';
 
 export interface AppOptions {
   store: Store;
@@ -69,6 +71,11 @@ export interface AppOptions {
   http?: Partial<HttpLimits>;
   /** WEBHOOK_ALLOW_PRIVATE: endpoint URLs on loopback and private addresses are accepted (docs/webhooks.md). */
   webhooks?: { allowPrivate?: boolean };
+  /**
+   * The remote-image proxy (IMAGE_PROXY_ALLOW_PRIVATE; docs/operations.md): private targets allowed, and the
+   * fetcher's bounds (net/remote-image-fetcher.ts's defaults when left out).
+   */
+  remoteImages?: Partial<RemoteImageFetchOptions>;
   /** Alert rules' thresholds and timing (ALERT_* variables); the defaults of alerts/alert-rules.ts otherwise. */
   alerts?: AlertSettings;
   /** BOUNCE_DOMAIN: the return paths' domain (docs/bounces.md); undefined leaves the envelope sender as submitted. */
@@ -215,10 +222,10 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
         defaultSrc: ["'self'"],
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
-        // Remote images only for a mail's HTML body: its sandboxed srcdoc frame inherits this policy and adds its
-        // own, img-src data: until the operator asks for them (docs/console.md §10.10). The console itself
-        // never shows a remote image, and scripts, styles and connections stay 'self'.
-        imgSrc: ["'self'", 'data:', 'https:', 'http:'],
+        // No remote image anywhere, the mail's HTML body included: "Load remote images" fetches them through the
+        // server's image proxy and hands them to the body's sandboxed srcdoc frame (which inherits this policy)
+        // as data: URLs (docs/console.md §10.10), so the operator's browser never connects where a mail says.
+        imgSrc: ["'self'", 'data:'],
         connectSrc: ["'self'"],
         fontSrc: ["'self'"],
         objectSrc: ["'none'"],
@@ -249,7 +256,17 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     ...(options.metricsToken !== undefined ? { metricsToken: options.metricsToken } : {}),
   });
   await app.register(authRoutes, { auth, observer: metrics });
-  await app.register(mailRoutes, { auth, mails, applications: createApplicationReads({ store: options.store, mails }), bounces });
+  const remoteImages = createRemoteImageService({
+    mails,
+    fetchImage: createRemoteImageFetcher({ allowPrivate: false, ...REMOTE_IMAGE_DEFAULTS, ...options.remoteImages }),
+  });
+  await app.register(mailRoutes, {
+    auth,
+    mails,
+    applications: createApplicationReads({ store: options.store, mails }),
+    bounces,
+    remoteImages,
+  });
   await app.register(bulkRoutes, { auth, mails });
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
   await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });

@@ -81,6 +81,8 @@ export interface Config {
   webhookRetrySchedule: number[];
   /** WEBHOOK_ALLOW_PRIVATE: endpoints on loopback, private and link-local addresses are allowed. */
   webhookAllowPrivate: boolean;
+  /** IMAGE_PROXY_ALLOW_PRIVATE: the console's remote-image proxy may fetch from loopback, private and link-local addresses. */
+  imageProxyAllowPrivate: boolean;
   /** WEBHOOK_CONCURRENCY: webhook requests in flight at once per process. */
   webhookConcurrency: number;
   /** The ALERT_* variables: alert rules' thresholds and timing (alerts/alert-rules.ts, docs/alerts.md). */
@@ -407,6 +409,7 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     webhookAllowPrivate: onOff('WEBHOOK_ALLOW_PRIVATE', false),
     webhookConcurrency: integer('WEBHOOK_CONCURRENCY', 32, 1, 1000),
+    imageProxyAllowPrivate: onOff('IMAGE_PROXY_ALLOW_PRIVATE', false),
     alerts: {
       enabled: onOff('ALERTS', true),
       intervalMs: durationMs('ALERT_EVALUATION_INTERVAL', 30_000),

@@ -47,6 +47,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     http: config.http,
     metricsToken: config.metricsToken,
     webhooks: { allowPrivate: config.webhookAllowPrivate },
+    remoteImages: { allowPrivate: config.imageProxyAllowPrivate },
     alerts: config.alerts,
     bounceDomain: config.bounceDomain,
   });

@@ -100,6 +100,7 @@ export function registerInputGuards(app: FastifyInstance): void {
   // preValidation: after the body is parsed, before the schema coerces strings into numbers.
   app.addHook('preValidation', async (request) => checkRequest(request));
   app.addHook('onSend', async (request, reply) => {
-    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    // A route that says how it may be cached keeps its own word (the image proxy: `private`, docs/api.md).
+    if (request.url.startsWith('/api/') && !reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
   });
 }

@@ -7,11 +7,13 @@ import {
   MailListQuery,
   MailListResponse,
   MailResponse,
+  RemoteImageQuery,
 } from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
 import type { ApplicationReads } from '../mail/application-reads.js';
 import type { BounceService } from '../bounces/bounce.service.js';
 import type { MailService } from '../mail/mail.service.js';
+import type { RemoteImageService } from '../remote-images/remote-image.service.js';
 import { requireOperator, requireOperatorOrApiKey } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
@@ -24,7 +26,8 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
   mails: MailService;
   applications: ApplicationReads;
   bounces?: BounceService;
-}> = async (app, { auth, mails, applications, bounces }) => {
+  remoteImages: RemoteImageService;
+}> = async (app, { auth, mails, applications, bounces, remoteImages }) => {
   const operatorOnly = requireOperator(auth);
   const operatorOrApplication = requireOperatorOrApiKey(auth);
   // onRequest, before the body is read (issue 24 item 2); the route is known by then.
@@ -99,6 +102,33 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
         ? applications.getRawMessage(request.apiKey.id, request.params.id)
         : mails.getRawMessage(request.params.id));
       return reply.type('message/rfc822').header('content-disposition', `attachment; filename="mail-${request.params.id}.eml"`).send(raw);
+    },
+  );
+
+  app.get(
+    '/api/v1/mail/:id/remote-image',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: "One remote image of the mail's HTML body, fetched by the server (operators only; docs/api.md)",
+        params: IdParams,
+        querystring: RemoteImageQuery,
+        response: { 200: { type: 'string', description: 'image/png, image/jpeg, image/gif, image/webp, image/avif, …' }, ...errors },
+      },
+    },
+    async (request, reply) => {
+      const image = await remoteImages.getRemoteImage(request.params.id, request.query.url);
+      return (
+        reply
+          .type(image.contentType)
+          // Should the answer ever be opened as a document, it is one with no script, no origin and no fetches.
+          .header('content-security-policy', "default-src 'none'; sandbox")
+          .header('x-content-type-options', 'nosniff')
+          .header('content-disposition', 'inline')
+          // The operator's own browser may keep it a while (reopening a mail); no shared cache may.
+          .header('cache-control', 'private, max-age=600')
+          .send(image.body)
+      );
     },
   );
 

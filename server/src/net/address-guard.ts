@@ -1,5 +1,5 @@
 /**
- * Which network addresses Outbox may connect to on a stranger's behalf (webhook endpoints; later the console's
+ * Which network addresses Outbox may connect to on a stranger's behalf (webhook endpoints, the console's
  * remote-image proxy). A URL an operator types may name, or resolve to, the host itself, the private network
  * or a cloud metadata service (169.254.169.254): server-side request forgery. The check is made on the address
  * actually connected to (`guardedLookup` as the socket's `lookup`, and `checkLiteralHost` for IP literals,
@@ -23,26 +23,40 @@ export function isPublicAddress(ip: string): boolean {
   return address.range() === 'unicast';
 }
 
+/**
+ * Which addresses a caller may connect to: `isPublicAddress` unless a setting allows private ones, and the name
+ * of that setting, so a refusal tells the operator what would allow it.
+ */
+export interface AddressPolicy {
+  isAllowed: (ip: string) => boolean;
+  /** The variable that allows private targets, e.g. `WEBHOOK_ALLOW_PRIVATE`. */
+  setting: string;
+}
+
+/** The webhooks' policy, the default of the functions below. */
+export const WEBHOOK_ADDRESS_POLICY: AddressPolicy = { isAllowed: isPublicAddress, setting: 'WEBHOOK_ALLOW_PRIVATE' };
+
 /** The error of a refused address: `code` lets callers tell it from a DNS failure. */
 export class AddressRefusedError extends Error {
   readonly code = 'EADDRREFUSED';
   constructor(
     readonly host: string,
     readonly address: string,
+    setting = WEBHOOK_ADDRESS_POLICY.setting,
   ) {
     super(
       host === address
-        ? `${address} is not a public address (loopback, private, link-local and the like are refused; WEBHOOK_ALLOW_PRIVATE=true allows them)`
-        : `${host} resolves to ${address}, which is not a public address (loopback, private, link-local and the like are refused; WEBHOOK_ALLOW_PRIVATE=true allows them)`,
+        ? `${address} is not a public address (loopback, private, link-local and the like are refused; ${setting}=true allows them)`
+        : `${host} resolves to ${address}, which is not a public address (loopback, private, link-local and the like are refused; ${setting}=true allows them)`,
     );
     this.name = 'AddressRefusedError';
   }
 }
 
 /** Throws AddressRefusedError when `host` is an IP literal that is not public; a name passes (its lookup is guarded). */
-export function checkLiteralHost(host: string): void {
+export function checkLiteralHost(host: string, policy: AddressPolicy = WEBHOOK_ADDRESS_POLICY): void {
   const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  if (net.isIP(bare) !== 0 && !isPublicAddress(bare)) throw new AddressRefusedError(bare, bare);
+  if (net.isIP(bare) !== 0 && !policy.isAllowed(bare)) throw new AddressRefusedError(bare, bare, policy.setting);
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
@@ -54,10 +68,19 @@ type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | dn
  * attempt, not an endpoint.
  */
 export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+  lookupUnder(WEBHOOK_ADDRESS_POLICY, hostname, options, callback);
+}
+
+/** `guardedLookup` under another policy (the remote-image proxy's, net/remote-image-fetcher.ts). */
+export function createGuardedLookup(policy: AddressPolicy): typeof guardedLookup {
+  return (hostname, options, callback) => lookupUnder(policy, hostname, options, callback);
+}
+
+function lookupUnder(policy: AddressPolicy, hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, '');
-    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (refused) return callback(Object.assign(new AddressRefusedError(hostname, refused.address), { errno: 0 }), '');
+    const refused = addresses.find((entry) => !policy.isAllowed(entry.address));
+    if (refused) return callback(Object.assign(new AddressRefusedError(hostname, refused.address, policy.setting), { errno: 0 }), '');
     if (options.all) return callback(null, addresses);
     const first = addresses[0];
     if (!first) return callback(Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' }), '');

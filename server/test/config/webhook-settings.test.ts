@@ -1,4 +1,7 @@
-/** The WEBHOOK_* variables as the configuration check reads them: defaults, valid values, every problem named. */
+/**
+ * The WEBHOOK_* variables, and IMAGE_PROXY_ALLOW_PRIVATE (the other switch of net/address-guard.ts), as the
+ * configuration check reads them: defaults, valid values, every problem named.
+ */
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../src/webhooks/webhook-policy.js';
@@ -54,5 +57,19 @@ describe('webhook settings', () => {
       ].sort(),
     );
     expect(problemsOf({ WEBHOOK_TIMEOUT: '5m' })).toEqual(['WEBHOOK_TIMEOUT must be at most 120s, got "5m"']);
+  });
+});
+
+describe('the image proxy setting', () => {
+  it('refuses private targets by default, apart from WEBHOOK_ALLOW_PRIVATE, and names a bad value', () => {
+    expect(loadConfig(base).imageProxyAllowPrivate).toBe(false);
+    expect(loadConfig({ ...base, WEBHOOK_ALLOW_PRIVATE: 'true' }).imageProxyAllowPrivate).toBe(false);
+    expect(loadConfig({ ...base, IMAGE_PROXY_ALLOW_PRIVATE: 'true' })).toMatchObject({
+      imageProxyAllowPrivate: true,
+      webhookAllowPrivate: false,
+    });
+    expect(problemsOf({ IMAGE_PROXY_ALLOW_PRIVATE: 'sometimes' })).toEqual([
+      'IMAGE_PROXY_ALLOW_PRIVATE must be on or off, got "sometimes"',
+    ]);
   });
 });

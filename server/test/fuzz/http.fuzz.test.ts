@@ -82,6 +82,7 @@ async function inject(route: string, request: FuzzRequest): Promise<void> {
 const idRoutes = [
   ['GET', ''],
   ['GET', '/raw'],
+  ['GET', '/remote-image'],
   ['DELETE', ''],
   ['GET', '/dequeue'],
   ['POST', '/dequeue'],

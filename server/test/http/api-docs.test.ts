@@ -69,6 +69,7 @@ describe('API reference at /api/docs', () => {
         '/api/v1/mail/list',
         '/api/v1/mail/{id}',
         '/api/v1/mail/{id}/raw',
+        '/api/v1/mail/{id}/remote-image',
         '/api/v1/mail/{id}/dequeue',
         '/api/v1/mail/{id}/requeue',
         '/api/v1/mail',

@@ -65,7 +65,12 @@ export async function openTestStore(dataDir: string): Promise<{ store: Store; da
 }
 
 export async function createTestContext(
-  options: { throttle?: LoginThrottle; sessionTtlSeconds?: number; live?: AppOptions['live'] } = {},
+  options: {
+    throttle?: LoginThrottle;
+    sessionTtlSeconds?: number;
+    live?: AppOptions['live'];
+    remoteImages?: AppOptions['remoteImages'];
+  } = {},
 ): Promise<TestContext> {
   const dataDir = makeTempDir();
   const clock = new ManualClock(Date.parse('2026-11-23T10:00:00Z'));
@@ -77,6 +82,7 @@ export async function createTestContext(
     passwordCost: 2 ** 14, // scrypt's N: the product's 2^17 costs ~0.4 s and 128 MiB a hash; the suite logs in hundreds of times
     loginThrottle: options.throttle ?? new LoginThrottle(() => clock.now(), { maxFailuresPerClient: 1000, maxFailuresPerUsername: 1000 }),
     ...(options.live ? { live: options.live } : {}),
+    ...(options.remoteImages ? { remoteImages: options.remoteImages } : {}),
   });
   await app.ready();
   return {

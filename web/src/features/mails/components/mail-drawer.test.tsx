@@ -1,6 +1,7 @@
 import type { MailDetail } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import { createTestQueryClient } from '../../../test/app-harness';
@@ -249,5 +250,72 @@ describe('MailDrawer', () => {
   it('says so when no webhook delivery was made for the mail', async () => {
     renderDrawer(buildDetail());
     expect(await within(await section('Webhook deliveries')).findByText('No webhook deliveries', {}, SLOW)).toBeInTheDocument();
+  });
+});
+
+describe('MailDrawer: Load remote images', () => {
+  /** A 1×1 transparent PNG, as the image proxy would answer it. */
+  const PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII='), (c) =>
+    c.charCodeAt(0),
+  );
+  const frameOf = () => screen.getByTitle('HTML body');
+
+  it('asks nothing before the click, then fetches each remote image through the proxy with the token and puts it in the frame as a data: URL', async () => {
+    const asked: Array<{ url: string | null; authorization: string | null }> = [];
+    server.use(
+      http.get('/api/v1/mail/7/remote-image', ({ request }) => {
+        const url = new URL(request.url).searchParams.get('url');
+        asked.push({ url, authorization: request.headers.get('authorization') });
+        if (url === 'https://img.example/gone.png') {
+          return HttpResponse.json({ error: { code: 'image_upstream_status', message: 'The image host answered 404.' } }, { status: 502 });
+        }
+        return new HttpResponse(PNG, { headers: { 'content-type': 'image/png' } });
+      }),
+    );
+    renderDrawer(
+      buildDetail({
+        html:
+          '<p>Hi</p><img id="logo" src="https://img.example/logo.png?a=1&amp;b=2">' +
+          '<img id="hero" srcset="https://img.example/w_100,h_50/hero.png 1x, https://img.example/gone.png 2x">' +
+          '<table><tr><td style="background: url(\'https://img.example/bg.png\')"></td></tr></table><img src="data:image/gif;base64,R0lGOD">',
+      }),
+    );
+    const button = await screen.findByRole('button', { name: 'Load remote images' }, SLOW);
+    expect(screen.getByRole('status')).toHaveTextContent('Remote images are blocked.');
+    const before = frameOf().getAttribute('srcdoc')!;
+    expect(before).toContain('img-src data:;');
+    expect(before).toContain('https://img.example/logo.png');
+    expect(asked).toEqual([]);
+
+    await userEvent.click(button);
+    await screen.findByText(/Remote images are loaded, except 1 of 4: The image host answered 404\./, undefined, SLOW);
+    // Each URL once, as the mail writes it (character references decoded), with the operator's token.
+    expect(asked.map((request) => request.url).sort()).toEqual([
+      'https://img.example/bg.png',
+      'https://img.example/gone.png',
+      'https://img.example/logo.png?a=1&b=2',
+      'https://img.example/w_100,h_50/hero.png',
+    ]);
+    expect(new Set(asked.map((request) => request.authorization))).toEqual(new Set([`Token ${TOKEN}`]));
+    const after = frameOf().getAttribute('srcdoc')!;
+    const dataUrl = 'data:image/png;base64,iVBORw0KGgo';
+    const frameDocument = new DOMParser().parseFromString(after, 'text/html');
+    expect(frameDocument.querySelector('#logo')!.getAttribute('src')).toMatch(new RegExp(`^${dataUrl}`));
+    // The loaded candidate is inlined, the failed one keeps its remote URL, which the frame's policy blocks.
+    expect(frameDocument.querySelector('#hero')!.getAttribute('srcset')).toMatch(
+      new RegExp(`^${dataUrl}\\S+ 1x, https://img\\.example/gone\\.png 2x$`),
+    );
+    expect(frameDocument.querySelector('td')!.getAttribute('style')).toContain(`url('${dataUrl}`);
+    // The frame stays as closed as before: data: images only, no script, no origin.
+    expect(after).toContain('img-src data:;');
+    expect(after).not.toMatch(/img-src[^;]*http/);
+    expect(frameOf()).toHaveAttribute('sandbox', '');
+    expect(screen.queryByRole('button', { name: 'Load remote images' })).toBeNull();
+  });
+
+  it('says so when a mail has no remote images, asking the server nothing', async () => {
+    renderDrawer(buildDetail({ html: '<p>Plain</p><img src="cid:logo@shop">' }));
+    await userEvent.click(await screen.findByRole('button', { name: 'Load remote images' }, SLOW));
+    expect(await screen.findByText('This mail has no remote images.', undefined, SLOW)).toBeVisible();
   });
 });

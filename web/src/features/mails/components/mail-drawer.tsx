@@ -129,7 +129,11 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
             </section>
             <section aria-labelledby="d-html">
               <h3 id="d-html">HTML body</h3>
-              {mail.html === null ? <p className="muted">No HTML body</p> : <HtmlBody html={mail.html} />}
+              {mail.html === null ? (
+                <p className="muted">No HTML body</p>
+              ) : (
+                <HtmlBody key={id} html={mail.html} mailId={id} token={token} />
+              )}
             </section>
             <section aria-labelledby="d-attachments">
               <h3 id="d-attachments">Attachments</h3>
