@@ -47,7 +47,7 @@ function When({ value }: { value: string | null }) {
 }
 
 /**
- * The suppressed addresses (docs/console.md §10.18): searched by address, keyset paged ("Load more"); add by hand,
+ * The suppressed addresses (docs/console.md §10.19): searched by address, keyset paged ("Load more"); add by hand,
  * remove after a confirmation in the row, import and export as CSV. The server audit-logs every change.
  */
 export function SuppressionList({ token }: { token: string }) {
@@ -198,27 +198,30 @@ export function SuppressionList({ token }: { token: string }) {
                   <span className="muted"> by {addedByText(entry)}</span>
                 </td>
                 <td className="nowrap">{entry.expiresAt ? <When value={entry.expiresAt} /> : <span className="muted">never</span>}</td>
-                <td className="suppressions__actions">
-                  {confirmRemove === entry.address ? (
-                    <>
-                      <span>Send to it again?</span>
-                      <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(entry)}>
+                <td>
+                  {/* The flex box inside the cell: a cell that is itself a flex box loses its row's height and border. */}
+                  <span className="suppressions__actions">
+                    {confirmRemove === entry.address ? (
+                      <>
+                        <span>Send to it again?</span>
+                        <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(entry)}>
+                          Remove
+                        </Button>
+                        <Button size="small" variant="ghost" onClick={() => setConfirmRemove(null)}>
+                          Keep
+                        </Button>
+                      </>
+                    ) : (
+                      <Button
+                        size="small"
+                        variant="ghost"
+                        aria-label={`Remove ${entry.address}`}
+                        onClick={() => setConfirmRemove(entry.address)}
+                      >
                         Remove
                       </Button>
-                      <Button size="small" variant="ghost" onClick={() => setConfirmRemove(null)}>
-                        Keep
-                      </Button>
-                    </>
-                  ) : (
-                    <Button
-                      size="small"
-                      variant="ghost"
-                      aria-label={`Remove ${entry.address}`}
-                      onClick={() => setConfirmRemove(entry.address)}
-                    >
-                      Remove
-                    </Button>
-                  )}
+                    )}
+                  </span>
                 </td>
               </tr>
             ))}

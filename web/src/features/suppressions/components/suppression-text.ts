@@ -1,4 +1,4 @@
-/** How a suppression entry and a bounce report read in the panel (docs/console.md §10.18). */
+/** How a suppression entry and a bounce report read in the panel (docs/console.md §10.19). */
 import type { BounceReport, Suppression, SuppressionImportResponse, SuppressionReason } from '@outbox/contract';
 
 /** Why an address is on the list, in the operator's words (the server's reasons: docs/bounces.md). */

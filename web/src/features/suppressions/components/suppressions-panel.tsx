@@ -16,7 +16,7 @@ interface SuppressionsPanelProps {
 }
 
 /**
- * The Suppressions panel (docs/console.md §10.18): two tabs, the suppression list and the bounce reports that
+ * The Suppressions panel (docs/console.md §10.19): two tabs, the suppression list and the bounce reports that
  * matched no mail. Tabs follow the WAI-ARIA tabs pattern: one tab stop, arrows move between them.
  */
 export function SuppressionsPanel({ token, onClose }: SuppressionsPanelProps) {
