@@ -37,7 +37,8 @@ export interface ServerOptions {
   demoCount?: number;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port free at the time of asking (for a listener the server is told to open). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.unref();

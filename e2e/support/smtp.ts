@@ -1,6 +1,7 @@
 /**
  * A few lines of SMTP over a socket, for mails the JSON submission cannot carry (attachments): EHLO, AUTH PLAIN
  * with the suite's API key, one message. Returns the id the server answered with ("250 … queued as N").
+ * `sendOverSmtp` below is the same dialogue without AUTH, for the bounce listener.
  */
 import net from 'node:net';
 
@@ -10,6 +11,22 @@ export async function submitOverSmtp(
   envelope: { from: string; to: string[] },
   message: string,
 ): Promise<number> {
+  const queued = await sendOverSmtp(port, apiKey, envelope, message);
+  const id = /queued as (\d+)/.exec(queued)?.[1];
+  if (!id) throw new Error(`SMTP: no id in ${queued}`);
+  return Number(id);
+}
+
+/**
+ * One message over SMTP: EHLO, AUTH PLAIN with `apiKey` when one is given (the bounce listener takes none), the
+ * envelope, DATA, QUIT. Returns the server's answer to the message (its 250 line).
+ */
+export async function sendOverSmtp(
+  port: number,
+  apiKey: string | null,
+  envelope: { from: string; to: string[] },
+  message: string,
+): Promise<string> {
   const socket = net.connect(port, '127.0.0.1');
   socket.setEncoding('utf8');
   let buffered = '';
@@ -38,16 +55,14 @@ export async function submitOverSmtp(
   try {
     await expectCode(reply(), '220');
     await command('EHLO e2e.test', '250');
-    await command(`AUTH PLAIN ${Buffer.from(`\0e2e\0${apiKey}`).toString('base64')}`, '235');
+    if (apiKey !== null) await command(`AUTH PLAIN ${Buffer.from(`\0e2e\0${apiKey}`).toString('base64')}`, '235');
     await command(`MAIL FROM:<${envelope.from}>`, '250');
     for (const to of envelope.to) await command(`RCPT TO:<${to}>`, '250');
     await command('DATA', '354');
     const body = message.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..');
     const queued = await command(`${body}\r\n.`, '250');
     await command('QUIT', '221');
-    const id = /queued as (\d+)/.exec(queued)?.[1];
-    if (!id) throw new Error(`SMTP: no id in ${queued}`);
-    return Number(id);
+    return queued;
   } finally {
     socket.destroy();
   }

@@ -147,6 +147,46 @@ describe('reports handed to the bounce listener', () => {
     expect(detail.bounces).toHaveLength(2);
   });
 
+  it('the console finds bounced mails: the status filter and the search list them with the bounced recipients counted', async () => {
+    // docs/console.md §10.9: the status chips are the list's status filter, the search its q. A whole bounce turns
+    // the mail ProviderError; a partial one leaves it ProviderSent with its bounced recipient in the row's count.
+    const whole = await sentMail(['vanished-all@example.net']);
+    const partial = await sentMail(['stays-partial@example.net', 'vanished-partial@example.net']);
+    for (const [id, address] of [
+      [whole, 'vanished-all@example.net'],
+      [partial, 'vanished-partial@example.net'],
+    ] as const) {
+      const returnPath = await outbox.returnPathOf(id);
+      const answer = await sendSmtp(outbox.bouncePort, {
+        from: '',
+        to: [returnPath],
+        raw: dsn({
+          returnPath,
+          recipients: [{ address, action: 'failed', status: '5.1.1', diagnostic: `550 5.1.1 <${address}> unknown` }],
+        }),
+      });
+      expect(answer.last).toMatch(/^250 /);
+    }
+    type ListAnswer = { data: Array<{ id: number; status: number; rejectedRecipients?: number; recipientCount?: number }> };
+    const rowOf = async (query: string, id: number) =>
+      (await getJson<ListAnswer>(`/api/v1/mail/list?${query}`)).body.data.find((m) => m.id === id);
+
+    expect(await rowOf(`status=${MailStatus.ProviderError}&q=vanished-all`, whole)).toMatchObject({
+      status: MailStatus.ProviderError,
+      rejectedRecipients: 1,
+      recipientCount: 1,
+    });
+    expect(await rowOf(`status=${MailStatus.ProviderSent}&q=vanished-all`, whole)).toBeUndefined();
+    // The partial one: found under ProviderSent and by either recipient; the marker's "1 of 2" comes from this row.
+    expect(await rowOf(`status=${MailStatus.ProviderSent}&q=vanished-partial`, partial)).toMatchObject({
+      status: MailStatus.ProviderSent,
+      rejectedRecipients: 1,
+      recipientCount: 2,
+    });
+    expect(await rowOf('q=stays-partial', partial)).toBeDefined();
+    expect(await rowOf(`status=${MailStatus.ProviderError}&q=vanished-partial`, partial)).toBeUndefined();
+  });
+
   it('a delayed report (4.4.7, delayed) only adds an event', async () => {
     const id = await sentMail(['slow@example.net']);
     const returnPath = await outbox.returnPathOf(id);

@@ -5,6 +5,7 @@ import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
 import { AlertBanner, HealthStrip, alertKeys, healthKeys, instancesKeys } from '../features/health';
 import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailSelection } from '../features/mails';
+import { SuppressionsButton, suppressionKeys } from '../features/suppressions';
 import { WebhooksButton, webhookKeys } from '../features/webhooks';
 import { subscribeUnauthorized } from '../lib/api-client';
 
@@ -27,7 +28,7 @@ function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
 /**
  * The login/list switch (docs/console.md §2). The auth feature owns the session; the app hands its token to the
  * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again. The app also
- * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions.
+ * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, webhooks, suppressions.
  */
 export function App() {
   const { session, start, end, expire } = useSession();
@@ -60,6 +61,7 @@ export function App() {
       queryClient.removeQueries({ queryKey: alertKeys.all });
       queryClient.removeQueries({ queryKey: auditKeys.all });
       queryClient.removeQueries({ queryKey: webhookKeys.all });
+      queryClient.removeQueries({ queryKey: suppressionKeys.all });
     }
   }, [token, queryClient]);
 
@@ -88,6 +90,7 @@ export function App() {
       headerActions={
         <>
           <WebhooksButton token={token} />
+          <SuppressionsButton token={token} />
           <AuditButton token={token} />
         </>
       }

@@ -1,6 +1,7 @@
 import { infiniteQueryOptions, useInfiniteQuery } from '@tanstack/react-query';
 import type { AuditResponse } from '@outbox/contract';
 import { apiJson, apiRequest, isRecord } from '../../../lib/api-client';
+import { saveDownload } from '../../../lib/save-download';
 
 export const AUDIT_PAGE_SIZE = 50;
 
@@ -53,13 +54,5 @@ export function useAuditLog(token: string, filters: AuditFilters) {
  */
 export async function downloadAuditCsv(token: string, filters: AuditFilters): Promise<void> {
   const response = await apiRequest('/api/v1/audit', { token, query: { format: 'csv', ...queryOf(filters) } });
-  const url = URL.createObjectURL(await response.blob());
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = 'outbox-audit.csv';
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // Revoked a moment later: the download has started from the object URL by then.
-  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  await saveDownload(response, 'outbox-audit.csv');
 }

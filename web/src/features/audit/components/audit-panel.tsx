@@ -17,6 +17,7 @@ const ACTIONS: { value: string; label: string }[] = [
   { value: 'mail.requeue', label: 'Requeue' },
   { value: 'mail.delete', label: 'Delete' },
   { value: 'mail.purge', label: 'Purge' },
+  { value: 'suppression', label: 'Suppression list' },
   { value: 'apikey', label: 'API keys' },
   { value: 'operator', label: 'Operators' },
 ];

@@ -1,6 +1,7 @@
 import { queryOptions, useQuery, type QueryClient } from '@tanstack/react-query';
 import type { MailDetail } from '@outbox/contract';
 import { apiJson, apiRequest, isRecord } from '../../../lib/api-client';
+import { saveDownload } from '../../../lib/save-download';
 import { mailKeys } from './list-mails';
 
 function isMailDetail(body: unknown): body is { data: [MailDetail] } {
@@ -41,13 +42,5 @@ export function useMailDetail(token: string, id: number) {
  */
 export async function downloadRawMail(token: string, id: number): Promise<void> {
   const response = await apiRequest(`/api/v1/mail/${encodeURIComponent(String(id))}/raw`, { token });
-  const url = URL.createObjectURL(await response.blob());
-  const link = document.createElement('a');
-  link.href = url;
-  link.download = `mail-${id}.eml`;
-  document.body.append(link);
-  link.click();
-  link.remove();
-  // Revoked a moment later: the download has started from the object URL by then.
-  window.setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  await saveDownload(response, `mail-${id}.eml`);
 }

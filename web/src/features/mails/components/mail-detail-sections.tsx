@@ -1,5 +1,13 @@
-import type { ReactNode } from 'react';
-import type { MailAttachment, MailDetail, MailEvent, RecipientDelivery, RecipientOutcome, WebhookDelivery } from '@outbox/contract';
+import { Fragment, type ReactNode } from 'react';
+import type {
+  BounceReport,
+  MailAttachment,
+  MailDetail,
+  MailEvent,
+  RecipientDelivery,
+  RecipientOutcome,
+  WebhookDelivery,
+} from '@outbox/contract';
 import { MailStatus, STATUSES } from '@outbox/contract/status';
 import { formatDate } from '../../../lib/format-date';
 import { StatusCell } from './status-cell';
@@ -85,7 +93,67 @@ function OutcomeCell({ recipient }: { recipient: RecipientDelivery }) {
   return <span className={`outcome outcome--${recipient.outcome}`}>{OUTCOME_LABELS[recipient.outcome]}</span>;
 }
 
-/** Each recipient with what the relay said about it; "N of M rejected" names a partial failure (docs/console.md). */
+/** What a bounce or complaint report said about one recipient, as the drawer shows it under that recipient. */
+export interface RecipientReport {
+  receivedAt: string;
+  fields: [string, string][];
+}
+
+/**
+ * The report that made this recipient bounced or complained (docs/bounces.md): the latest of the mail's reports
+ * whose outcome for the address is the recipient's. A DSN gives its status code, action and diagnostic; a
+ * complaint its Feedback-Type and the complainer's agent. undefined for any other outcome, or when the report
+ * is not in the answer (a mail of an older server).
+ */
+export function reportForRecipient(reports: BounceReport[] | undefined, recipient: RecipientDelivery): RecipientReport | undefined {
+  if (recipient.outcome !== 'bounced' && recipient.outcome !== 'complained') return undefined;
+  const address = recipient.recipientMail.toLowerCase();
+  const report = (reports ?? []).findLast((r) =>
+    r.summary.applied.some((a) => a.recipient.toLowerCase() === address && a.outcome === recipient.outcome),
+  );
+  if (!report) return undefined;
+  const fields: [string, string][] = [];
+  const block = report.summary.recipients.find((r) => r.recipient.toLowerCase() === address);
+  if (block) {
+    fields.push(['Status', block.status], ['Action', block.action], ['Diagnostic', block.diagnostic ?? '(none given)']);
+  }
+  if (report.summary.feedback) {
+    fields.push(['Feedback type', report.summary.feedback.type]);
+    if (report.summary.feedback.userAgent) fields.push(['Reported by', report.summary.feedback.userAgent]);
+  }
+  return { receivedAt: report.receivedAt, fields };
+}
+
+/** The report under a bounced or complained recipient's row: what came back, and when (docs/console.md §10.10). */
+function ReportRow({ recipient, report }: { recipient: RecipientDelivery; report: RecipientReport }) {
+  const noun = recipient.outcome === 'complained' ? 'Complaint' : 'Bounce report';
+  return (
+    <tr className="detail-table__report">
+      <td />
+      <td colSpan={3}>
+        <dl className="report" aria-label={`${noun} for ${recipient.recipientMail}`}>
+          <div className="report__field">
+            <dt>{`${noun} received`}</dt>
+            <dd>
+              <When value={report.receivedAt} />
+            </dd>
+          </div>
+          {report.fields.map(([label, value]) => (
+            <div key={label} className="report__field">
+              <dt>{label}</dt>
+              <dd className={label === 'Diagnostic' || label === 'Status' ? 'mono' : undefined}>{value}</dd>
+            </div>
+          ))}
+        </dl>
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * Each recipient with what the relay said about it, and under a bounced or complained one the report that came
+ * back; "N of M rejected" names a partial failure, bounced recipients counted in (docs/console.md).
+ */
 export function Recipients({ mail }: { mail: MailDetail }) {
   const rows = recipientRows(mail);
   const rejected = mail.rejectedRecipients ?? 0;
@@ -106,19 +174,25 @@ export function Recipients({ mail }: { mail: MailDetail }) {
           </tr>
         </thead>
         <tbody>
-          {rows.map((recipient, index) => (
-            <tr key={`${recipient.kind}-${index}`}>
-              <td>{KIND_LABELS[recipient.kind]}</td>
-              <td>
-                {recipient.recipientName ? `${recipient.recipientName} | ` : ''}
-                {recipient.recipientMail}
-              </td>
-              <td className="nowrap">
-                <OutcomeCell recipient={recipient} />
-              </td>
-              <td className="mono detail-table__detail">{recipient.reply ?? ''}</td>
-            </tr>
-          ))}
+          {rows.map((recipient, index) => {
+            const report = reportForRecipient(mail.bounces, recipient);
+            return (
+              <Fragment key={`${recipient.kind}-${index}`}>
+                <tr>
+                  <td>{KIND_LABELS[recipient.kind]}</td>
+                  <td>
+                    {recipient.recipientName ? `${recipient.recipientName} | ` : ''}
+                    {recipient.recipientMail}
+                  </td>
+                  <td className="nowrap">
+                    <OutcomeCell recipient={recipient} />
+                  </td>
+                  <td className="mono detail-table__detail">{recipient.reply ?? ''}</td>
+                </tr>
+                {report ? <ReportRow recipient={recipient} report={report} /> : null}
+              </Fragment>
+            );
+          })}
         </tbody>
       </table>
     </>

@@ -1,4 +1,4 @@
-import type { MailDetail } from '@outbox/contract';
+import type { BounceReport, MailDetail, RecipientDelivery } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
@@ -150,6 +150,113 @@ describe('MailDrawer', () => {
     const recipients = await section('Recipients');
     expect(within(recipients).queryByRole('note')).not.toBeInTheDocument();
     expect(rowWith(recipients, 'list@example.com').cells[2]).toHaveTextContent('—');
+  });
+
+  it('a bounced and a complained recipient show the report that came back: status code, action, diagnostic, when', async () => {
+    const at = '2026-11-23T13:05:10.000Z';
+    const report = (id: number, overrides: Partial<BounceReport['summary']>, receivedAt: string): BounceReport => ({
+      id,
+      receivedAt,
+      envelopeFrom: '',
+      envelopeTo: 'b-7-abcdefghij@bounce.test',
+      kind: overrides.feedback ? 'arf' : 'dsn',
+      mailId: 7,
+      matchedBy: 'return-path',
+      size: 2000,
+      summary: { subject: null, recipients: [], feedback: null, originalMessageId: null, problem: null, applied: [], ...overrides },
+    });
+    const person = (recipientMail: string, outcome: RecipientDelivery['outcome'], reply: string | null): RecipientDelivery => ({
+      kind: 'to',
+      recipientName: '',
+      recipientMail,
+      outcome,
+      reply,
+      updatedAt: at,
+    });
+    renderDrawer(
+      buildDetail({
+        status: 3,
+        to: ['kept@example.net', 'Gone@Example.net', 'angry@example.net'].map((recipientMail) => ({ recipientName: '', recipientMail })),
+        recipientCount: 3,
+        rejectedRecipients: 1,
+        recipients: [
+          person('kept@example.net', 'accepted', '250 ok'),
+          person('Gone@Example.net', 'bounced', '550 5.1.1 <gone@example.net>: User unknown'),
+          person('angry@example.net', 'complained', 'Complaint (Feedback-Type: abuse)'),
+        ],
+        bounces: [
+          // An earlier delayed report about the same address is not the one that bounced it.
+          report(
+            1,
+            {
+              recipients: [{ recipient: 'gone@example.net', action: 'delayed', status: '4.4.7', diagnostic: '451 4.4.7 later' }],
+              applied: [{ recipient: 'gone@example.net', outcome: 'delayed' }],
+            },
+            '2026-11-23T13:10:00.000Z',
+          ),
+          report(
+            2,
+            {
+              recipients: [
+                {
+                  recipient: 'gone@example.net',
+                  action: 'failed',
+                  status: '5.1.1',
+                  diagnostic: 'smtp; 550 5.1.1 <gone@example.net>: User unknown',
+                },
+              ],
+              applied: [{ recipient: 'gone@example.net', outcome: 'bounced' }],
+            },
+            '2026-11-23T14:00:00.000Z',
+          ),
+          report(
+            3,
+            {
+              feedback: { type: 'abuse', recipients: ['angry@example.net'], userAgent: 'ExampleISP-FBL/1.0' },
+              applied: [{ recipient: 'angry@example.net', outcome: 'complained' }],
+            },
+            '2026-11-23T15:00:00.000Z',
+          ),
+        ],
+      }),
+    );
+    const recipients = await section('Recipients');
+    // The marker counts the bounced recipient (the server's rejectedRecipients, docs/bounces.md).
+    expect(within(recipients).getByRole('note')).toHaveTextContent('1 of 3 recipients rejected');
+    // A report row follows the bounced and the complained recipient only.
+    const rows = rowsOf(recipients);
+    expect(rows.map((row) => row.className || row.cells[1]!.textContent)).toEqual([
+      'kept@example.net',
+      'Gone@Example.net',
+      'detail-table__report',
+      'angry@example.net',
+      'detail-table__report',
+    ]);
+    expect(rows[1]!.cells[2]).toHaveTextContent('bounced (after the relay accepted it)');
+    expect(rows[3]!.cells[2]).toHaveTextContent('complained');
+
+    const bounceReport = within(recipients).getByLabelText('Bounce report for Gone@Example.net');
+    const fieldsOf = (list: HTMLElement) =>
+      Array.from(list.querySelectorAll('.report__field'), (field) => [
+        field.querySelector('dt')!.textContent,
+        field.querySelector('dd')!.textContent,
+      ]);
+    expect(fieldsOf(bounceReport)).toEqual([
+      ['Bounce report received', expect.stringMatching(/\S/)],
+      ['Status', '5.1.1'],
+      ['Action', 'failed'],
+      ['Diagnostic', 'smtp; 550 5.1.1 <gone@example.net>: User unknown'],
+    ]);
+    // When: the report's own time, exact UTC on hover; not the delayed report's.
+    expect(within(bounceReport).getByRole('time')).toHaveAttribute('title', '2026-11-23T14:00:00.000Z');
+
+    const complaint = within(recipients).getByLabelText('Complaint for angry@example.net');
+    expect(fieldsOf(complaint)).toEqual([
+      ['Complaint received', expect.stringMatching(/\S/)],
+      ['Feedback type', 'abuse'],
+      ['Reported by', 'ExampleISP-FBL/1.0'],
+    ]);
+    expect(within(complaint).getByRole('time')).toHaveAttribute('title', '2026-11-23T15:00:00.000Z');
   });
 
   it('lists the attachments by name, type and size, inline parts marked', async () => {

@@ -1,0 +1,251 @@
+import { useEffect, useRef, useState, type ChangeEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { AddSuppressionRequest, Suppression, SuppressionImportResponse } from '@outbox/contract';
+import { Button } from '../../../components/ui/button';
+import { TruncatedText } from '../../../components/ui/truncated-text';
+import { errorText } from '../../../lib/api-client';
+import { formatDate } from '../../../lib/format-date';
+import {
+  addSuppression,
+  downloadSuppressionsCsv,
+  importSuppressions,
+  removeSuppression,
+  suppressionKeys,
+  useSuppressions,
+} from '../api/suppressions-api';
+import { AddSuppressionForm } from './add-suppression-form';
+import { REASON_LABELS, addedByText, importOutcomeText } from './suppression-text';
+
+/** How long typing may pause before the search is asked for: one call per word typed, not one per key. */
+export const SEARCH_DEBOUNCE_MS = 250;
+
+/**
+ * The search field keeps what is typed to itself and hands the text up once typing pauses, so a key press
+ * re-renders the field alone, not the whole list of up to hundreds of rows.
+ */
+function SearchField({ onSearch }: { onSearch: (text: string) => void }) {
+  const [text, setText] = useState('');
+  useEffect(() => {
+    const timer = window.setTimeout(() => onSearch(text.trim()), SEARCH_DEBOUNCE_MS);
+    return () => window.clearTimeout(timer);
+  }, [text, onSearch]);
+  return (
+    <label className="panel__field">
+      <span>Search addresses</span>
+      <input type="search" value={text} onChange={(event) => setText(event.target.value)} placeholder="Any" data-autofocus />
+    </label>
+  );
+}
+
+function When({ value }: { value: string | null }) {
+  const at = formatDate(value);
+  return at ? (
+    <time dateTime={at.utc} title={at.utc}>
+      {at.local}
+    </time>
+  ) : null;
+}
+
+/**
+ * The suppressed addresses (docs/console.md §10.19): searched by address, keyset paged ("Load more"); add by hand,
+ * remove after a confirmation in the row, import and export as CSV. The server audit-logs every change.
+ */
+export function SuppressionList({ token }: { token: string }) {
+  const queryClient = useQueryClient();
+  const [search, setSearch] = useState('');
+  const [adding, setAdding] = useState(false);
+  const [notice, setNotice] = useState('');
+  const [failure, setFailure] = useState<string | null>(null);
+  const [refusedLines, setRefusedLines] = useState<SuppressionImportResponse['refused']>([]);
+  const [confirmRemove, setConfirmRemove] = useState<string | null>(null);
+  const fileInput = useRef<HTMLInputElement>(null);
+  const list = useSuppressions(token, search);
+  const entries = list.data?.pages.flatMap((page) => page.data) ?? [];
+
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: suppressionKeys.all });
+  const report = (text: string) => {
+    setNotice(text);
+    setFailure(null);
+  };
+  const failed = (fallback: string) => (error: unknown) => setFailure(errorText(error, fallback));
+
+  const add = useMutation({
+    mutationFn: (body: AddSuppressionRequest) => addSuppression(token, body),
+    onSuccess: (entry) => {
+      setAdding(false);
+      setRefusedLines([]);
+      report(`${entry.address} added to the suppression list.`);
+      refresh();
+    },
+  });
+  const remove = useMutation({
+    mutationFn: (entry: Suppression) => removeSuppression(token, entry.address),
+    onSuccess: (_, entry) => {
+      setConfirmRemove(null);
+      report(`${entry.address} removed: mail to it is sent again.`);
+      refresh();
+    },
+    onError: failed('The address could not be removed; try again.'),
+  });
+  const upload = useMutation({
+    mutationFn: async (file: File) => importSuppressions(token, await file.text()),
+    onSuccess: (result) => {
+      setRefusedLines(result.refused);
+      report(importOutcomeText(result));
+      refresh();
+    },
+    onError: failed('The file could not be imported; check that it is CSV with address,note,expiresAt lines.'),
+  });
+
+  function onFileChosen(event: ChangeEvent<HTMLInputElement>) {
+    const file = event.target.files?.[0];
+    // Cleared so that choosing the same file again (after fixing it) imports it again.
+    event.target.value = '';
+    if (file) upload.mutate(file);
+  }
+
+  return (
+    <>
+      <div className="panel__toolbar">
+        <SearchField onSearch={setSearch} />
+        <span className="suppressions__buttons">
+          <Button
+            variant="primary"
+            size="small"
+            aria-expanded={adding}
+            onClick={() => {
+              add.reset();
+              setAdding(true);
+            }}
+          >
+            Add address
+          </Button>
+          <Button size="small" disabled={upload.isPending} onClick={() => fileInput.current?.click()}>
+            {upload.isPending ? 'Importing…' : 'Import CSV'}
+          </Button>
+          <input
+            ref={fileInput}
+            type="file"
+            accept=".csv,text/csv"
+            hidden
+            tabIndex={-1}
+            aria-label="CSV file to import"
+            onChange={onFileChosen}
+          />
+          <Button
+            size="small"
+            onClick={() => {
+              setFailure(null);
+              downloadSuppressionsCsv(token, search).catch(failed('The CSV could not be downloaded; try again.'));
+            }}
+          >
+            Download CSV
+          </Button>
+        </span>
+      </div>
+      {adding ? (
+        <AddSuppressionForm
+          busy={add.isPending}
+          error={add.isError ? errorText(add.error, 'The address could not be added; try again.') : null}
+          onSubmit={(body) => add.mutate(body)}
+          onCancel={() => setAdding(false)}
+        />
+      ) : null}
+      <p role="status" className="muted suppressions__notice">
+        {notice}
+      </p>
+      {failure ? (
+        <p className="modal__error" role="alert">
+          {failure}
+        </p>
+      ) : null}
+      {refusedLines.length > 0 ? (
+        <ul className="suppressions__refused" aria-label="Refused lines">
+          {refusedLines.map((line) => (
+            <li key={line.line}>{`Line ${line.line}: ${line.address || '(empty)'} — ${line.reason}`}</li>
+          ))}
+        </ul>
+      ) : null}
+      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Suppressed addresses">
+        <table className="panel__table">
+          <thead>
+            <tr>
+              <th scope="col">Address</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Mail</th>
+              <th scope="col">Note</th>
+              <th scope="col">Added</th>
+              <th scope="col">Expires</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {entries.map((entry) => (
+              <tr key={entry.address}>
+                <td className="suppressions__cell-address">
+                  <TruncatedText text={entry.address} />
+                </td>
+                <td>
+                  {REASON_LABELS[entry.reason]}
+                  {entry.detail ? <TruncatedText className="muted mono" text={entry.detail} /> : null}
+                </td>
+                <td>{entry.mailId === null ? '' : `#${entry.mailId}`}</td>
+                <td>{entry.note ? <TruncatedText text={entry.note} /> : null}</td>
+                <td className="nowrap">
+                  <When value={entry.createdAt} />
+                  <span className="muted"> by {addedByText(entry)}</span>
+                </td>
+                <td className="nowrap">{entry.expiresAt ? <When value={entry.expiresAt} /> : <span className="muted">never</span>}</td>
+                <td>
+                  {/* The flex box inside the cell: a cell that is itself a flex box loses its row's height and border. */}
+                  <span className="suppressions__actions">
+                    {confirmRemove === entry.address ? (
+                      <>
+                        <span>Send to it again?</span>
+                        <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(entry)}>
+                          Remove
+                        </Button>
+                        <Button size="small" variant="ghost" onClick={() => setConfirmRemove(null)}>
+                          Keep
+                        </Button>
+                      </>
+                    ) : (
+                      <Button
+                        size="small"
+                        variant="ghost"
+                        aria-label={`Remove ${entry.address}`}
+                        onClick={() => setConfirmRemove(entry.address)}
+                      >
+                        Remove
+                      </Button>
+                    )}
+                  </span>
+                </td>
+              </tr>
+            ))}
+            {entries.length === 0 ? (
+              <tr>
+                <td colSpan={7} className="muted">
+                  {list.isPending
+                    ? 'Loading…'
+                    : list.isError
+                      ? 'The suppression list could not be loaded.'
+                      : search.trim() !== ''
+                        ? 'No suppressed address matches this search.'
+                        : 'No suppressed addresses.'}
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+        {list.hasNextPage ? (
+          <Button size="small" className="panel__more" disabled={list.isFetchingNextPage} onClick={() => void list.fetchNextPage()}>
+            {list.isFetchingNextPage ? 'Loading…' : 'Load more'}
+          </Button>
+        ) : null}
+      </div>
+    </>
+  );
+}

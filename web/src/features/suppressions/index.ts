@@ -1,0 +1,2 @@
+export { SuppressionsButton } from './components/suppressions-button';
+export { suppressionKeys } from './api/suppressions-api';
