@@ -28,7 +28,7 @@ export const Suppression = Type.Object({
   mailId: Type.Union([Type.Integer(), Type.Null()], { description: 'The mail that caused it (null when added by hand)' }),
   detail: Type.Union([Type.String(), Type.Null()], { description: "The relay's reply or the report's diagnostic" }),
   note: Type.Union([Type.String(), Type.Null()]),
-  createdBy: Type.String({ description: "'operator:<name>', 'cli', 'worker:<id>', 'bounces'" }),
+  createdBy: Type.String({ description: "'operator:<name>', 'cli', 'worker:<id>', 'bounce' (the bounce listener)" }),
   createdAt: Type.String({ format: 'date-time' }),
   expiresAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null: until removed' }),
 });
