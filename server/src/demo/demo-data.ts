@@ -10,7 +10,13 @@ import type { Store } from '../store/connection.js';
 import { acceptedCreation, dequeueTransition } from '../mail/lifecycle.js';
 import { DOMAINS, FIRST, LAST, SENDERS, SUBJECTS } from './demo-words.js';
 import type * as repo from '../mail/mail.repository.js';
-import { applyTransitions, insertMails, type MailCreation, type Transition, type TransitionChanges } from '../mail/transition.repository.js';
+import {
+  applyTransitions,
+  insertMails,
+  type MailCreation,
+  type Transition,
+  type TransitionChanges,
+} from '../mail/transition.repository.js';
 
 /** Share of each status among demo mails, in per-mille. */
 const STATUS_WEIGHTS: Array<[MailStatusCode, number]> = [
