@@ -103,24 +103,23 @@ function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
  * to TLS in the same turn, so nothing may wait behind it.
  */
 function coalesceReplies(socket: Socket): void {
-  const writeNow = socket.write.bind(socket) as (payload: string) => boolean;
+  const write = socket.write;
   let corked = false;
   const uncork = () => {
     corked = false;
     socket.uncork();
   };
-  socket.write = ((payload: string) => {
-    if (typeof payload !== 'string' || payload.startsWith('220')) {
+  socket.write = function (this: Socket, ...args: unknown[]) {
+    const [chunk] = args;
+    if (typeof chunk === 'string' && chunk.startsWith('220')) {
       if (corked) uncork();
-      return writeNow(payload);
-    }
-    if (!corked) {
+    } else if (!corked) {
       corked = true;
       socket.cork();
       process.nextTick(uncork);
     }
-    return writeNow(payload);
-  }) as Socket['write'];
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as Socket['write'];
 }
 
 /** An IPv4 client seen through an IPv6 socket is the same client as over IPv4. */
