@@ -1,11 +1,17 @@
 /**
- * SMTP intake (issue 3, Benchmarks): mails per second accepted by the real SMTP submission listener
- * (start(config) in this process with a free SMTP_PORT, WORKER=off), from a pooled nodemailer client in a
- * child process: `--connections` sessions (AUTH PLAIN, the API key as password), `--concurrency` messages in
- * flight, `--count` raw messages. A mail counts when the server answered 250 after DATA, i.e. it is stored.
- * There is no goal in the issue; the figure is reported beside HTTP intake.
+ * SMTP intake (issue 3, issue 25 item 2; docs/benchmarks.md): mails per second accepted by the real SMTP
+ * submission listener (start(config) in this process with a free SMTP_PORT, WORKER=off), from a client in a
+ * child process, `--connections` sessions with AUTH PLAIN (the API key as password), `--count` raw messages:
+ * - `nodemailer`: a pooled nodemailer transport, `--concurrency` messages in flight, waiting for each reply;
+ * - `pipelining`: the RFC 2920 client of support/smtp-pipeline.ts (MAIL FROM, RCPT TO and DATA in one write,
+ *   then the message with the next transaction's commands), one message in flight per session, every reply
+ *   checked in order.
+ * A mail counts when the server answered 250 after DATA, i.e. it is stored. After each run the Queued
+ * counter must have grown by exactly the mails counted, and the pipelining client's ids must be distinct,
+ * or the benchmark fails instead of printing a figure.
  *
- *   npx tsx bench/intake-smtp.ts [--engine sqlite|postgres] [--count 5000] [--connections 8] [--concurrency 32]
+ *   npx tsx bench/intake-smtp.ts [--engine sqlite|postgres] [--client both|nodemailer|pipelining] [--count 5000]
+ *     [--connections 8] [--concurrency 32]
  */
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
@@ -25,12 +31,13 @@ import {
   withTimeout,
   writeResult,
 } from './support/common.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
 import { runSmtpLoadInChild } from './support/smtp-load.js';
 
 const { values } = parseArgs({
   options: {
     engine: { type: 'string', default: 'sqlite' },
+    client: { type: 'string', default: 'both' },
     count: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '8' },
     concurrency: { type: 'string', default: '32' },
@@ -38,10 +45,72 @@ const { values } = parseArgs({
 });
 const engine = values.engine as Engine;
 if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
+const clients = (values.client === 'both' ? ['pipelining', 'nodemailer'] : [values.client]) as Array<'nodemailer' | 'pipelining'>;
+if (clients.some((client) => client !== 'nodemailer' && client !== 'pipelining'))
+  throw new Error('--client is both, nodemailer or pipelining');
 const count = Number(values.count);
 const connections = Number(values.connections);
 const concurrency = Number(values.concurrency);
 const MAX_MS = 45_000;
+
+interface ClientFigures {
+  client: string;
+  sent: number;
+  failed: number;
+  seconds: number;
+  mailsPerSecond: number;
+  latencyMs: ReturnType<typeof summarize>;
+  serverCpuPercent: number | undefined;
+  serverCpuUsPerMail: number | undefined;
+  queuedDelta: number;
+}
+
+/** One measured run of a client after its warm-up; throws when the store and the replies disagree. */
+async function measure(outbox: BenchOutbox, client: 'nodemailer' | 'pipelining', firstIndex: number): Promise<ClientFigures> {
+  const spec = {
+    client,
+    host: '127.0.0.1',
+    port: outbox.running.smtpPort!,
+    apiKey: outbox.apiKey,
+    connections,
+    concurrency,
+    maxDurationMs: MAX_MS,
+  };
+  const queuedNow = async () => (await getStatusCounts(outbox.running.store.db)).get(MailStatus.Queued) ?? 0;
+  // Warm-up: JIT, prepared statements, sessions.
+  await withTimeout(runSmtpLoadInChild({ ...spec, count: Math.min(500, count), firstIndex }), 60_000, `${client} warm-up`);
+  const queuedBefore = await queuedNow();
+  const cpuBefore = cpuTimeMs();
+  const result = await withTimeout(
+    runSmtpLoadInChild({ ...spec, count, firstIndex: firstIndex + 100_000 }),
+    MAX_MS + 30_000,
+    `${client} run`,
+  );
+  const cpuAfter = cpuTimeMs();
+  const queuedDelta = (await queuedNow()) - queuedBefore;
+  if (result.firstError) console.log(`  ${client}: first failure: ${result.firstError}`);
+  if (result.sent + result.failed < count)
+    console.log(`  ${client}: stopped after ${Math.round(MAX_MS / 1000)} s with ${count - result.sent - result.failed} messages not sent`);
+  // A 250 without a stored mail, or a stored mail answered twice, would make the rate a lie.
+  if (queuedDelta !== result.sent)
+    throw new Error(`${client}: ${result.sent} messages answered 250 but the Queued counter grew by ${queuedDelta}`);
+  if (result.ids && new Set(result.ids).size !== result.sent)
+    throw new Error(`${client}: ${result.sent} messages answered 250 with only ${new Set(result.ids).size} distinct ids`);
+  return {
+    client,
+    sent: result.sent,
+    failed: result.failed,
+    seconds: result.elapsedMs / 1000,
+    mailsPerSecond: rate(result.sent, result.elapsedMs),
+    latencyMs: summarize(result.latenciesMs),
+    serverCpuPercent: cpuPercent(cpuBefore, cpuAfter, result.elapsedMs),
+    serverCpuUsPerMail:
+      cpuBefore !== undefined && cpuAfter !== undefined && result.sent > 0
+        ? Math.round(((cpuAfter - cpuBefore) * 1000) / result.sent)
+        : undefined,
+    queuedDelta,
+  };
+}
 
 async function main(): Promise<void> {
   const setup = describeSetup({
@@ -49,9 +118,10 @@ async function main(): Promise<void> {
     count,
     connections,
     concurrency,
+    clients: clients.join('+'),
     worker: 'off',
     server: 'start(config) in this process',
-    client: 'nodemailer pool in a child process, AUTH PLAIN, TCP_NODELAY',
+    client: 'in a child process, AUTH PLAIN, TCP_NODELAY; nodemailer pool or RFC 2920 pipelining over net.Socket',
   });
   console.log('SMTP intake: messages accepted (250 after DATA) per second by the submission listener');
   console.log(setupLine(setup));
@@ -60,62 +130,27 @@ async function main(): Promise<void> {
   const smtpPort = await freePort();
   const outbox = await startBenchOutbox({ engine, label: 'intake_smtp', env: { WORKER: 'off', SMTP_PORT: String(smtpPort) } });
   try {
-    const spec = {
-      host: '127.0.0.1',
-      port: outbox.running.smtpPort!,
-      apiKey: outbox.apiKey,
-      connections,
-      concurrency,
-      maxDurationMs: MAX_MS,
-    };
-    // Warm-up: JIT, prepared statements, sessions.
-    await withTimeout(runSmtpLoadInChild({ ...spec, count: Math.min(500, count), firstIndex: 0 }), 60_000, 'SMTP warm-up');
-    const cpuBefore = cpuTimeMs();
-    const result = await withTimeout(runSmtpLoadInChild({ ...spec, count, firstIndex: 1_000_000 }), MAX_MS + 30_000, 'SMTP intake');
-    const cpuAfter = cpuTimeMs();
-    const serverCpu = cpuPercent(cpuBefore, cpuAfter, result.elapsedMs);
-    const cpuUsPerMail =
-      cpuBefore !== undefined && cpuAfter !== undefined && result.sent > 0
-        ? Math.round(((cpuAfter - cpuBefore) * 1000) / result.sent)
-        : undefined;
-    const latency = summarize(result.latenciesMs);
-    const mailsPerSecond = rate(result.sent, result.elapsedMs);
-    const queued = (await getStatusCounts(outbox.running.store.db)).get(MailStatus.Queued) ?? 0;
-
+    const figures: ClientFigures[] = [];
+    for (const [i, client] of clients.entries()) figures.push(await measure(outbox, client, i * 1_000_000));
     console.log('');
     printTable(
-      ['path', 'conns', 'in flight', 'sent', 'failed', 'seconds', 'mails/s', 'p50 ms', 'p99 ms', 'server CPU', 'CPU µs/mail'],
-      [
-        [
-          'SMTP submission (AUTH, DATA, 250)',
-          connections,
-          concurrency,
-          result.sent,
-          result.failed,
-          (result.elapsedMs / 1000).toFixed(2),
-          formatNumber(mailsPerSecond),
-          latency.p50,
-          latency.p99,
-          `${serverCpu ?? '?'}%`,
-          cpuUsPerMail ?? '?',
-        ],
-      ],
+      ['client', 'conns', 'in flight', 'sent', 'failed', 'seconds', 'mails/s', 'p50 ms', 'p99 ms', 'server CPU', 'CPU µs/mail'],
+      figures.map((f) => [
+        f.client,
+        connections,
+        f.client === 'pipelining' ? connections : concurrency,
+        f.sent,
+        f.failed,
+        f.seconds.toFixed(2),
+        formatNumber(f.mailsPerSecond),
+        f.latencyMs.p50,
+        f.latencyMs.p99,
+        `${f.serverCpuPercent ?? '?'}%`,
+        f.serverCpuUsPerMail ?? '?',
+      ]),
     );
-    if (result.firstError) console.log(`  first failure: ${result.firstError}`);
-    if (result.sent < count)
-      console.log(`  stopped after ${Math.round(MAX_MS / 1000)} s with ${count - result.sent - result.failed} messages not sent`);
-    console.log(`  Queued counter after the run: ${queued} (warm-up included)`);
-
-    const file = writeResult('intake-smtp', setup, {
-      sent: result.sent,
-      failed: result.failed,
-      seconds: result.elapsedMs / 1000,
-      mailsPerSecond,
-      latencyMs: latency,
-      serverCpuPercent: serverCpu,
-      serverCpuUsPerMail: cpuUsPerMail,
-      queuedAfter: queued,
-    });
+    console.log('  every 250 checked against the Queued counter (and, pipelining, distinct ids)');
+    const file = writeResult('intake-smtp', setup, Object.fromEntries(figures.map((f) => [f.client, f])));
     console.log(`\nresult: ${file}`);
   } finally {
     await outbox.close();

@@ -1,7 +1,8 @@
 /**
- * An SMTP submission load generator: one pooled nodemailer transport (`connections` connections, AUTH PLAIN
- * with the API key as password) sending `count` raw messages, `concurrency` at a time, from a child process
- * so the client does not share the event loop of the server under test.
+ * An SMTP submission load generator, in a child process so the client does not share the event loop of the
+ * server under test. Two clients: one pooled nodemailer transport (`connections` connections, AUTH PLAIN
+ * with the API key as password) sending `count` raw messages, `concurrency` at a time, which waits for each
+ * reply before the next command; or the pipelining client of smtp-pipeline.ts (RFC 2920, as MTAs send).
  */
 import { fork } from 'node:child_process';
 import net from 'node:net';
@@ -9,8 +10,10 @@ import { fileURLToPath } from 'node:url';
 import nodemailer from 'nodemailer';
 import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { benchRawMessage } from './mails.js';
+import { runPipelineLoad } from './smtp-pipeline.js';
 
 export interface SmtpLoadSpec {
+  client: 'nodemailer' | 'pipelining';
   host: string;
   port: number;
   apiKey: string;
@@ -27,10 +30,12 @@ export interface SmtpLoadResult {
   failed: number;
   elapsedMs: number;
   latenciesMs: number[];
+  /** The pipelining client's `queued as N` ids, to check that no mail was answered twice. */
+  ids?: number[];
   firstError?: string;
 }
 
-async function runLoad(spec: SmtpLoadSpec): Promise<SmtpLoadResult> {
+async function runNodemailerLoad(spec: SmtpLoadSpec): Promise<SmtpLoadResult> {
   const transport = nodemailer.createTransport(
     new SMTPPool({
       pool: true,
@@ -93,7 +98,7 @@ export function runSmtpLoadInChild(spec: SmtpLoadSpec): Promise<SmtpLoadResult> 
 
 if (process.argv.includes('--child') && process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   process.once('message', (spec: SmtpLoadSpec) => {
-    runLoad(spec).then(
+    (spec.client === 'pipelining' ? runPipelineLoad(spec) : runNodemailerLoad(spec)).then(
       (result) => process.send?.({ result }),
       (error: unknown) => process.send?.({ error: error instanceof Error ? error.stack : String(error) }),
     );

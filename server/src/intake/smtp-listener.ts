@@ -5,6 +5,7 @@
  * added when missing, Bcc removed). What to do with an accepted mail is the caller's `accept`, so this
  * module knows nothing of the store.
  */
+import type { Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
@@ -90,6 +91,35 @@ function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
     stream.once('end', () => resolve(Buffer.concat(chunks)));
     stream.once('error', reject);
   });
+}
+
+/**
+ * Replies written in one turn of the event loop leave in one write. smtp-server writes each reply on its
+ * own, so a pipelining client (RFC 2920), whose next MAIL FROM, RCPT TO and DATA arrive with the message,
+ * got the message's 250 and the three replies after it in four writes, four segments and up to four
+ * wake-ups on each side. Corking the socket for the rest of the turn sends them together; nothing is held
+ * past the turn, and each 250 still leaves only once smtp-server writes it, after the commit.
+ * A 220 is written at once: the greeting, and STARTTLS's "Ready", after which smtp-server hands the socket
+ * to TLS in the same turn, so nothing may wait behind it.
+ */
+function coalesceReplies(socket: Socket): void {
+  const write = socket.write;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    socket.uncork();
+  };
+  socket.write = function (this: Socket, ...args: unknown[]) {
+    const [chunk] = args;
+    if (typeof chunk === 'string' && chunk.startsWith('220')) {
+      if (corked) uncork();
+    } else if (!corked) {
+      corked = true;
+      socket.cork();
+      process.nextTick(uncork);
+    }
+    return (write as (...a: unknown[]) => boolean).apply(this, args);
+  } as Socket['write'];
 }
 
 /** An IPv4 client seen through an IPv6 socket is the same client as over IPv4. */
@@ -205,6 +235,8 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     },
   });
   server.on('error', (error) => logger?.warn({ err: error }, 'smtp listener connection error'));
+  // Before smtp-server's own listener, so that every reply of the session goes through it.
+  server.server.prependListener('connection', coalesceReplies);
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const received = await readStream(stream);

@@ -10,6 +10,8 @@ import type { TestContext } from './context.js';
 export type SmtpMail = nodemailer.SendMailOptions | { envelope: { from: string; to: string[] }; raw: string };
 
 export interface SmtpIntake {
+  /** The listener's port, for a raw client (smtp-session.ts). */
+  port: number;
   /** The API key the client authenticates with (also usable as `Authorization: Token …`). */
   apiKey: string;
   /** Sends one mail and answers the id the listener's 250 names. */
@@ -27,6 +29,7 @@ export async function startSmtpIntake(context: TestContext, keyName: string): Pr
     accept: async (submission) => ({ id: (await context.services.submissions.submitRaw(submission.principal, submission)).id }),
   });
   return {
+    port: listener.port,
     apiKey,
     async send(mail) {
       const transport = nodemailer.createTransport({
