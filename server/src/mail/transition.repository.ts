@@ -264,9 +264,17 @@ export interface MailToInsert extends NewMail {
 export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], options: ApplyOptions = {}): Promise<number[]> {
   for (const m of mails) if (!isStatusCode(m.created.to)) throw new RangeError(`insertMails: ${String(m.created.to)} is no status`);
   const withEvents = options.applicationEvents !== false;
-  // On PostgreSQL every write below joins one statement (a round trip) per group; the ids are drawn first.
+  // On PostgreSQL every write below joins one statement (a round trip) per group; the ids are drawn first, for
+  // the whole group in one more round trip.
   const writes = createStatementBatch(db);
-  const drawsIds = engineOf(db) === 'postgres';
+  const drawn =
+    engineOf(db) === 'postgres'
+      ? await drawMailIds(
+          db,
+          mails.map((m) => m.row.api_key_id ?? null),
+          withEvents,
+        )
+      : undefined;
   const ids: number[] = [];
   const created = new Map<number, CreatedMail>();
   const suppressedEvents: NewApplicationEventRow[] = [];
@@ -286,12 +294,8 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
     }));
     let inserted: Array<{ id: number; application_name: string | null }>;
-    if (drawsIds) {
-      inserted = await drawMailIds(
-        db,
-        chunk.map((m) => m.row.api_key_id ?? null),
-        withEvents,
-      );
+    if (drawn) {
+      inserted = drawn.slice(start, start + 200);
       await writes.add(db.insertInto('mails').values(rows.map((row, i) => ({ ...row, id: inserted[i]!.id }))));
     } else {
       inserted = await db
