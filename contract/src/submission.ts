@@ -38,5 +38,17 @@ export const SubmitMailRequest = Type.Object(
 );
 export type SubmitMailRequest = Static<typeof SubmitMailRequest>;
 
+/**
+ * What the 202 says of each mail when the submitter asks for the short answer (`Prefer: return=minimal`,
+ * RFC 7240; docs/api.md#submission-post-apiv1mail): its id and status, and the suppressed recipients when
+ * there are any. The full Mail is the default answer.
+ */
+export const AcceptedMail = Type.Object({
+  id: Type.Integer(),
+  status: Type.Integer({ minimum: 0, maximum: 5 }),
+  suppressedRecipients: Type.Optional(Type.Array(Type.String())),
+});
+export type AcceptedMail = Static<typeof AcceptedMail>;
+
 export const SubmitMailBatchRequest = Type.Array(SubmitMailRequest, { minItems: 1, maxItems: MAX_BATCH });
 export type SubmitMailBatchRequest = Static<typeof SubmitMailBatchRequest>;

@@ -5,6 +5,7 @@
  */
 import crypto from 'node:crypto';
 import type { DbOrTrx } from '../store/connection.js';
+import type { StatementBatch } from '../store/statement-batch.js';
 import type { ApplicationEventRow, NewApplicationEventRow } from '../store/schema.js';
 
 /** Rows per INSERT: well under SQLite's 32,766 bound parameters with 8 columns. */
@@ -45,13 +46,18 @@ function base32(bytes: Buffer, start: number, end: number): string {
   return out;
 }
 
-/** Appends events in the caller's transaction. */
-export async function appendApplicationEvents(db: DbOrTrx, events: readonly NewApplicationEventRow[]): Promise<void> {
+/** Appends events in the caller's transaction, in order; through `writes` (store/statement-batch.ts) when given. */
+export async function appendApplicationEvents(
+  db: DbOrTrx,
+  events: readonly NewApplicationEventRow[],
+  writes?: StatementBatch,
+): Promise<void> {
   for (let start = 0; start < events.length; start += INSERT_CHUNK) {
-    await db
-      .insertInto('application_events')
-      .values(events.slice(start, start + INSERT_CHUNK))
-      .execute();
+    const insert = db.insertInto('application_events').values(events.slice(start, start + INSERT_CHUNK));
+    // The sub-statements of one statement run in no fixed order: the chunks before go first, so `seq` keeps the order.
+    if (writes && start > 0) await writes.flush();
+    if (writes) await writes.add(insert);
+    else await insert.execute();
   }
 }
 

@@ -3,7 +3,7 @@
  * as an object or a batch as an array. Operator tokens cannot submit, and API keys can do nothing else.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { DataOf, ErrorBody, MAX_BATCH, Mail, SubmitMailBatchRequest, SubmitMailRequest } from '@outbox/contract';
+import { type AcceptedMail, DataOf, ErrorBody, MAX_BATCH, Mail, SubmitMailBatchRequest, SubmitMailRequest } from '@outbox/contract';
 import { Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ValueErrorType } from '@sinclair/typebox/errors';
@@ -65,6 +65,18 @@ function validateBody(body: unknown): SubmitMailRequest[] {
   return mails as SubmitMailRequest[];
 }
 
+/**
+ * RFC 7240 `Prefer: return=minimal`: the 202 names each mail by id and status alone (AcceptedMail). A batch's
+ * full answer repeats every mail's fields back to the submitter, which knows them; writing them costs the
+ * server more than a tenth of the batch (docs/benchmarks.md).
+ */
+function prefersMinimalAnswer(request: FastifyRequest): boolean {
+  const prefer = request.headers.prefer;
+  return (Array.isArray(prefer) ? prefer : [prefer ?? '']).some((value) =>
+    value.split(',').some((preference) => preference.split(';')[0]!.trim().toLowerCase() === 'return=minimal'),
+  );
+}
+
 export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; submissions: SubmissionService }> = async (
   app,
   { auth, submissions },
@@ -80,6 +92,9 @@ export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; su
       schema: {
         tags: ['submission'],
         summary: `Submit a mail (object) or a batch (array, up to ${MAX_BATCH}) with an API key; 202 with the queued mails`,
+        description:
+          'With `Prefer: return=minimal` the 202 holds `{data:[{id, status, suppressedRecipients?}]}` per mail instead of the whole mail, and says `Preference-Applied: return=minimal`.',
+        headers: Type.Object({ prefer: Type.Optional(Type.String({ description: '`return=minimal`: the short 202 (AcceptedMail)' })) }),
         body: Type.Union([SubmitMailRequest, SubmitMailBatchRequest]),
         response: { 202: DataOf(Mail), ...errors },
       },
@@ -103,6 +118,18 @@ export const submissionRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; su
       const mails = validateBody(body);
       const principal = (request as SubmissionRequest).apiKey;
       const stored = await submissions.submitJson(principal, mails, Array.isArray(body));
+      if (prefersMinimalAnswer(request)) {
+        const data: AcceptedMail[] = stored.map(({ id, status, suppressedRecipients }) =>
+          suppressedRecipients ? { id, status, suppressedRecipients } : { id, status },
+        );
+        // Written by JSON.stringify, not by the route's Mail schema (which the type provider holds `send` to): a
+        // union in the schema would make the default answer test each mail against both shapes.
+        return reply
+          .status(202)
+          .header('preference-applied', 'return=minimal')
+          .serializer(JSON.stringify)
+          .send({ data } as never);
+      }
       return reply.status(202).send({ data: stored });
     },
   );

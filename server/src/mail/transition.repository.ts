@@ -23,6 +23,7 @@ import { isStatusCode, type ApplicationEventType, type MailEventType, type MailS
 import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../events/application-event-data.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import type { DbOrTrx } from '../store/connection.js';
+import { createStatementBatch, engineOf, type StatementBatch } from '../store/statement-batch.js';
 import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
 import { envelopeRecipientCount, searchTextOf, type NewMail } from './mail.repository.js';
 import type {
@@ -79,7 +80,7 @@ export async function applyTransitions(
 ): Promise<AppliedTransitions> {
   if (transitions.some((t) => t.from === null))
     throw new RangeError('applyTransitions: a mail is created by insertMails, not by a transition');
-  return apply(db, transitions, options, new Map());
+  return apply(db, transitions, options, new Map(), undefined);
 }
 
 /** A mail being created: what its application event says, known without a read. */
@@ -99,11 +100,18 @@ interface EventColumns {
   application_name: string | null;
 }
 
+/**
+ * `writes`: insertMails's batch (store/statement-batch.ts), which the events and the counter move join, with
+ * `trailingEvents` appended after the transitions' own application events (in the same INSERT, so in order).
+ * Without it each write is its own statement.
+ */
 async function apply(
   db: DbOrTrx,
   transitions: readonly Transition[],
   options: ApplyOptions,
   created: Map<number, CreatedMail>,
+  writes: StatementBatch | undefined,
+  trailingEvents: readonly NewApplicationEventRow[] = [],
 ): Promise<AppliedTransitions> {
   const result: AppliedTransitions = { moved: [], missed: [], rows: new Map() };
   if (transitions.length === 0) return result;
@@ -196,9 +204,9 @@ async function apply(
       });
     }
   }
-  await insertEvents(db, events);
-  await appendApplicationEvents(db, applicationEvents);
-  await adjustStatusCounts(db, deltas);
+  await insertEvents(db, events, writes);
+  await appendApplicationEvents(db, [...applicationEvents, ...trailingEvents], writes);
+  await adjustStatusCounts(db, deltas, writes);
   return result;
 }
 
@@ -256,6 +264,17 @@ export interface MailToInsert extends NewMail {
 export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], options: ApplyOptions = {}): Promise<number[]> {
   for (const m of mails) if (!isStatusCode(m.created.to)) throw new RangeError(`insertMails: ${String(m.created.to)} is no status`);
   const withEvents = options.applicationEvents !== false;
+  // On PostgreSQL every write below joins one statement (a round trip) per group; the ids are drawn first, for
+  // the whole group in one more round trip.
+  const writes = createStatementBatch(db);
+  const drawn =
+    engineOf(db) === 'postgres'
+      ? await drawMailIds(
+          db,
+          mails.map((m) => m.row.api_key_id ?? null),
+          withEvents,
+        )
+      : undefined;
   const ids: number[] = [];
   const created = new Map<number, CreatedMail>();
   const suppressedEvents: NewApplicationEventRow[] = [];
@@ -265,29 +284,34 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       (m) => withEvents && m.created.event !== null && applicationEventTypeOf({ id: 0, from: null, ...m.created }) !== null,
     );
     const hasSuppressed = chunk.map((m) => withEvents && (m.suppressed?.size ?? 0) > 0);
-    const inserted = await db
-      .insertInto('mails')
-      // The search's and the To sort's columns are derived here, so no caller can forget them or get them wrong.
-      .values(
-        chunk.map((m, i) => ({
-          recipient_count: envelopeRecipientCount(m.recipients),
-          ...m.row,
-          status: m.created.to,
-          event_seq: (hasEvent[i] ? 1 : 0) + (hasSuppressed[i] ? 1 : 0),
-          search_text: searchTextOf(m.row, m.recipients),
-          first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
-        })),
-      )
-      // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
-      .returning((eb) => [
-        'id',
-        (withEvents
-          ? eb.selectFrom('api_keys').select('api_keys.name').whereRef('api_keys.id', '=', 'mails.api_key_id')
-          : sql<string | null>`null`
-        ).as('application_name'),
-      ])
-      .execute();
-    // RETURNING follows VALUES order on both engines for a single multi-row INSERT.
+    // The search's and the To sort's columns are derived here, so no caller can forget them or get them wrong.
+    const rows = chunk.map((m, i) => ({
+      recipient_count: envelopeRecipientCount(m.recipients),
+      ...m.row,
+      status: m.created.to,
+      event_seq: (hasEvent[i] ? 1 : 0) + (hasSuppressed[i] ? 1 : 0),
+      search_text: searchTextOf(m.row, m.recipients),
+      first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
+    }));
+    let inserted: Array<{ id: number; application_name: string | null }>;
+    if (drawn) {
+      inserted = drawn.slice(start, start + 200);
+      await writes.add(db.insertInto('mails').values(rows.map((row, i) => ({ ...row, id: inserted[i]!.id }))));
+    } else {
+      inserted = await db
+        .insertInto('mails')
+        .values(rows)
+        // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
+        .returning((eb) => [
+          'id',
+          (withEvents
+            ? eb.selectFrom('api_keys').select('api_keys.name').whereRef('api_keys.id', '=', 'mails.api_key_id')
+            : sql<string | null>`null`
+          ).as('application_name'),
+        ])
+        .execute();
+      // RETURNING follows VALUES order on SQLite for a single multi-row INSERT.
+    }
     ids.push(...inserted.map((r) => r.id));
     const suppressionOf = (m: MailToInsert, address: string) => m.suppressed?.get(address.toLowerCase());
     chunk.forEach((m, i) => {
@@ -338,10 +362,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       })),
     );
     for (let r = 0; r < recipients.length; r += 500) {
-      await db
-        .insertInto('mail_recipients')
-        .values(recipients.slice(r, r + 500))
-        .execute();
+      await writes.add(db.insertInto('mail_recipients').values(recipients.slice(r, r + 500)));
     }
     const contents = chunk.flatMap((m, i) =>
       m.content
@@ -358,13 +379,37 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           ]
         : [],
     );
-    if (contents.length > 0) await db.insertInto('mail_contents').values(contents).execute();
+    if (contents.length > 0) await writes.add(db.insertInto('mail_contents').values(contents));
   }
   const transitions: CreatedTransition[] = mails.map((m, i) => ({ id: ids[i]!, from: null, ...m.created }));
-  await apply(db, transitions, options, created);
-  // After the creation's own event, whose sequence is 1.
-  await appendApplicationEvents(db, suppressedEvents);
+  // A mail.suppressed event comes after the creation's own event, whose sequence is 1.
+  await apply(db, transitions, options, created, writes, suppressedEvents);
+  await writes.flush();
   return ids;
+}
+
+/**
+ * PostgreSQL: ids for new mails from the mails' identity sequence, in order, with each one's API key name for
+ * its application events (`withNames`), in one round trip, so the mails and everything that references them
+ * can then be written by one statement.
+ */
+async function drawMailIds(
+  db: DbOrTrx,
+  apiKeyIds: ReadonlyArray<number | null>,
+  withNames: boolean,
+): Promise<Array<{ id: number; application_name: string | null }>> {
+  const keys = withNames ? [...new Set(apiKeyIds.filter((k): k is number => k !== null))] : [];
+  const { rows } = await sql<{ ids: string[]; names: Array<[number, string]> | null }>`
+    select array(select nextval(pg_get_serial_sequence('mails', 'id')) from generate_series(1, ${apiKeyIds.length})) as ids,
+      (select json_agg(json_build_array(id, name)) from api_keys where id = any(${keys}::bigint[])) as names`.execute(db);
+  const row = rows[0]!;
+  const names = new Map((row.names ?? []).map(([id, name]) => [Number(id), name]));
+  // The sequence hands out increasing numbers; sorted, the mails keep their order.
+  const ids = row.ids.map(Number).sort((a, b) => a - b);
+  return ids.map((id, i) => {
+    const key = apiKeyIds[i];
+    return { id, application_name: key === null || key === undefined ? null : (names.get(key) ?? null) };
+  });
 }
 
 /**
@@ -536,22 +581,21 @@ export interface NewEvent {
   detail?: Record<string, unknown> | undefined;
 }
 
-async function insertEvents(db: DbOrTrx, events: NewEvent[]): Promise<void> {
+async function insertEvents(db: DbOrTrx, events: NewEvent[], writes: StatementBatch | undefined): Promise<void> {
   for (let start = 0; start < events.length; start += CHUNK) {
-    await db
-      .insertInto('mail_events')
-      .values(
-        events.slice(start, start + CHUNK).map((e) => ({
-          mail_id: e.mailId,
-          at: e.at,
-          actor: e.actor,
-          type: e.type,
-          from_status: e.fromStatus,
-          to_status: e.toStatus,
-          detail: e.detail ? JSON.stringify(e.detail) : null,
-        })),
-      )
-      .execute();
+    const insert = db.insertInto('mail_events').values(
+      events.slice(start, start + CHUNK).map((e) => ({
+        mail_id: e.mailId,
+        at: e.at,
+        actor: e.actor,
+        type: e.type,
+        from_status: e.fromStatus,
+        to_status: e.toStatus,
+        detail: e.detail ? JSON.stringify(e.detail) : null,
+      })),
+    );
+    if (writes) await writes.add(insert);
+    else await insert.execute();
   }
 }
 
@@ -561,15 +605,17 @@ async function insertEvents(db: DbOrTrx, events: NewEvent[]): Promise<void> {
  * opposite orders deadlock, and the loser's outcomes would wait for a lease expiry), and this is the last
  * statement of the transition, so a row stays locked only for the commit.
  */
-async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>): Promise<void> {
-  for (const [status, delta] of [...deltas].sort(([a], [b]) => a - b)) {
-    if (delta === 0) continue;
-    await db
+async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>, writes: StatementBatch | undefined): Promise<void> {
+  const moves = [...deltas].filter(([, delta]) => delta !== 0).sort(([a], [b]) => a - b);
+  const moveOf = ([status, delta]: [number, number]) =>
+    db
       .updateTable('status_counts')
       .set((eb) => ({ count: eb('count', '+', delta) }))
-      .where('status', '=', status)
-      .execute();
-  }
+      .where('status', '=', status);
+  // One row may join the batch's statement; several must be locked in order, which one statement does not keep.
+  if (writes && moves.length === 1) return writes.add(moveOf(moves[0]!));
+  await writes?.flush();
+  for (const move of moves) await moveOf(move).execute();
 }
 
 /**

@@ -248,6 +248,28 @@ describe('POST /api/v1/mail', () => {
       expect((await list()).meta.total).toBe(3);
     });
 
+    it('answers with each mail id and status alone under Prefer: return=minimal, and stores the same mails', async () => {
+      const batch = [0, 1, 2].map((i) => ({ ...valid(), subject: `short ${i}`, to: [{ recipientMail: `s${i}@example.com` }] }));
+      const response = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/mail',
+        headers: { ...auth(apiKey), prefer: 'handling=strict, return=minimal' },
+        payload: batch,
+      });
+      expect(response.statusCode, response.body).toBe(202);
+      expect(response.headers['preference-applied']).toBe('return=minimal');
+      const { data } = response.json() as { data: Array<{ id: number; status: number }> };
+      expect(data.map((m) => Object.keys(m).sort())).toEqual([0, 1, 2].map(() => ['id', 'status']));
+      expect(data.every((m) => m.status === 0)).toBe(true);
+      // The ids are the stored mails', in the batch's order.
+      expect(await Promise.all(data.map(async (m) => (await detail(m.id)).subject))).toEqual(['short 0', 'short 1', 'short 2']);
+
+      // Any other preference, or none, keeps the full answer.
+      const full = await submit({ ...valid(), subject: 'full' });
+      expect(full.headers['preference-applied']).toBeUndefined();
+      expect((full.json() as { data: MailBody[] }).data[0]).toMatchObject({ subject: 'full', fromMail: 'shop@example.com' });
+    });
+
     it('refuses more than 500 mails, naming the limit, and stores none', async () => {
       const message = await expectBadRequest(
         Array.from({ length: 501 }, (_, i) => ({ ...valid(), subject: `m${i}` })),

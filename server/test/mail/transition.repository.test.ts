@@ -3,11 +3,15 @@
  * events and the exact counters, on a bulk action of 1,000 mails in mixed statuses.
  */
 import { MailStatus, REQUEUEABLE_STATUSES, STATUSES } from '@outbox/contract';
+import type { KyselyPlugin, Transaction } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deleteTransition, requeueTransition } from '../../src/mail/lifecycle.js';
+import { listMailApplicationEvents } from '../../src/events/application-events.repository.js';
+import { acceptedCreation, deleteTransition, requeueTransition } from '../../src/mail/lifecycle.js';
 import { getStatusCounts } from '../../src/mail/mail.repository.js';
-import { applyTransitions } from '../../src/mail/transition.repository.js';
-import { createTestContext, type TestContext } from '../support/context.js';
+import { prepareJson } from '../../src/submission/submission-preparation.js';
+import { applyTransitions, insertMails } from '../../src/mail/transition.repository.js';
+import type { Database } from '../../src/store/schema.js';
+import { createTestContext, getMailDetail, loginAs, testEngine, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 
 let context: TestContext;
@@ -109,6 +113,62 @@ describe('applyTransitions', () => {
         .transaction()
         .execute((trx) => applyTransitions(trx, [requeueTransition(id!, at, 'a'), requeueTransition(id!, at, 'b')])),
     ).rejects.toThrow(/duplicate/);
+    await expectCountersExact();
+  });
+});
+
+describe('insertMails', () => {
+  /** Counts the statements sent on a transaction (a plugin sees every result the store hands back). */
+  function countingStatements(trx: Transaction<Database>): { trx: Transaction<Database>; count: () => number } {
+    let statements = 0;
+    const plugin: KyselyPlugin = {
+      transformQuery: ({ node }) => node,
+      transformResult: async ({ result }) => {
+        statements += 1;
+        return result;
+      },
+    };
+    return { trx: trx.withPlugin(plugin), count: () => statements };
+  }
+
+  it('writes a group of new mails in one statement on PostgreSQL once their ids are drawn (issue 25), one per table on SQLite', async () => {
+    const principal = (await context.services.auth.findApiKeyPrincipal(await context.services.auth.createApiKey('shop')))!;
+    const at = context.clock.now();
+    const inputs = [0, 1, 2].map((i) => ({
+      fromMail: 'shop@example.com',
+      to: [{ recipientMail: `r${i}@example.com` }],
+      subject: `s${i}`,
+      text: 'hi',
+    }));
+    const prepared = inputs.map((input, i) => prepareJson(principal, input, i, at));
+    let statements = 0;
+    const ids = await context.store.db.transaction().execute(async (trx) => {
+      const counted = countingStatements(trx);
+      const inserted = await insertMails(
+        counted.trx,
+        prepared.map((p) => ({ ...p.mail, created: acceptedCreation(at, 'api-key:shop') })),
+      );
+      statements = counted.count();
+      return inserted;
+    });
+    // PostgreSQL: the ids and key names, then mails, recipients, contents, events, application events and the
+    // counter together. SQLite: the same six writes, each its own statement (no round trip to save).
+    expect(statements).toBe(testEngine === 'postgres' ? 2 : 6);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    for (const [i, id] of ids.entries()) {
+      const detail = await getMailDetail(context, await loginAs(context), id);
+      expect(detail).toMatchObject({ subject: `s${i}`, envelopeTo: [`r${i}@example.com`], status: MailStatus.Queued });
+      expect(detail.events.map((e) => e.type)).toEqual(['accepted']);
+      const events = await listMailApplicationEvents(context.store.db, id);
+      expect(events.map((e) => [e.type, Number(e.mail_seq)])).toEqual([['mail.queued', 1]]);
+      expect(JSON.parse(events[0]!.payload)).toMatchObject({ mailId: id, application: 'shop' });
+    }
+    await expectCountersExact();
+  });
+
+  it('moves two counters in status order, outside the one statement, when a group creates mails in two statuses', async () => {
+    const [first, second] = await seedMails(context.store, [{ status: MailStatus.Queued }, { status: MailStatus.Error }]);
+    expect(second).toBeGreaterThan(first!);
     await expectCountersExact();
   });
 });

@@ -57,8 +57,13 @@ const mailTo = (...addresses: string[]): SubmitMailRequest => ({
   text: 'Thanks!',
 });
 
-async function submitHttp(body: unknown): Promise<Mail[]> {
-  const response = await context.app.inject({ method: 'POST', url: '/api/v1/mail', headers: auth(apiKey), payload: JSON.stringify(body) });
+async function submitHttp(body: unknown, headers: Record<string, string> = {}): Promise<Mail[]> {
+  const response = await context.app.inject({
+    method: 'POST',
+    url: '/api/v1/mail',
+    headers: { ...auth(apiKey), ...headers },
+    payload: JSON.stringify(body),
+  });
   expect(response.statusCode, response.body).toBe(202);
   return (response.json() as { data: Mail[] }).data;
 }
@@ -129,6 +134,12 @@ describe('suppressed recipients', () => {
     const batch = await submitHttp([mailTo('ann@example.net', 'eve@example.net'), mailTo('fay@example.net')]);
     expect(batch[0]).toMatchObject({ status: MailStatus.Queued, suppressedRecipients: ['ann@example.net'] });
     expect(batch[1]!.suppressedRecipients).toBeUndefined();
+    // The short answer (docs/api.md, Prefer: return=minimal) still names them.
+    const short = await submitHttp([mailTo('ann@example.net', 'hal@example.net'), mailTo('ann@example.net')], { prefer: 'return=minimal' });
+    expect(short.map(({ id: _id, ...rest }) => rest)).toEqual([
+      { status: MailStatus.Queued, suppressedRecipients: ['ann@example.net'] },
+      { status: MailStatus.Error, suppressedRecipients: ['ann@example.net'] },
+    ]);
 
     const raw = Buffer.from(
       'From: shop@example.com\r\nTo: ann@example.net\r\nSubject: hi\r\nMessage-ID: <s1@example.com>\r\n\r\nHello\r\n',
