@@ -34,7 +34,8 @@ export class Api {
   ) {}
 
   static async login(request: APIRequestContext, username: string, password: string): Promise<Api> {
-    const response = await request.post('/api/v1/login', { data: { username, password } });
+    // A login hashes the password (scrypt 2^17): seconds on a 2-core machine at load 30, over the 5 s default.
+    const response = await request.post('/api/v1/login', { data: { username, password }, timeout: 30_000 });
     expect(response.status(), 'API login').toBe(200);
     const body = (await response.json()) as { data: { token: string }[] };
     const token = body.data[0]?.token;
