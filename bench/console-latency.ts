@@ -150,15 +150,24 @@ const PAGE_HELPERS = String.raw`(() => {
   };
   const rowIds = () => [...document.querySelectorAll('#mails-grid tbody tr[data-mail-id]')].map((r) => r.getAttribute('data-mail-id')).join(',');
   let before = '';
+  // Whether the grid was busy (a list request in flight) since the action: its answer may leave the rows in
+  // view as they were (a status filter whose first rows all had that status already; the body mounts only
+  // the rows in view, so this happens), and the grid no longer busy then means the answer is shown.
+  let sawBusy = false;
   w.__snap = () => {
     before = rowIds();
+    sawBusy = false;
   };
   const listReady = () => {
     const grid = document.querySelector('#mails-grid');
-    if (!grid || grid.getAttribute('aria-busy') !== 'false') return undefined;
+    if (!grid) return undefined;
+    if (grid.getAttribute('aria-busy') !== 'false') {
+      sawBusy = true;
+      return undefined;
+    }
     const rows = [...grid.querySelectorAll('tbody tr[data-mail-id]')];
     const empty = grid.querySelector('tbody tr.empty-row')?.textContent === 'No data to display';
-    if (!empty && (rows.length === 0 || rowIds() === before)) return undefined;
+    if (!empty && (rows.length === 0 || (rowIds() === before && !sawBusy))) return undefined;
     return rows;
   };
   const conditions = {
