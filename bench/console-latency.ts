@@ -149,13 +149,17 @@ const PAGE_HELPERS = String.raw`(() => {
     return realFetch(input, init);
   };
   const rowIds = () => [...document.querySelectorAll('#mails-grid tbody tr[data-mail-id]')].map((r) => r.getAttribute('data-mail-id')).join(',');
+  // What the list shows: the rows in view and the footer's range ("1–50 of 9,876"). Only the rows in view are
+  // mounted, and a status filter whose first rows all had that status already leaves them as they were; the
+  // range's total still changes.
+  const shown = () => rowIds() + '|' + (document.querySelector('[data-testid="footer-range"]')?.textContent ?? '');
   let before = '';
   // Whether the grid was busy (a list request in flight) since the action: its answer may leave the rows in
   // view as they were (a status filter whose first rows all had that status already; the body mounts only
   // the rows in view, so this happens), and the grid no longer busy then means the answer is shown.
   let sawBusy = false;
   w.__snap = () => {
-    before = rowIds();
+    before = shown();
     sawBusy = false;
   };
   const listReady = () => {
@@ -167,7 +171,7 @@ const PAGE_HELPERS = String.raw`(() => {
     }
     const rows = [...grid.querySelectorAll('tbody tr[data-mail-id]')];
     const empty = grid.querySelector('tbody tr.empty-row')?.textContent === 'No data to display';
-    if (!empty && (rows.length === 0 || (rowIds() === before && !sawBusy))) return undefined;
+    if (!empty && (rows.length === 0 || (shown() === before && !sawBusy))) return undefined;
     return rows;
   };
   const conditions = {
