@@ -149,10 +149,12 @@ const PAGE_HELPERS = String.raw`(() => {
     return realFetch(input, init);
   };
   const rowIds = () => [...document.querySelectorAll('#mails-grid tbody tr[data-mail-id]')].map((r) => r.getAttribute('data-mail-id')).join(',');
-  // What the list shows: the rows in view and the footer's range ("1–50 of 9,876"). Only the rows in view are
-  // mounted, and a status filter whose first rows all had that status already leaves them as they were; the
-  // range's total still changes.
-  const shown = () => rowIds() + '|' + (document.querySelector('[data-testid="footer-range"]')?.textContent ?? '');
+  // What the list shows: the view (in the query string), the rows in view and the footer's range. Only the rows
+  // in view are mounted, and a status filter whose first rows all had that status already leaves them as they
+  // were, and a capped search total ("1,000+") as well; the view changed, and its answer is shown once the
+  // grid is not busy (an answer from the cache is shown at once).
+  const shown = () =>
+    location.search + '|' + rowIds() + '|' + (document.querySelector('[data-testid="footer-range"]')?.textContent ?? '');
   let before = '';
   // Whether the grid was busy (a list request in flight) since the action: its answer may leave the rows in
   // view as they were (a status filter whose first rows all had that status already; the body mounts only
