@@ -160,6 +160,22 @@ describe('the virtualized body (docs/console.md §10.1)', () => {
     expect(scrollElement().scrollTop).toBe(0);
   });
 
+  it('after an empty answer, the next page of rows is drawn (the virtualizer starts again from no rows)', async () => {
+    server.use(
+      http.get('/api/v1/mail/list', ({ request }) =>
+        HttpResponse.json(buildMailList(new URL(request.url).searchParams.get('q') === 'nothing' ? [] : mails)),
+      ),
+    );
+    const user = await renderView();
+    const search = screen.getByRole('searchbox', { name: 'Search sender, recipients and subject' });
+    await user.type(search, 'nothing');
+    expect(await screen.findByText('No data to display', undefined, SLOW)).toBeInTheDocument();
+    // Back to the answer already cached: it is drawn at once, rows and all.
+    await user.clear(search);
+    await waitFor(() => expect(rowOf('mail 0')).toHaveAttribute('aria-rowindex', '2'), SLOW);
+    expect(mountedRows().length).toBeGreaterThanOrEqual(ROWS_IN_VIEW);
+  });
+
   it('"Select all on this page" selects the rows not mounted too; they show it once scrolled to', async () => {
     const user = await renderView();
     await user.click(screen.getByRole('checkbox', { name: 'Select all on this page' }));
