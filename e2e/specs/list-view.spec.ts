@@ -47,8 +47,10 @@ test.describe('Mails list view', () => {
     const total = await api.total();
     expect(total).toBeGreaterThan(2 * PAGE_SIZE); // the seed has 130; a few tests delete some
     expect(total).toBeLessThanOrEqual(DEMO_COUNT);
-    await expect(app.dataRows).toHaveCount(PAGE_SIZE);
+    // The grid counts the header and the page's 50 rows; the body mounts those in view (§10.1).
+    await expect(app.table).toHaveAttribute('aria-rowcount', String(PAGE_SIZE + 1));
     expect(list.data).toHaveLength(PAGE_SIZE);
+    expect(await app.columnTexts('Subject')).toEqual(list.data.map((mail) => mail.subject));
 
     const pages = Math.ceil(total / PAGE_SIZE);
     const range = page.getByTestId('footer-range');
@@ -62,7 +64,7 @@ test.describe('Mails list view', () => {
       const expectedRows = pageNumber < pages ? PAGE_SIZE : total - PAGE_SIZE * (pages - 1);
       const first = (pageNumber - 1) * PAGE_SIZE + 1;
       await expect(range).toHaveText(`${first}–${first + expectedRows - 1} of ${total}`);
-      await expect(app.dataRows).toHaveCount(expectedRows);
+      await expect(app.table).toHaveAttribute('aria-rowcount', String(expectedRows + 1));
       for (const mail of next.data) seen.add(mail.id);
     }
     await expect(page.getByRole('button', { name: 'Next', exact: true })).toBeDisabled();
@@ -92,9 +94,12 @@ test.describe('Mails list view', () => {
     await app.login();
     expect((await box(app.headerRow)).height).toBe(HEADER_HEIGHT);
     expect((await box(app.footer)).height).toBe(FOOTER_HEIGHT);
-    const heights = await app.dataRows.evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
-    expect(heights).toHaveLength(PAGE_SIZE);
-    expect(new Set(heights)).toEqual(new Set([ROW_HEIGHT]));
+    const heights = () => app.dataRows.evaluateAll((rows) => rows.map((row) => row.getBoundingClientRect().height));
+    expect(new Set(await heights())).toEqual(new Set([ROW_HEIGHT]));
+    // The body is as tall as the page's 50 rows; the last rows, scrolled to, are 60 px too.
+    expect((await box(app.body)).height).toBe(PAGE_SIZE * ROW_HEIGHT);
+    await app.scrollToRow(PAGE_SIZE - 1);
+    expect(new Set(await heights())).toEqual(new Set([ROW_HEIGHT]));
   });
 
   test('§2 / §9 Action column width 70, in the header and in every row', async ({ app }) => {
@@ -103,7 +108,7 @@ test.describe('Mails list view', () => {
     const widths = await app.dataRows.evaluateAll((rows) =>
       rows.map((row) => (row as HTMLTableRowElement).cells[row.children.length - 1]!.getBoundingClientRect().width),
     );
-    expect(widths).toHaveLength(PAGE_SIZE);
+    expect(widths.length).toBeGreaterThan(0);
     expect(new Set(widths)).toEqual(new Set([ACTION_COLUMN_WIDTH]));
     // It stays 70 on a wider screen, where the data columns grow.
     await app.page.setViewportSize({ width: 1920, height: 1080 });
@@ -222,10 +227,16 @@ test.describe('Mails list view', () => {
     await expect(page.getByRole('grid')).toHaveCount(1);
     await expect(app.table).toBeVisible();
     await expect(app.table.getByRole('rowgroup')).toHaveCount(2);
-    await expect(app.table.getByRole('row')).toHaveCount(PAGE_SIZE + 1);
+    // The page's 50 rows and the header are counted (aria-rowcount); the rows in view are mounted (§10.1).
+    await expect(app.table).toHaveAttribute('aria-rowcount', String(PAGE_SIZE + 1));
+    await expect(app.headerRow).toHaveAttribute('aria-rowindex', '1');
+    const mounted = await app.dataRows.count();
+    expect(mounted).toBeGreaterThan(0);
+    expect(mounted).toBeLessThan(PAGE_SIZE);
+    await expect(app.table.getByRole('row')).toHaveCount(mounted + 1);
     await expect(app.columnHeaders).toHaveCount(COLUMN_NAMES.length + 1);
     await expect(app.headerRow.getByRole('columnheader')).toHaveCount(SELECT_COLUMNS + COLUMN_NAMES.length + 1);
-    await expect(app.table.getByRole('gridcell')).toHaveCount(PAGE_SIZE * (SELECT_COLUMNS + COLUMN_NAMES.length + 1));
+    await expect(app.table.getByRole('gridcell')).toHaveCount(mounted * (SELECT_COLUMNS + COLUMN_NAMES.length + 1));
     // The action column has no visible title, but a name for screen readers.
     await expect(app.table.getByRole('columnheader', { name: 'Actions', exact: true })).toHaveCount(1);
 
@@ -239,9 +250,46 @@ test.describe('Mails list view', () => {
       if (!node.ignored && role) roles.set(role, (roles.get(role) ?? 0) + 1);
     }
     expect(roles.get('grid')).toBe(1);
-    expect(roles.get('row')).toBe(PAGE_SIZE + 1);
+    expect(roles.get('row')).toBe(mounted + 1);
     expect(roles.get('columnheader')).toBe(SELECT_COLUMNS + COLUMN_NAMES.length + 1);
-    expect(roles.get('gridcell')).toBe(PAGE_SIZE * (SELECT_COLUMNS + COLUMN_NAMES.length + 1));
+    expect(roles.get('gridcell')).toBe(mounted * (SELECT_COLUMNS + COLUMN_NAMES.length + 1));
+  });
+
+  test('Beyond the spec (docs/console.md §10.1): only the rows in view are mounted; scrolling and keyboard focus mount the others', async ({
+    app,
+    page,
+  }) => {
+    const { list } = await app.login();
+    const rowIndexes = () => app.dataRows.evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('aria-rowindex'))));
+    const atTop = await rowIndexes();
+    // At 1280×800 about ten rows are in view: they and a few beyond are mounted, from the first row on.
+    expect(atTop[0]).toBe(2);
+    expect(atTop.length).toBeLessThan(PAGE_SIZE / 2);
+    expect(atTop).toEqual(atTop.map((_, index) => index + 2));
+
+    // The wheel scrolls the body; the rows now in view are mounted, with their places in the page.
+    await app.cell(app.row(0), 'Subject').hover();
+    await page.mouse.wheel(0, 20 * ROW_HEIGHT);
+    await expect(app.row(22)).toBeVisible();
+    await app.expectRows(list);
+
+    // Keyboard: End moves focus to the last row, which is mounted, scrolled into view and focused.
+    await page.mouse.wheel(0, -40 * ROW_HEIGHT);
+    await app.row(0).focus();
+    await page.keyboard.press('End');
+    await expect(app.row(PAGE_SIZE - 1)).toBeFocused();
+    await expect(app.row(PAGE_SIZE - 1)).toBeInViewport();
+    await expect(app.row(PAGE_SIZE - 1)).toHaveAttribute('aria-rowindex', String(PAGE_SIZE + 1));
+    await page.keyboard.press('Home');
+    await expect(app.row(0)).toBeFocused();
+    await expect(app.row(0)).toBeInViewport();
+    // The row below the sticky header, not under it.
+    expect((await box(app.row(0))).y).toBeGreaterThanOrEqual((await box(app.headerRow)).y + HEADER_HEIGHT - 1);
+    await page.keyboard.press('PageDown');
+    await page.keyboard.press('PageDown');
+    await expect(app.row(20)).toBeFocused();
+    await expect(app.row(20)).toBeInViewport();
+    await app.expectRows(list);
   });
 
   test('Beyond the spec (docs/console.md §10.8): the list fits 1280×800 without horizontal scrolling (screenshot attached)', async ({

@@ -36,7 +36,7 @@ export class Api {
   static async login(request: APIRequestContext, username: string, password: string): Promise<Api> {
     // A login hashes the password with scrypt at N = 2^17 on purpose (slow), at most two at once: on a loaded
     // machine that takes longer than the 5 s other calls are given.
-    const response = await request.post('/api/v1/login', { data: { username, password }, timeout: 20_000 });
+    const response = await request.post('/api/v1/login', { data: { username, password }, timeout: 30_000 });
     expect(response.status(), 'API login').toBe(200);
     const body = (await response.json()) as { data: { token: string }[] };
     const token = body.data[0]?.token;

@@ -46,6 +46,10 @@ export class ConsolePage {
   readonly headerRow: Locator;
   readonly columnHeaders: Locator;
   readonly body: Locator;
+  /**
+   * The body's rows that are mounted: the table draws only the rows in view of its 50-row page
+   * (docs/console.md §10.1), so a row far down is in the DOM once scrolled to (`scrollToRow`, `columnTexts`).
+   */
   readonly dataRows: Locator;
   readonly footer: Locator;
   readonly footerTotal: Locator;
@@ -103,24 +107,76 @@ export class ConsolePage {
     return { token, list };
   }
 
-  /** Waits until the table shows exactly the rows of `list`, in order (matched by their ReceivedDate instant). */
+  /**
+   * Waits until the table shows exactly the rows of `list`, in order (matched by their ReceivedDate instant):
+   * the grid counts the header and every row of the page (aria-rowcount), and every mounted row is the mail
+   * the answer has at its aria-rowindex.
+   */
   async expectRows(list: MailListResponse): Promise<void> {
     await expect(this.listHeading).toBeVisible();
     if (list.data.length === 0) {
       await expect(this.dataRows).toHaveCount(1);
       await expect(this.dataRows.first()).toHaveText('No data to display');
     } else {
-      await expect(this.dataRows).toHaveCount(list.data.length);
-      const receivedCells = this.dataRows.locator(`td:nth-child(${SELECT_COLUMNS + COLUMN_NAMES.indexOf('ReceivedDate') + 1})`);
+      await expect(this.table).toHaveAttribute('aria-rowcount', String(list.data.length + 1));
+      const expected = list.data.map((mail) => (mail.receivedDate ? utcInstant(mail.receivedDate) : null));
+      const receivedColumn = SELECT_COLUMNS + COLUMN_NAMES.indexOf('ReceivedDate');
       await expect
-        .poll(() => receivedCells.evaluateAll((cells) => cells.map((cell) => cell.getAttribute('title'))))
-        .toEqual(list.data.map((mail) => (mail.receivedDate ? utcInstant(mail.receivedDate) : null)));
+        .poll(async () => {
+          const mounted = await this.dataRows.evaluateAll(
+            (rows, column) =>
+              rows.map(
+                (row) =>
+                  [
+                    Number(row.getAttribute('aria-rowindex')),
+                    (row as HTMLTableRowElement).cells[column]?.getAttribute('title') ?? null,
+                  ] as const,
+              ),
+            receivedColumn,
+          );
+          const misplaced = mounted.filter(([rowIndex, title]) => expected[rowIndex - 2] !== title);
+          return mounted.length === 0 ? 'no row mounted' : misplaced.map(([rowIndex]) => rowIndex);
+        })
+        .toEqual([]);
     }
     this.shown = list;
   }
 
+  /** The row at `index` of the page (from 0), by its aria-rowindex: mounted when in view (`scrollToRow`). */
   row(index: number): Locator {
-    return this.dataRows.nth(index);
+    return this.body.locator(`tr[aria-rowindex="${index + 2}"]`);
+  }
+
+  /** Scrolls the table so that the row at `index` of the page is in view below the header, and waits for it. */
+  async scrollToRow(index: number): Promise<void> {
+    await this.table.evaluate((table, top) => table.closest('.table-scroll')!.scrollTo({ top }), index * ROW_HEIGHT);
+    await expect(this.row(index)).toBeVisible();
+  }
+
+  /**
+   * The text of one column in every row of the page, in order: the table is scrolled from the top to the end
+   * a viewport at a time (only the rows in view are mounted), then back to the top.
+   */
+  async columnTexts(column: ColumnName | 'action'): Promise<string[]> {
+    const cellIndex = SELECT_COLUMNS + (column === 'action' ? ACTION_COLUMN_INDEX : COLUMN_NAMES.indexOf(column));
+    const texts = await this.table.evaluate(async (table, cellIndex) => {
+      const scroller = table.closest('.table-scroll')!;
+      const byRow = new Map<number, string>();
+      const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+      for (let top = 0; ; top += Math.max(scroller.clientHeight - 100, 60)) {
+        scroller.scrollTo({ top });
+        await frame();
+        await frame();
+        for (const row of Array.from(table.querySelectorAll<HTMLTableRowElement>('tbody tr[aria-rowindex]'))) {
+          byRow.set(Number(row.getAttribute('aria-rowindex')), row.cells[cellIndex]?.textContent ?? '');
+        }
+        if (top + scroller.clientHeight >= scroller.scrollHeight) break;
+      }
+      scroller.scrollTo({ top: 0 });
+      await frame();
+      return [...byRow.entries()].sort(([a], [b]) => a - b).map(([, text]) => text);
+    }, cellIndex);
+    return texts;
   }
 
   /** The row of `mail`, found by its ReceivedDate cell's exact UTC instant (a tooltip; unique in the data). */
@@ -163,6 +219,7 @@ export class ConsolePage {
     }
     expect(index, `a mail with status ${status} on a first page`).toBeGreaterThanOrEqual(0);
     const mail = current.data[index]!;
+    await this.scrollToRow(index);
     await expect(this.rowOf(mail)).toHaveCount(1);
     return { list: current, index, mail };
   }

@@ -1,14 +1,20 @@
-/** Keyboard focus on the rows: the grid's roving tab stop, the skip link, and where focus goes after an action. */
+/**
+ * Keyboard focus on the rows: the grid's roving tab stop, the skip link, and where focus goes after an action;
+ * and the virtualized body: only the rows in view mounted, focus mounting the row it moves to.
+ */
 import type { Mail } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { createTestQueryClient } from '../../../test/app-harness';
 import { buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
+import { scrollTableTo, setTableViewportHeight } from '../../../test/table-viewport';
 import { MailsListView } from './mails-list-view';
+import { ROW_OVERSCAN } from './mails-table';
+import { HEADER_HEIGHT, ROW_HEIGHT } from './table-layout';
 
 /** A busy two-core machine renders slowly: wait longer than Testing Library's 1 s default. */
 const SLOW = { timeout: 4000 };
@@ -97,5 +103,85 @@ describe('keyboard focus on the rows', () => {
     await user.keyboard('{End}{ArrowRight}{Enter}');
     await waitFor(() => expect(screen.queryByText('mail 24')).not.toBeInTheDocument(), SLOW);
     await waitFor(() => expect(rowOf('mail 23')).toHaveFocus(), SLOW);
+  });
+});
+
+describe('the virtualized body (docs/console.md §10.1)', () => {
+  /** Six rows in view below the header: a 50-row page mounts a fraction of its rows. */
+  const ROWS_IN_VIEW = 6;
+
+  beforeEach(() => {
+    mails = Array.from({ length: 50 }, (_, index) => buildMail({ id: 100 + index, status: 3, subject: `mail ${index}` }));
+    setTableViewportHeight(HEADER_HEIGHT + ROWS_IN_VIEW * ROW_HEIGHT);
+  });
+
+  const mountedRows = () => within(screen.getAllByRole('rowgroup')[1]!).getAllByRole('row');
+  const scrollElement = () => screen.getByRole('grid').closest('.table-scroll')!;
+
+  it('mounts only the rows in view, each with its aria-rowindex in a grid counting the whole page', async () => {
+    await renderView();
+    const grid = screen.getByRole('grid', { name: 'Mails' });
+    expect(grid).toHaveAttribute('aria-rowcount', '51');
+    expect(within(screen.getAllByRole('rowgroup')[0]!).getByRole('row')).toHaveAttribute('aria-rowindex', '1');
+    const rows = mountedRows();
+    expect(rows.length).toBeGreaterThanOrEqual(ROWS_IN_VIEW);
+    expect(rows.length).toBeLessThanOrEqual(ROWS_IN_VIEW + 2 * ROW_OVERSCAN + 1);
+    expect(rows.map((row) => row.getAttribute('aria-rowindex'))).toEqual(rows.map((_, index) => String(index + 2)));
+    expect(screen.queryByText('mail 49')).not.toBeInTheDocument();
+    // The body is as tall as the whole page, so the scroll bar reads the page's 50 rows.
+    expect(grid.querySelector('tbody')).toHaveStyle({ height: `${50 * ROW_HEIGHT}px` });
+
+    // A scroll to row 40 mounts the rows around it; the first row stays, as it holds the grid's tab stop.
+    act(() => scrollTableTo(scrollElement(), 40 * ROW_HEIGHT));
+    await waitFor(() => expect(rowOf('mail 40')).toHaveAttribute('aria-rowindex', '42'), SLOW);
+    expect(rowOf('mail 49')).toHaveAttribute('aria-rowindex', '51');
+    expect(screen.queryByText('mail 20')).not.toBeInTheDocument();
+    expect(rowOf('mail 0')).toHaveAttribute('tabindex', '0');
+  });
+
+  it('keyboard focus moving to a row out of view mounts it, scrolls to it and focuses it', async () => {
+    const user = await renderView();
+    await user.click(screen.getByText('Skip to the mails table'));
+    expect(rowOf('mail 0')).toHaveFocus();
+
+    await user.keyboard('{PageDown}');
+    await waitFor(() => expect(rowOf('mail 10')).toHaveFocus(), SLOW);
+    // Row 10 is brought to the bottom of the six rows in view.
+    expect(scrollElement().scrollTop).toBe((10 + 1 - ROWS_IN_VIEW) * ROW_HEIGHT);
+
+    await user.keyboard('{End}');
+    await waitFor(() => expect(rowOf('mail 49')).toHaveFocus(), SLOW);
+    expect(rowOf('mail 49')).toHaveAttribute('aria-rowindex', '51');
+    await user.keyboard('{ArrowUp}');
+    await waitFor(() => expect(rowOf('mail 48')).toHaveFocus(), SLOW);
+
+    await user.keyboard('{Home}');
+    await waitFor(() => expect(rowOf('mail 0')).toHaveFocus(), SLOW);
+    expect(scrollElement().scrollTop).toBe(0);
+  });
+
+  it('after an empty answer, the next page of rows is drawn (the virtualizer starts again from no rows)', async () => {
+    server.use(
+      http.get('/api/v1/mail/list', ({ request }) =>
+        HttpResponse.json(buildMailList(new URL(request.url).searchParams.get('q') === 'nothing' ? [] : mails)),
+      ),
+    );
+    const user = await renderView();
+    const search = screen.getByRole('searchbox', { name: 'Search sender, recipients and subject' });
+    await user.type(search, 'nothing');
+    expect(await screen.findByText('No data to display', undefined, SLOW)).toBeInTheDocument();
+    // Back to the answer already cached: it is drawn at once, rows and all.
+    await user.clear(search);
+    await waitFor(() => expect(rowOf('mail 0')).toHaveAttribute('aria-rowindex', '2'), SLOW);
+    expect(mountedRows().length).toBeGreaterThanOrEqual(ROWS_IN_VIEW);
+  });
+
+  it('"Select all on this page" selects the rows not mounted too; they show it once scrolled to', async () => {
+    const user = await renderView();
+    await user.click(screen.getByRole('checkbox', { name: 'Select all on this page' }));
+    expect(screen.getByText('selected: 50')).toBeInTheDocument();
+    act(() => scrollTableTo(scrollElement(), 44 * ROW_HEIGHT));
+    await waitFor(() => expect(screen.getByRole('checkbox', { name: 'Select mail #149' })).toBeChecked(), SLOW);
+    expect(rowOf('mail 49')).toHaveAttribute('aria-selected', 'true');
   });
 });

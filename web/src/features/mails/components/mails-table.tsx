@@ -12,6 +12,7 @@ import {
   type Ref,
   type RefCallback,
 } from 'react';
+import { defaultRangeExtractor, useVirtualizer, type Range } from '@tanstack/react-virtual';
 import type { Mail } from '@outbox/contract';
 import {
   createColumnHelper,
@@ -54,7 +55,7 @@ interface MailsTableProps {
  * ref as they mount, in the order of `mails`), so nobody searches the document for them.
  */
 export interface MailsTableHandle {
-  /** Focuses the row of a mail; false when it is not shown. */
+  /** Focuses the row of a mail, mounting it first if it is out of view; false when the page does not hold it. */
   focusRow: (id: number) => boolean;
   /** Focuses the row that holds the grid's one tab stop. */
   focusTabStop: () => void;
@@ -71,6 +72,12 @@ export interface MailsTableHandle {
 }
 
 const NO_MAILS: Mail[] = [];
+
+/**
+ * Rows mounted beyond the viewport on each side: a wheel turn or PageDown shows rows already laid out, and a
+ * page of 50 still mounts a fraction of its rows (docs/console.md §10.1).
+ */
+export const ROW_OVERSCAN = 5;
 
 const columnHelper = createColumnHelper<Mail>();
 
@@ -110,6 +117,7 @@ export function MailsTable({
   ref,
 }: MailsTableProps) {
   const layout = useTableLayout();
+  const scrollRef = useRef<HTMLDivElement>(null);
 
   const sorting: SortingState = useMemo(() => [{ id: sort, desc: order === 'desc' }], [sort, order]);
 
@@ -150,7 +158,7 @@ export function MailsTable({
   const gridTemplateColumns = gridTemplateOf(headers.map((header) => ({ id: header.column.id, size: header.getSize() })));
   const minWidth = headers.reduce((sum, header) => sum + header.getSize(), 0);
   // The grid's template and the row heights are custom properties of the table, read by every row in the
-  // stylesheet: a column resize changes one property, and no row carries a style of its own.
+  // stylesheet: a column resize changes one property; a row's own style is only its place (--row-index).
   const tableStyle = {
     minWidth,
     '--mail-columns': gridTemplateColumns,
@@ -205,8 +213,7 @@ export function MailsTable({
     const target = moveTo[event.key];
     if (target !== undefined) {
       event.preventDefault();
-      const targetMail = mails[Math.max(0, Math.min(mails.length - 1, target))];
-      if (targetMail) rowElements.current.get(String(targetMail.id))?.focus();
+      focusRowAt(Math.max(0, Math.min(mails.length - 1, target)));
     } else if (event.key === 'ArrowRight') {
       event.preventDefault();
       rowElement.querySelector<HTMLElement>('button')?.focus();
@@ -223,12 +230,72 @@ export function MailsTable({
   const rowElements = useRef(new Map<string, HTMLTableRowElement>());
   // The row that holds the grid's one tab stop: the last one focused while it is still shown, else the first.
   const [activeId, setActiveId] = useState<string | null>(null);
-  const tabStopId = mails.some((mail) => String(mail.id) === activeId) ? activeId : mails[0] ? String(mails[0].id) : null;
+  const activeIndex = mails.findIndex((mail) => String(mail.id) === activeId);
+  const tabStopIndex = activeIndex >= 0 ? activeIndex : mails.length > 0 ? 0 : -1;
+  const tabStopId = tabStopIndex >= 0 ? String(mails[tabStopIndex]!.id) : null;
+  // A row that focus is moving to but that is not mounted yet: focused as it mounts (registerRow).
+  const pendingFocusId = useRef<string | null>(null);
+
+  const keepTabStopMounted = useCallback(
+    (range: Range) => {
+      const indexes = defaultRangeExtractor(range);
+      if (tabStopIndex < 0 || indexes.includes(tabStopIndex)) return indexes;
+      return [...indexes, tabStopIndex].sort((a, b) => a - b);
+    },
+    [tabStopIndex],
+  );
+  // Only the rows in view (and ROW_OVERSCAN around them) are mounted: laying out and painting 50 rows of
+  // this grid was most of the time between an answer and its rows at 1M mails (docs/benchmarks.md). Rows
+  // have the spec's fixed height, so nothing is measured, and the virtualizer knows them by index (keyed by
+  // mail, it would try to keep a row in place across a page change, scrolling to follow it). The row holding the tab stop stays mounted
+  // wherever it is, so Tab always reaches the grid and a row with focus never unmounts under the operator.
+  const virtualizer = useVirtualizer({
+    count: mails.length,
+    getScrollElement: () => scrollRef.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: ROW_OVERSCAN,
+    // The body starts below the sticky header, which also covers the top of the viewport.
+    scrollMargin: HEADER_HEIGHT,
+    scrollPaddingStart: HEADER_HEIGHT,
+    // Before the scroll element is measured, assume the window: the first render mounts the rows in view
+    // rather than none, and the measurement that follows changes nothing on a normal screen.
+    initialRect: { width: window.innerWidth, height: window.innerHeight },
+    rangeExtractor: keepTabStopMounted,
+    // A scroll re-renders the body as an ordinary update: flushSync from the virtualizer's layout effect is
+    // refused by React 19 (it warns), and ROW_OVERSCAN covers the frame a fast scroll may wait.
+    useFlushSync: false,
+  });
+
+  /** Moves focus to the row at `index` of the page: scrolled into view, mounted if it was not, then focused. */
+  function focusRowAt(index: number) {
+    const mail = mails[index];
+    if (!mail) return;
+    const rowId = String(mail.id);
+    virtualizer.scrollToIndex(index, { align: 'auto' });
+    const element = rowElements.current.get(rowId);
+    if (element) {
+      element.focus({ preventScroll: true });
+    } else {
+      // Becoming the tab stop keeps it in the mounted range (rangeExtractor); registerRow focuses it.
+      pendingFocusId.current = rowId;
+      setActiveId(rowId);
+    }
+  }
   // The rows get handlers that never change identity (they call the latest closures through a ref), so a
   // memoized row re-renders only when its own mail, selection, pending action, focus or the column order changes:
   // a click that selects one row and opens its detail re-renders two rows, not fifty; a column resize, none.
-  const latest = useRef({ handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions, mails, activeId, tabStopId });
-  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, actions, mails, activeId, tabStopId };
+  const latest = useRef({
+    handleRowClick,
+    handleRowPointerDown,
+    handleRowKeyDown,
+    toggleRow,
+    focusRowAt,
+    actions,
+    mails,
+    activeId,
+    tabStopId,
+  });
+  latest.current = { handleRowClick, handleRowPointerDown, handleRowKeyDown, toggleRow, focusRowAt, actions, mails, activeId, tabStopId };
   const rowHandlers = useMemo<RowHandlers>(
     () => ({
       onClick: (event, rowId) => latest.current.handleRowClick(event, rowId),
@@ -247,6 +314,10 @@ export function MailsTable({
     if (!element || rowId === undefined) return undefined;
     const rows = rowElements.current;
     rows.set(rowId, element);
+    if (pendingFocusId.current === rowId) {
+      pendingFocusId.current = null;
+      element.focus({ preventScroll: true });
+    }
     return () => {
       if (rows.get(rowId) === element) rows.delete(rowId);
     };
@@ -254,9 +325,10 @@ export function MailsTable({
 
   useImperativeHandle(ref, () => {
     const focusRow = (id: number | string) => {
-      const row = rowElements.current.get(String(id));
-      row?.focus();
-      return row !== undefined;
+      const index = latest.current.mails.findIndex((mail) => String(mail.id) === String(id));
+      if (index < 0) return false;
+      latest.current.focusRowAt(index);
+      return true;
     };
     return {
       focusRow,
@@ -291,11 +363,20 @@ export function MailsTable({
   const columns = useMemo(() => columnKey.split(',').flatMap((id) => columnOf(id) ?? []), [columnKey]);
 
   return (
-    <div className="table-scroll">
+    <div className="table-scroll" ref={scrollRef}>
       <div className={`progress${isFetching ? ' is-active' : ''}`} aria-hidden="true" />
-      <table id="mails-grid" role="grid" className="mails-table" aria-label="Mails" aria-busy={isFetching} style={tableStyle}>
+      <table
+        id="mails-grid"
+        role="grid"
+        className="mails-table"
+        aria-label="Mails"
+        aria-busy={isFetching}
+        // The header row and every row of the page (or the one empty row), mounted or not.
+        aria-rowcount={1 + Math.max(mails.length, 1)}
+        style={tableStyle}
+      >
         <thead>
-          <tr>
+          <tr aria-rowindex={1}>
             {headers.map((header) => (
               <HeaderCell
                 key={header.id}
@@ -309,18 +390,23 @@ export function MailsTable({
             ))}
           </tr>
         </thead>
-        <tbody>
-          {mails.length === 0 ? (
-            <tr className="empty-row">
+        {mails.length === 0 ? (
+          <tbody>
+            <tr className="empty-row" aria-rowindex={2}>
               <td colSpan={headers.length}>{isLoading ? 'Loading…' : 'No data to display'}</td>
             </tr>
-          ) : (
-            mails.map((mail) => {
+          </tbody>
+        ) : (
+          // The body is as tall as the whole page of rows; each mounted row sits at its place in it.
+          <tbody className="is-virtual" style={{ height: mails.length * ROW_HEIGHT }}>
+            {virtualizer.getVirtualItems().map((item) => {
+              const mail = mails[item.index]!;
               const rowId = String(mail.id);
               return (
                 <MailRow
                   key={rowId}
                   rowId={rowId}
+                  rowIndex={item.index}
                   mail={mail}
                   selected={rowSelection[rowId] === true}
                   pending={actions.pendingIds.has(mail.id)}
@@ -331,9 +417,9 @@ export function MailsTable({
                   rowRef={registerRow}
                 />
               );
-            })
-          )}
-        </tbody>
+            })}
+          </tbody>
+        )}
       </table>
     </div>
   );
@@ -352,6 +438,8 @@ interface RowHandlers {
 interface MailRowProps {
   /** The mail's id as TanStack Table's row id (the key of the selection state). */
   rowId: string;
+  /** The row's place in the page, from 0: its aria-rowindex (the header is row 1) and its offset in the body. */
+  rowIndex: number;
   /** The row's mail: a changed mail (a live update) is a new object, so the row renders again. */
   mail: Mail;
   selected: boolean;
@@ -365,7 +453,18 @@ interface MailRowProps {
   rowRef: RefCallback<HTMLTableRowElement>;
 }
 
-const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, isTabStop, columns, handlers, rowRef }: MailRowProps) {
+const MailRow = memo(function MailRow({
+  rowId,
+  rowIndex,
+  mail,
+  selected,
+  pending,
+  isOpen,
+  isTabStop,
+  columns,
+  handlers,
+  rowRef,
+}: MailRowProps) {
   // One object for the row's cells (their checkbox and button), made when the row renders.
   const cellProps: RowCellProps = {
     selected,
@@ -379,6 +478,9 @@ const MailRow = memo(function MailRow({ rowId, mail, selected, pending, isOpen, 
       ref={rowRef}
       className={[selected ? 'is-selected' : '', isOpen ? 'is-open' : ''].filter(Boolean).join(' ') || undefined}
       data-mail-id={mail.id}
+      aria-rowindex={rowIndex + 2}
+      // Its place in the body as a CSS variable: the stylesheet turns it into an offset (.is-virtual).
+      style={{ '--row-index': rowIndex } as CSSProperties}
       aria-selected={selected}
       tabIndex={isTabStop ? 0 : -1}
       onFocus={() => handlers.onFocus(rowId)}
