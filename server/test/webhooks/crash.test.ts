@@ -138,9 +138,18 @@ it('SIGKILL while delivering: after a restart every committed event reaches the 
   );
   for (const request of receiver.requests) verify(secret, request);
   const duplicates = receiver.requests.length - new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size;
-  console.log(
-    `crash test: ${expected.size} events, ${receivedAtKill} received before the kill, ${inFlightAtKill} in flight at it, ${duplicates} received twice`,
+  // At-least-once has a second source of repeats besides the kill: an attempt the dispatcher gave up on (its
+  // timeout passed on a loaded machine) that the receiver did get is logged failed and sent again.
+  const failedAttempts = await count(
+    store.db
+      .selectFrom('webhook_attempts')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('succeeded', '=', 0)
+      .executeTakeFirstOrThrow(),
   );
-  expect(duplicates).toBeLessThanOrEqual(inFlightAtKill);
+  console.log(
+    `crash test: ${expected.size} events, ${receivedAtKill} received before the kill, ${inFlightAtKill} in flight at it, ${failedAttempts} attempts logged failed, ${duplicates} received twice`,
+  );
+  expect(duplicates).toBeLessThanOrEqual(inFlightAtKill + failedAttempts);
   expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(expected.size);
 }, 300_000);
