@@ -24,6 +24,7 @@ const storeFree = [
   'test/intake/smtp-listener-manners.test.ts',
   'test/intake/smtp-listener.test.ts',
   'test/mail/group-commit.test.ts',
+  'test/mail/list-plan.test.ts',
   'test/mail/message-builder.test.ts',
   'test/mail/mime-composer.test.ts',
   'test/mail/summary-headers.test.ts',

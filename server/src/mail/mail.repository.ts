@@ -8,7 +8,7 @@ import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
-import { isIndexedSearch, LIST_SORTS, type ListFilter, type Position } from './list-plan.js';
+import { isIndexedSearch, LIST_SORTS, type CountSource, type ListFilter, type Position } from './list-plan.js';
 
 export type MailFilter = ListFilter;
 
@@ -189,19 +189,20 @@ export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead): Pro
 }
 
 /**
- * The count: ids of mails matching the filter, `limit` at most, through the index that finds them soonest.
- * SQLite, a search of 3+ characters: the trigram index newest first, each candidate's row checked (FTS5 walks
- * its doclists from the highest rowid and stops at the limit), unless `viaStatuses` (the statuses hold fewer
- * mails than that). Otherwise the engine chooses (PostgreSQL has statistics of the words, dates and statuses).
+ * The count: ids of mails matching the filter, `limit` at most, from the source `chooseCountSource` chose.
+ * `trigrams` (SQLite, a search of 3+ characters): the trigram index newest first, each candidate's row checked
+ * (FTS5 walks its doclists from the highest rowid and stops at the limit). `statuses` and `engine`: one
+ * statement with every term; SQLite seeks the statuses' index (or the date range's), PostgreSQL chooses by its
+ * statistics of the words, dates and statuses.
  */
 export async function findMatchingIds(
   db: DbOrTrx,
   engine: Engine,
   filter: ListFilter,
   limit: number,
-  viaStatuses: boolean,
+  source: CountSource,
 ): Promise<number[]> {
-  if (engine === 'sqlite' && isIndexedSearch(filter.search) && !viaStatuses) {
+  if (engine === 'sqlite' && isIndexedSearch(filter.search) && source === 'trigrams') {
     const terms = termsOf(filter, true);
     const { rows } = await sql<{ id: number }>`select mails.id from mails_fts join mails on mails.id = mails_fts.rowid
       where mails_fts match ${trigramMatchQuery(filter.search)} and ${sql.join(terms, sql` and `)}

@@ -12,6 +12,7 @@ import { createBulkActions } from './bulk-actions.js';
 import { createMailActions, mailNotFound } from './mail-actions.js';
 import { toMail, toMailDetail } from './mail-mapping.js';
 import {
+  chooseCountSource,
   DEFAULT_LIST_OPTIONS,
   decodeListCursor,
   encodeListCursor,
@@ -19,6 +20,7 @@ import {
   isIndexedSearch,
   LIST_SORTS,
   planList,
+  type CountSource,
   type ListFilter,
   type ListOptions,
   type ListPlan,
@@ -72,12 +74,13 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
   /**
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
    * term is counted up to the cap, and that count (the matches' ids) is what `planList` chooses from.
-   * `plan` names the plan that read the page, for tests; the route's schema leaves it out of the answer.
+   * `plan` names the plan that read the page and `countSource` where the count read its matches (undefined:
+   * nothing to count), for tests and the benchmark; the route's schema leaves both out of the answer.
    */
   async function listMails(
     input: ListMailsInput,
     options: ListOptions = DEFAULT_LIST_OPTIONS,
-  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlanLabel }> {
+  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlanLabel; countSource: CountSource | undefined }> {
     const sort = input.sort ?? 'receivedDate';
     const order = input.order ?? 'desc';
     const cursor = input.cursor === undefined ? undefined : decodeListCursor(input.cursor, sort, order);
@@ -96,19 +99,18 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
 
     const counts = await repo.getStatusCounts(db);
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
-    // Statuses holding no more mails than the count reads are the quickest way to their matches.
-    const viaStatuses = filter.statuses !== undefined && statusRows <= options.countCap;
-    const matchIds = isCounted(filter)
-      ? await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, viaStatuses)
-      : undefined;
+    const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
+    const count = isCounted(filter) ? await chooseCount(filter, statusRows, totalRows, options) : undefined;
+    const matchIds = count ? await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, count.source) : undefined;
     // SQLite counted a search through its trigram index, newest first: the share of the ids its matches
-    // spanned tells how many mails it is on, if they are spread like the ids.
-    const fromTrigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) && !viaStatuses;
+    // spanned tells how many mails it is on, if they are spread like the ids. Counted through the statuses,
+    // the probe of its candidates told it.
+    const fromTrigrams = count?.source === 'trigrams';
     const idRange = fromTrigrams && matchIds && matchIds.length > options.countCap ? await repo.findIdRange(db) : undefined;
     const expectedMatches =
       idRange && matchIds
         ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
-        : undefined;
+        : count?.candidates;
     const plan = planList(filter, sort, { matches: matchIds?.length, expectedMatches }, options);
     // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
     const found =
@@ -167,7 +169,28 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
         counts: Object.fromEntries(STATUSES.map((s) => [String(s.code), counts.get(s.code) ?? 0])),
       },
       plan: answered,
+      countSource: count?.source,
     };
+  }
+
+  /**
+   * Where the count reads its matches (`chooseCountSource`). SQLite, a search with statuses holding more mails
+   * than the cap: the first `countCap + 1` trigram candidates (ids only, no row read) tell how many there are,
+   * from how far back among the ids they reached.
+   */
+  async function chooseCount(
+    filter: ListFilter,
+    statusRows: number,
+    totalRows: number,
+    options: ListOptions,
+  ): Promise<{ source: CountSource; candidates: number | undefined }> {
+    let candidates: number | undefined;
+    if (store.engine === 'sqlite' && isIndexedSearch(filter.search) && filter.statuses && statusRows > options.countCap) {
+      const probe = await repo.findTrigramCandidates(db, filter.search, options.countCap + 1);
+      const idRange = probe.length > options.countCap ? await repo.findIdRange(db) : undefined;
+      candidates = idRange ? Math.round((probe.length * (idRange.max - idRange.min + 1)) / (probe[0]! - probe.at(-1)! + 1)) : probe.length;
+    }
+    return { source: chooseCountSource(filter, store.engine, { statusRows, totalRows, candidates }, options), candidates };
   }
 
   /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
