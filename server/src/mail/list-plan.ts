@@ -115,39 +115,48 @@ export interface ListStats {
 }
 
 /**
- * Where the count reads the matches of a filter with statuses and a search (the ids of up to `countCap + 1`):
- * - `statuses`: the chosen statuses' rows in their index, each checked against the other terms;
+ * Where a read of the matches starts (the count's first `countCap + 1`, or every match for the plan `sort`):
  * - `trigrams` (SQLite, 3+ characters): the search's trigram candidates newest first, each row checked;
- * - `engine`: one statement, the engine's choice (PostgreSQL has statistics of words, dates and statuses).
+ * - `seek` (SQLite): the chosen statuses' or the date range's index (SQLite picks between them by its
+ *   statistics), each row checked against the other terms; also every filter without a 3+ character search;
+ * - `engine`: PostgreSQL's choice (it has statistics of words, dates and statuses, and ANDs their indexes).
  */
-export type CountSource = 'statuses' | 'trigrams' | 'engine';
+export type MatchSource = 'trigrams' | 'seek' | 'engine';
 
-/** What the count's choice knows: rows per the counters, and (SQLite) the search's trigram candidates, estimated. */
-export interface CountStats {
-  /** Mails in the chosen statuses (every mail without a status filter), from the counters. */
-  statusRows: number;
+/** What the choice knows: rows per the counters, the date range's rows and the search's candidates, estimated. */
+export interface MatchStats {
   /** Mails in the store, from the counters. */
   totalRows: number;
+  /** Mails in the chosen statuses (every mail without a status filter), from the counters. */
+  statusRows: number;
+  /** Mails received within the date range, estimated from the span of all receipt times; undefined: no range. */
+  rangeRows?: number | undefined;
   /** How many trigram candidates the search has, estimated from a probe of the first `countCap + 1`; undefined: not probed. */
   candidates?: number | undefined;
 }
 
 /**
- * The cheapest source for the count, by the rows each would read before it has `countCap + 1` matches. Through
- * the trigram candidates, one in `totalRows / statusRows` passes the statuses; through the statuses, one in
- * `totalRows / candidates` holds the word. Either stops at its end. A common word with a rare status
- * (`q=shipped status=2`: 66,000 candidates, 20,000 mails of the status) reads ~15,000 rows through the status
- * instead of ~50,000 candidates; a rare word with the same status reads its few candidates.
+ * The source that reads fewer rows before it has `wanted` matches (`Infinity`: every match). Through the
+ * trigram candidates, a share `statuses × range` of them passes the other terms; through a seek of the
+ * narrower of the statuses and the range, a share `candidates × the other term` holds the word. Either stops
+ * at its end. A common word with a rare status (`q=shipped status=2`: 66,000 candidates, 20,000 mails of the
+ * status) reads ~15,000 rows through the status instead of ~50,000 candidates; a common word in the last hour
+ * reads that hour's ~1,500 mails instead of every candidate; a rare word keeps its few candidates.
  */
-export function chooseCountSource(filter: ListFilter, engine: 'sqlite' | 'postgres', stats: CountStats, options: ListOptions): CountSource {
-  const wanted = options.countCap + 1;
-  // Statuses holding no more mails than the count reads are the quickest way to their matches.
-  if (filter.statuses !== undefined && stats.statusRows <= options.countCap) return 'statuses';
-  if (engine !== 'sqlite' || !isIndexedSearch(filter.search)) return 'engine';
-  if (filter.statuses === undefined || stats.candidates === undefined) return 'trigrams';
-  const throughTrigrams = Math.min(stats.candidates, (wanted * stats.totalRows) / Math.max(stats.statusRows, 1));
-  const throughStatuses = Math.min(stats.statusRows, (wanted * stats.totalRows) / Math.max(stats.candidates, 1));
-  return throughStatuses < throughTrigrams ? 'statuses' : 'trigrams';
+export function chooseMatchSource(filter: ListFilter, engine: 'sqlite' | 'postgres', stats: MatchStats, wanted: number): MatchSource {
+  if (engine !== 'sqlite') return 'engine';
+  const hasRange = stats.rangeRows !== undefined;
+  if (!isIndexedSearch(filter.search)) return 'seek';
+  if ((filter.statuses === undefined && !hasRange) || stats.candidates === undefined) return 'trigrams';
+  const total = Math.max(stats.totalRows, 1);
+  const statusShare = filter.statuses === undefined ? 1 : stats.statusRows / total;
+  const rangeShare = hasRange ? Math.min(stats.rangeRows! / total, 1) : 1;
+  const candidateShare = stats.candidates / total;
+  const seekShare = Math.min(statusShare, rangeShare);
+  if (seekShare === 0) return 'seek';
+  const throughTrigrams = Math.min(stats.candidates, wanted / (statusShare * rangeShare));
+  const throughSeek = Math.min(seekShare * total, (wanted * seekShare) / (statusShare * rangeShare * candidateShare));
+  return throughSeek < throughTrigrams ? 'seek' : 'trigrams';
 }
 
 export type ListPlan =

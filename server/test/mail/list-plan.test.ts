@@ -1,22 +1,22 @@
 /**
  * The list planner's pure choices (list-plan.ts) at the sizes of the 1M-mail benchmark store, where the
- * 120-mail table of test/http/list-search.test.ts cannot reach: which source the count reads, and which plan
- * reads the page. The rows each choice returns are asserted there, on both engines.
+ * 120-mail table of test/http/list-search.test.ts cannot reach: which source the count and the plan `sort`
+ * read the matches from, and which plan reads the page. The rows each choice returns are asserted there, on both engines.
  */
 import { describe, expect, it } from 'vitest';
-import { chooseCountSource, DEFAULT_LIST_OPTIONS, planList, type CountStats, type ListFilter } from '../../src/mail/list-plan.js';
+import { chooseMatchSource, DEFAULT_LIST_OPTIONS, planList, type ListFilter, type MatchStats } from '../../src/mail/list-plan.js';
 
 const MILLION = 1_000_000;
 
-describe('chooseCountSource: the source that reads fewer rows before it has the cap + 1 matches', () => {
-  const cases: Array<{ name: string; filter: ListFilter; engine: 'sqlite' | 'postgres'; stats: CountStats; source: string }> = [
+describe('chooseMatchSource: the source that reads fewer rows before it has the cap + 1 matches (the count)', () => {
+  const cases: Array<{ name: string; filter: ListFilter; engine: 'sqlite' | 'postgres'; stats: MatchStats; source: string }> = [
     {
       // Through the trigrams ~50,000 rows (one candidate in 50 is Processing), through the status ~15,000.
       name: 'a common word with a rare status (q=shipped status=2)',
       filter: { search: 'shipped', statuses: [2] },
       engine: 'sqlite',
       stats: { statusRows: 20_000, totalRows: MILLION, candidates: 66_000 },
-      source: 'statuses',
+      source: 'seek',
     },
     {
       name: 'a word of 5,000 mails with the same status: its candidates are fewer than the status rows',
@@ -44,7 +44,7 @@ describe('chooseCountSource: the source that reads fewer rows before it has the 
       filter: { search: 'shipped', statuses: [1] },
       engine: 'sqlite',
       stats: { statusRows: 900, totalRows: MILLION, candidates: 66_000 },
-      source: 'statuses',
+      source: 'seek',
     },
     {
       name: 'a search without statuses',
@@ -54,11 +54,11 @@ describe('chooseCountSource: the source that reads fewer rows before it has the 
       source: 'trigrams',
     },
     {
-      name: 'a search of 2 characters (no trigram)',
+      name: 'a search of 2 characters (no trigram): the status seeked',
       filter: { search: 'sh', statuses: [2] },
       engine: 'sqlite',
       stats: { statusRows: 20_000, totalRows: MILLION },
-      source: 'engine',
+      source: 'seek',
     },
     {
       name: 'PostgreSQL: its planner weighs the GIN and status indexes',
@@ -68,16 +68,52 @@ describe('chooseCountSource: the source that reads fewer rows before it has the 
       source: 'engine',
     },
     {
-      name: 'PostgreSQL, statuses within the cap',
-      filter: { search: 'shipped', statuses: [1] },
-      engine: 'postgres',
-      stats: { statusRows: 900, totalRows: MILLION },
-      source: 'statuses',
+      name: 'a common word in the last hour (1,500 mails)',
+      filter: { search: 'shipped', receivedFrom: 1 },
+      engine: 'sqlite',
+      stats: { statusRows: MILLION, totalRows: MILLION, rangeRows: 1_500, candidates: 66_000 },
+      source: 'seek',
+    },
+    {
+      name: 'a rare word in the last week (250,000 mails)',
+      filter: { search: 'kowalski77', receivedFrom: 1 },
+      engine: 'sqlite',
+      stats: { statusRows: MILLION, totalRows: MILLION, rangeRows: 250_000, candidates: 600 },
+      source: 'trigrams',
     },
   ];
   for (const c of cases)
     it(`${c.name}: ${c.source}`, () => {
-      expect(chooseCountSource(c.filter, c.engine, c.stats, DEFAULT_LIST_OPTIONS)).toBe(c.source);
+      expect(chooseMatchSource(c.filter, c.engine, c.stats, DEFAULT_LIST_OPTIONS.countCap + 1)).toBe(c.source);
+    });
+});
+
+describe('chooseMatchSource: the source that reads fewer rows to get every match (the plan sort)', () => {
+  const cases: Array<{ name: string; filter: ListFilter; stats: MatchStats; source: string }> = [
+    {
+      // 1,000,000 candidates (every mail says "example") against the 6 hours' ~9,000 mails.
+      name: 'a word on every mail in the last 6 hours',
+      filter: { search: 'ample', receivedFrom: 1 },
+      stats: { statusRows: MILLION, totalRows: MILLION, rangeRows: 9_000, candidates: MILLION },
+      source: 'seek',
+    },
+    {
+      name: 'a word of 5,000 mails with statuses of 200,000',
+      filter: { search: 'kowalski7', statuses: [0, 4, 5] },
+      stats: { statusRows: 200_000, totalRows: MILLION, candidates: 5_000 },
+      source: 'trigrams',
+    },
+    {
+      name: 'a common word with a status of 20,000',
+      filter: { search: 'shipped', statuses: [2] },
+      stats: { statusRows: 20_000, totalRows: MILLION, candidates: 66_000 },
+      source: 'seek',
+    },
+  ];
+  for (const c of cases)
+    it(`${c.name}: ${c.source}`, () => {
+      expect(chooseMatchSource(c.filter, 'sqlite', c.stats, Infinity)).toBe(c.source);
+      expect(chooseMatchSource(c.filter, 'postgres', c.stats, Infinity)).toBe('engine');
     });
 });
 
