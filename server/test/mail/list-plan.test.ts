@@ -11,7 +11,7 @@ const MILLION = 1_000_000;
 describe('chooseMatchSource: the source that reads fewer rows before it has the cap + 1 matches (the count)', () => {
   const cases: Array<{ name: string; filter: ListFilter; engine: 'sqlite' | 'postgres'; stats: MatchStats; source: string }> = [
     {
-      // Through the trigrams ~50,000 rows (one candidate in 50 is Processing), through the status ~15,000.
+      // Through the trigrams ~50,000 rows (one candidate in 50 is Processing), through the status ~15,000 (×2).
       name: 'a common word with a rare status (q=shipped status=2)',
       filter: { search: 'shipped', statuses: [2] },
       engine: 'sqlite',
@@ -23,6 +23,14 @@ describe('chooseMatchSource: the source that reads fewer rows before it has the 
       filter: { search: 'kowalski7', statuses: [2] },
       engine: 'sqlite',
       stats: { statusRows: 20_000, totalRows: MILLION, candidates: 5_000 },
+      source: 'trigrams',
+    },
+    {
+      // ~16,700 candidates against ~15,200 status rows, weighted twice.
+      name: 'a common word with a status of 6 %',
+      filter: { search: 'shipped', statuses: [4] },
+      engine: 'sqlite',
+      stats: { statusRows: 60_000, totalRows: MILLION, candidates: 66_000 },
       source: 'trigrams',
     },
     {
@@ -101,6 +109,12 @@ describe('chooseMatchSource: the source that reads fewer rows to get every match
       name: 'a word of 5,000 mails with statuses of 200,000',
       filter: { search: 'kowalski7', statuses: [0, 4, 5] },
       stats: { statusRows: 200_000, totalRows: MILLION, candidates: 5_000 },
+      source: 'trigrams',
+    },
+    {
+      name: 'a common word with a status of 60,000: its 66,000 candidates (the seek weighs 120,000)',
+      filter: { search: 'shipped', statuses: [4] },
+      stats: { statusRows: 60_000, totalRows: MILLION, candidates: 66_000 },
       source: 'trigrams',
     },
     {
