@@ -147,7 +147,8 @@ const SEEK_ROW_COST = 2;
 /**
  * The source that reads fewer rows (a seek's weighted by `SEEK_ROW_COST`) before it has `wanted` matches (`Infinity`: every match). Through the
  * trigram candidates, a share `statuses × range` of them passes the other terms; through a seek of the
- * narrower of the statuses and the range, a share `candidates × the other term` holds the word. Either stops
+ * statuses and the range (`(status, received_at, id)` holds both) or of the one given, a share `candidates`
+ * holds the word. Either stops
  * at its end. A common word with a rare status (`q=shipped status=2`: 66,000 candidates, 20,000 mails of the
  * status) reads ~15,000 rows through the status instead of ~50,000 candidates; a common word in the last hour
  * reads that hour's ~1,500 mails instead of every candidate; a rare word keeps its few candidates.
@@ -161,7 +162,8 @@ export function chooseMatchSource(filter: ListFilter, engine: 'sqlite' | 'postgr
   const statusShare = filter.statuses === undefined ? 1 : stats.statusRows / total;
   const rangeShare = hasRange ? Math.min(stats.rangeRows! / total, 1) : 1;
   const candidateShare = stats.candidates / total;
-  const seekShare = Math.min(statusShare, rangeShare);
+  // Statuses with a range seek `(status, received_at, id)`: only the mails in both. Otherwise the narrower one.
+  const seekShare = filter.statuses !== undefined && hasRange ? statusShare * rangeShare : Math.min(statusShare, rangeShare);
   if (seekShare === 0) return 'seek';
   const throughTrigrams = Math.min(stats.candidates, wanted / (statusShare * rangeShare));
   const throughSeek = SEEK_ROW_COST * Math.min(seekShare * total, (wanted * seekShare) / (statusShare * rangeShare * candidateShare));
