@@ -71,7 +71,7 @@ const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const GOALS = { login: 300, next: 100, filter: 100, search: 150, detail: 100 } as const;
 /** SEARCH_SEND_AT_ONCE_AFTER_MS of web/src/features/mails/components/mails-filters.tsx (another project: not importable here). */
 const SEARCH_SEND_AT_ONCE_AFTER_MS = 500;
-/** Surnames of the demo data (server/src/mail/demo-words.ts) as they appear in addresses: search terms. */
+/** Surnames of the demo data (server/src/demo/demo-words.ts) as they appear in addresses: search terms. */
 const TERMS = ['andersen', 'bauer', 'castillo', 'dubois', 'eriksson', 'fischer', 'garcia', 'hoffmann', 'jensen', 'kowalski'];
 const MORE_TERMS = ['lopez', 'muller', 'novak', 'obrien', 'petrovic', 'rossi', 'schmidt', 'tanaka', 'usman', 'virtanen', 'weber', 'zhang'];
 const STATUS_CHIPS = ['ProviderError', 'ProviderSent', 'Queued', 'Error', 'Dequeued'];

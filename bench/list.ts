@@ -11,12 +11,12 @@
  * The load average before and after the run is printed beside the figures: the machine is shared.
  *
  * The deep page is reached the way a client would after following nextCursor that many times: the cursor
- * (server/src/mail/cursor.ts: sort, order, last row's sort value and id, direction) is built for the row at
+ * (server/src/list/cursor.ts: sort, order, last row's sort value and id, direction) is built for the row at
  * position pages × 50 of that ordering, found once with an OFFSET query outside the timing. With fewer rows
  * than 10,000 pages, the deep page is the one at 90% of the matching rows.
  *
  * Filling a store takes a while (about a minute for 200,000 on SQLite here), so the filled store is kept for
- * the next run: bench/results/cache/list-sqlite-<count>/ or the PostgreSQL database outbox_bench_list_<count>.
+ * the next run: bench/results/cache/list-sqlite-<count>/ or the PostgreSQL database bench_list_<count>.
  * `--fresh` rebuilds it; `--drop` removes it after the run.
  */
 import http from 'node:http';
@@ -39,7 +39,7 @@ import { prepareDemoStore } from './support/demo-store.js';
 import { operatorToken, startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
 
 /**
- * The column of each sort, and the list's cursor format (server/src/mail/list-plan.ts), written out here so
+ * The column of each sort, and the list's cursor format (server/src/list/list-plan.ts), written out here so
  * that this file runs unchanged in an older checkout for an A/B comparison.
  */
 const SORT_COLUMNS = {
@@ -71,7 +71,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     /**
      * Appended to the kept store's name: several worktrees on one PostgreSQL server (each with its own
-     * migrations) must not share outbox_bench_list_<count>.
+     * migrations) must not share bench_list_<count>.
      */
     tag: { type: 'string' },
     /** The random workload instead of the fixed cases: this many queries, each asked once (below). */
@@ -156,12 +156,25 @@ function get(agent: http.Agent, url: string, token: string): Promise<{ status: n
   });
 }
 
+/**
+ * This process's CPU time (user + system) during `run`, in ms: the server and the client, which share it. The
+ * PostgreSQL server's own CPU is in its processes, not here. On a loaded machine it is the steadier figure.
+ */
+async function withCpu<T>(run: () => Promise<T>): Promise<{ value: T; cpuMs: number }> {
+  const before = process.cpuUsage();
+  const value = await run();
+  const used = process.cpuUsage(before);
+  return { value, cpuMs: (used.user + used.system) / 1000 };
+}
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+
 interface CaseResult {
   name: string;
   matching: number;
   deepPage: number;
-  page1: LatencySummary;
-  deep: LatencySummary;
+  page1: LatencySummary & { cpuMs: number };
+  deep: LatencySummary & { cpuMs: number };
   met: boolean;
   /** One-minute load average when the case finished. */
   load1: number;
@@ -246,17 +259,22 @@ async function main(): Promise<void> {
       const deepUrl = `${outbox.baseUrl}/api/v1/mail/list?${deepParams}`;
 
       // At most `samples` requests or MEASURE_BUDGET_MS per page (slow cases get fewer samples), after 5 warm-ups.
-      const measure = async (url: string): Promise<LatencySummary> => {
+      // CPU per request (this process: server and client) over the timed requests, beside the latencies.
+      const measure = async (url: string): Promise<LatencySummary & { cpuMs: number }> => {
         const times: number[] = [];
+        let cpuMs = 0;
         const deadline = performance.now() + MEASURE_BUDGET_MS;
         for (let i = 0; i < samples + 5 && (i < 25 || performance.now() < deadline); i++) {
           const started = performance.now();
-          const answer = await get(agent, url, token);
+          const { value: answer, cpuMs: used } = await withCpu(() => get(agent, url, token));
           const ms = performance.now() - started;
           if (answer.status !== 200) throw new Error(`${c.name}: ${answer.status} ${answer.body.slice(0, 300)}`);
-          if (i >= 5) times.push(ms);
+          if (i >= 5) {
+            times.push(ms);
+            cpuMs += used;
+          }
         }
-        return summarize(times);
+        return { ...summarize(times), cpuMs: round2(cpuMs / Math.max(times.length, 1)) };
       };
       // A fresh connection per case: the matching count above can take longer than the server's keep-alive
       // timeout, which closes the idle socket under the agent (ECONNRESET on the next request).
@@ -267,7 +285,7 @@ async function main(): Promise<void> {
       const met = page1.p99 <= GOAL_P99_MS && deep.p99 <= GOAL_P99_MS && deep.p99 <= page1.p99 * GOAL_DEEP_RATIO;
       results.push({ name: c.name, matching, deepPage: Math.floor((deepRow + 1) / LIMIT) + 1, page1, deep, met, load1: os.loadavg()[0]! });
       console.log(
-        `  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms; page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms`,
+        `  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms (CPU ${page1.cpuMs} ms); page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms (CPU ${deep.cpuMs} ms)`,
       );
     }
 
@@ -280,8 +298,10 @@ async function main(): Promise<void> {
         'n',
         'p1 p50',
         'p1 p99',
+        'p1 CPU',
         'deep p50',
         'deep p99',
+        'deep CPU',
         'deep/p1 p99',
         'load',
         `goal p99 ≤ ${GOAL_P99_MS}, ≤ ${GOAL_DEEP_RATIO}×`,
@@ -293,8 +313,10 @@ async function main(): Promise<void> {
         Math.min(r.page1.count, r.deep.count),
         r.page1.p50,
         r.page1.p99,
+        r.page1.cpuMs,
         r.deep.p50,
         r.deep.p99,
+        r.deep.cpuMs,
         (r.deep.p99 / r.page1.p99).toFixed(2),
         r.load1.toFixed(1),
         verdict(r.met),
@@ -430,12 +452,13 @@ async function runRandom(
   };
   const warm = seededRandom(seed + 1);
   for (let i = 0; i < 20; i++) await get(agent, urlOf(randomQuery(warm, terms)), token);
-  const asked: Array<RandomQuery & { ms: number; plan: string; total: number; lowerBound: boolean }> = [];
+  const asked: Array<RandomQuery & { ms: number; cpuMs: number; plan: string; countSource: string; total: number; lowerBound: boolean }> =
+    [];
   for (let i = 0; i < n; i++) {
     const query = randomQuery(random, terms);
     const url = urlOf(query);
     const started = performance.now();
-    const answer = await get(agent, url, token);
+    const { value: answer, cpuMs } = await withCpu(() => get(agent, url, token));
     const ms = performance.now() - started;
     if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
     const meta = (JSON.parse(answer.body) as { meta: { total: number; totalIsLowerBound?: boolean; totalIsEstimate?: boolean } }).meta;
@@ -446,27 +469,43 @@ async function runRandom(
       statuses: query.statuses,
       q: query.q,
       receivedFrom: new URL(url).searchParams.get('receivedFrom') ?? undefined,
-    })) as { plan?: string };
+    })) as { plan?: string; countSource?: string };
     asked.push({
       ...query,
       ms,
+      cpuMs,
       plan: again.plan ?? 'old',
+      countSource: again.countSource ?? '',
       total: meta.total,
       lowerBound: meta.totalIsLowerBound ?? meta.totalIsEstimate ?? false,
     });
   }
   agent.destroy();
-  const groups = new Map<string, number[]>([['all', asked.map((a) => a.ms)]]);
-  for (const a of asked) groups.set(a.plan, [...(groups.get(a.plan) ?? []), a.ms]);
-  for (const a of asked) groups.set(`q ${a.decade ?? '(none)'}`, [...(groups.get(`q ${a.decade ?? '(none)'}`) ?? []), a.ms]);
-  const summaries = [...groups].map(([name, times]) => ({ name, ...summarize(times) }));
+  const groups = new Map<string, typeof asked>([['all', asked]]);
+  const add = (name: string, a: (typeof asked)[number]) => groups.set(name, [...(groups.get(name) ?? []), a]);
+  for (const a of asked) add(a.plan, a);
+  for (const a of asked) if (a.countSource) add(`count ${a.countSource}`, a);
+  for (const a of asked) add(`q ${a.decade ?? '(none)'}`, a);
+  const summaries = [...groups].map(([name, group]) => ({
+    name,
+    ...summarize(group.map((a) => a.ms)),
+    cpuMs: round2(group.reduce((sum, a) => sum + a.cpuMs, 0) / group.length),
+  }));
   console.log('');
   printTable(
-    ['queries', 'n', 'p50', 'p99', 'max', 'goal p99 ≤ 15, max ≤ 100'],
-    summaries.map((s) => [s.name, s.count, s.p50, s.p99, s.max, s.name.startsWith('q ') ? '' : verdict(s.p99 <= 15 && s.max <= 100)]),
+    ['queries', 'n', 'p50', 'p99', 'max', 'CPU ms/query', 'goal p99 ≤ 15, max ≤ 100'],
+    summaries.map((s) => [
+      s.name,
+      s.count,
+      s.p50,
+      s.p99,
+      s.max,
+      s.cpuMs,
+      /^(q|count) /.test(s.name) ? '' : verdict(s.p99 <= 15 && s.max <= 100),
+    ]),
   );
   const describe = (a: (typeof asked)[number]) =>
-    `${a.ms.toFixed(1)} ms ${a.plan}: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''} → ${a.total}${a.lowerBound ? '+' : ''}`;
+    `${a.ms.toFixed(1)} ms (CPU ${a.cpuMs.toFixed(1)}) ${a.plan}${a.countSource ? `, count ${a.countSource}` : ''}: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''} → ${a.total}${a.lowerBound ? '+' : ''}`;
   console.log('\nslowest:');
   for (const a of [...asked].sort((x, y) => y.ms - x.ms).slice(0, 12)) console.log(`  ${describe(a)}`);
   console.log(

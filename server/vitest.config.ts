@@ -28,6 +28,7 @@ const storeFree = [
   'test/submission/mime-composer.test.ts',
   'test/submission/summary-headers.test.ts',
   'test/remote-images/image-references.test.ts',
+  'test/list/list-plan.test.ts',
 ];
 const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
 for (const file of storeFree) {

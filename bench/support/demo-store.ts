@@ -23,7 +23,7 @@ export interface DemoStoreOptions {
 /**
  * A store holding exactly `count` demo mails (`insertDemoMails`, the `demo --count N` data): reused when a
  * previous run left one, filled otherwise. Kept as bench/results/cache/list-<engine>-<count>[_tag]/ or the
- * PostgreSQL database outbox_bench_list_<count>[_tag], shared by bench/list.ts and bench/console-latency.ts.
+ * PostgreSQL database bench_list_<count>[_tag], shared by bench/list.ts and bench/console-latency.ts.
  */
 export async function prepareDemoStore({ engine, count, tag, fresh = false, drop = false }: DemoStoreOptions): Promise<{
   dataDir: string;
@@ -38,7 +38,7 @@ export async function prepareDemoStore({ engine, count, tag, fresh = false, drop
   if (engine === 'postgres') {
     if (!(await postgresReachable()))
       throw new Error(`--engine postgres: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
-    const name = `outbox_bench_list_${count}${storeTag}`;
+    const name = `bench_list_${count}${storeTag}`;
     if (fresh) await dropDatabase(name);
     const database = await namedDatabase(name);
     databaseUrl = database.url;

@@ -43,7 +43,7 @@ function toEntry(row: AuditRow): AuditEntry {
   };
 }
 
-/** The last entry of a page, (at, id), in the lists' one cursor format (mail/cursor.ts). */
+/** The last entry of a page, (at, id), in the lists' one cursor format (list/cursor.ts). */
 function cursorAfter(row: AuditRow): string {
   return encodeCursor([Number(row.at), Number(row.id)]);
 }

@@ -79,7 +79,7 @@ export function createBounceService(options: BounceServiceOptions) {
         await moves.flush();
         return results;
       }),
-    // As submissions do (mail/submission.service.ts): SQLite commits synchronously, so reports being parsed join
+    // As submissions do (submission/submission.service.ts): SQLite commits synchronously, so reports being parsed join
     // only after a turn of the event loop, and while commits follow each other a couple of milliseconds more
     // gather the ones still on their way. An idle listener commits at once. Measured: bench/bounces.ts.
     async gather({ queued, msSinceLastCommit }) {

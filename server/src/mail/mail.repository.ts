@@ -8,7 +8,7 @@ import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
-import { isIndexedSearch, LIST_SORTS, type ListFilter, type Position } from '../list/list-plan.js';
+import { isIndexedSearch, LIST_SORTS, type MatchSource, type ListFilter, type Position } from '../list/list-plan.js';
 
 export type MailFilter = ListFilter;
 
@@ -177,11 +177,12 @@ export async function readIdsPage(db: DbOrTrx, engine: Engine, read: PageRead, i
 }
 
 /**
- * Plan `sort` (the walk found no page within its bound): every match read through the search's trigram
- * index (SQLite: its candidates by id, the other terms fenced) or the date range's, and sorted by the engine.
+ * Plan `sort` (the walk found no page within its bound): every match read through `source` (SQLite: the
+ * search's trigram candidates by id with the other terms fenced, or a seek of the statuses or the date
+ * range; PostgreSQL: its choice), and sorted by the engine.
  */
-export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead): Promise<MailRow[]> {
-  const byTrigrams = engine === 'sqlite' && isIndexedSearch(read.filter.search);
+export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
+  const byTrigrams = engine === 'sqlite' && source === 'trigrams' && isIndexedSearch(read.filter.search);
   let q = matching(db.selectFrom('mails').selectAll(), read.filter, byTrigrams);
   if (byTrigrams)
     q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`);
@@ -189,19 +190,20 @@ export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead): Pro
 }
 
 /**
- * The count: ids of mails matching the filter, `limit` at most, through the index that finds them soonest.
- * SQLite, a search of 3+ characters: the trigram index newest first, each candidate's row checked (FTS5 walks
- * its doclists from the highest rowid and stops at the limit), unless `viaStatuses` (the statuses hold fewer
- * mails than that). Otherwise the engine chooses (PostgreSQL has statistics of the words, dates and statuses).
+ * The count: ids of mails matching the filter, `limit` at most, from the source `chooseMatchSource` chose.
+ * `trigrams` (SQLite, a search of 3+ characters): the trigram index newest first, each candidate's row checked
+ * (FTS5 walks its doclists from the highest rowid and stops at the limit). `seek` and `engine`: one statement
+ * with every term; SQLite seeks the statuses' index or the date range's, PostgreSQL chooses by its statistics
+ * of the words, dates and statuses.
  */
 export async function findMatchingIds(
   db: DbOrTrx,
   engine: Engine,
   filter: ListFilter,
   limit: number,
-  viaStatuses: boolean,
+  source: MatchSource,
 ): Promise<number[]> {
-  if (engine === 'sqlite' && isIndexedSearch(filter.search) && !viaStatuses) {
+  if (engine === 'sqlite' && isIndexedSearch(filter.search) && source === 'trigrams') {
     const terms = termsOf(filter, true);
     const { rows } = await sql<{ id: number }>`select mails.id from mails_fts join mails on mails.id = mails_fts.rowid
       where mails_fts match ${trigramMatchQuery(filter.search)} and ${sql.join(terms, sql` and `)}
@@ -217,6 +219,14 @@ export async function findTrigramCandidates(db: DbOrTrx, search: string, limit: 
   const { rows } = await sql<{ id: number }>`select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(search)}
     order by rowid desc limit ${limit}`.execute(db);
   return rows.map((r) => Number(r.id));
+}
+
+/** The earliest and latest receipt time (two seeks of the received index), or undefined for an empty store. */
+export async function findReceivedSpan(db: DbOrTrx): Promise<{ min: number; max: number } | undefined> {
+  const end = (direction: 'asc' | 'desc') =>
+    db.selectFrom('mails').select('received_at').orderBy('received_at', direction).limit(1).executeTakeFirst();
+  const [first, last] = await Promise.all([end('asc'), end('desc')]);
+  return first && last ? { min: Number(first.received_at), max: Number(last.received_at) } : undefined;
 }
 
 /** The lowest and highest mail id, or undefined for an empty store. */

@@ -12,6 +12,7 @@ import { createBulkActions } from './bulk-actions.js';
 import { createMailActions, mailNotFound } from './mail-actions.js';
 import { toMail, toMailDetail } from './mail-mapping.js';
 import {
+  chooseMatchSource,
   DEFAULT_LIST_OPTIONS,
   decodeListCursor,
   encodeListCursor,
@@ -19,6 +20,8 @@ import {
   isIndexedSearch,
   LIST_SORTS,
   planList,
+  type MatchSource,
+  type MatchStats,
   type ListFilter,
   type ListOptions,
   type ListPlan,
@@ -72,12 +75,13 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
   /**
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
    * term is counted up to the cap, and that count (the matches' ids) is what `planList` chooses from.
-   * `plan` names the plan that read the page, for tests; the route's schema leaves it out of the answer.
+   * `plan` names the plan that read the page and `countSource` where the count read its matches (undefined:
+   * nothing to count), for tests and the benchmark; the route's schema leaves both out of the answer.
    */
   async function listMails(
     input: ListMailsInput,
     options: ListOptions = DEFAULT_LIST_OPTIONS,
-  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlanLabel }> {
+  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlanLabel; countSource: MatchSource | undefined }> {
     const sort = input.sort ?? 'receivedDate';
     const order = input.order ?? 'desc';
     const cursor = input.cursor === undefined ? undefined : decodeListCursor(input.cursor, sort, order);
@@ -96,19 +100,19 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
 
     const counts = await repo.getStatusCounts(db);
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
-    // Statuses holding no more mails than the count reads are the quickest way to their matches.
-    const viaStatuses = filter.statuses !== undefined && statusRows <= options.countCap;
-    const matchIds = isCounted(filter)
-      ? await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, viaStatuses)
-      : undefined;
+    const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
+    const stats = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, options) : undefined;
+    const countSource = stats && chooseMatchSource(filter, store.engine, stats, options.countCap + 1);
+    const matchIds = countSource ? await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource) : undefined;
     // SQLite counted a search through its trigram index, newest first: the share of the ids its matches
-    // spanned tells how many mails it is on, if they are spread like the ids.
-    const fromTrigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) && !viaStatuses;
+    // spanned tells how many mails it is on, if they are spread like the ids. Counted through a seek, the
+    // probe of its candidates told it.
+    const fromTrigrams = countSource === 'trigrams';
     const idRange = fromTrigrams && matchIds && matchIds.length > options.countCap ? await repo.findIdRange(db) : undefined;
     const expectedMatches =
       idRange && matchIds
         ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
-        : undefined;
+        : stats?.candidates;
     const plan = planList(filter, sort, { matches: matchIds?.length, expectedMatches }, options);
     // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
     const found =
@@ -126,15 +130,18 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
       take: input.limit === undefined ? undefined : input.limit + 1,
     };
     let answered: ListPlanLabel = candidates ? 'walk through candidates' : plan.name;
+    // Every match is read through the source that reads the fewest rows to get them all.
+    const readSorted = () =>
+      repo.readSortedPage(db, store.engine, read, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek');
     let rows: MailRow[];
     if (plan.name === 'gather') rows = await repo.readIdsPage(db, store.engine, read, matchIds!);
-    else if (plan.name === 'sort') rows = await repo.readSortedPage(db, store.engine, read);
+    else if (plan.name === 'sort') rows = await readSorted();
     else {
       const walked = await repo.readIndexPage(db, store.engine, read, plan.name === 'walk' ? plan.bound : undefined, candidates);
       rows = walked.rows;
       if (!walked.complete) {
         answered = 'sort';
-        rows = await repo.readSortedPage(db, store.engine, read);
+        rows = await readSorted();
       }
     }
     const hasMore = input.limit !== undefined && rows.length > input.limit;
@@ -167,7 +174,32 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
         counts: Object.fromEntries(STATUSES.map((s) => [String(s.code), counts.get(s.code) ?? 0])),
       },
       plan: answered,
+      countSource,
     };
+  }
+
+  /**
+   * What `chooseMatchSource` weighs (SQLite, a search of 3+ characters with statuses or a date range): the
+   * range's mails, estimated from the span of all receipt times as if mails arrived evenly; and the search's
+   * trigram candidates, from how far back among the ids its first `countCap + 1` reach (ids only, no row read).
+   */
+  async function matchStatsOf(filter: ListFilter, statusRows: number, totalRows: number, options: ListOptions): Promise<MatchStats> {
+    const stats: MatchStats = { statusRows, totalRows };
+    const narrowed = filter.statuses !== undefined || filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
+    if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || !narrowed) return stats;
+    if (filter.receivedFrom !== undefined || filter.receivedTo !== undefined) {
+      const span = await repo.findReceivedSpan(db);
+      const [first, last] = span ? [span.min, span.max + 1] : [0, 1];
+      const from = Math.max(filter.receivedFrom ?? first, first);
+      const to = Math.min(filter.receivedTo ?? last, last);
+      stats.rangeRows = Math.round((totalRows * Math.max(to - from, 0)) / (last - first));
+    }
+    const probe = await repo.findTrigramCandidates(db, filter.search, options.countCap + 1);
+    const idRange = probe.length > options.countCap ? await repo.findIdRange(db) : undefined;
+    stats.candidates = idRange
+      ? Math.round((probe.length * (idRange.max - idRange.min + 1)) / (probe[0]! - probe.at(-1)! + 1))
+      : probe.length;
+    return stats;
   }
 
   /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */

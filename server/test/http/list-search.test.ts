@@ -55,6 +55,8 @@ interface Page {
   meta: ListBody['meta'];
   /** The plan that read the page (from the service; the HTTP answer leaves it out). */
   plan?: string;
+  /** Where the count read its matches (from the service; undefined: nothing to count). */
+  countSource?: string | undefined;
 }
 type Lister = (params: Record<string, string | number>) => Promise<Page>;
 
@@ -78,7 +80,7 @@ const viaService =
       cursor: params.cursor as string | undefined,
     };
     const answer = await context.services.mails.listMails(input, options);
-    return { ids: answer.data.map((m) => m.id), meta: answer.meta as ListBody['meta'], plan: answer.plan };
+    return { ids: answer.data.map((m) => m.id), meta: answer.meta as ListBody['meta'], plan: answer.plan, countSource: answer.countSource };
   };
 
 /** Follows nextCursor from page 1 to the end; fails on a repeated id or a runaway loop. */
@@ -473,6 +475,70 @@ describe('paging through every plan', () => {
     });
   }
 
+  /**
+   * A search with statuses or a date range is counted through whichever source reads fewer rows before it has
+   * `countCap + 1` matches (chooseMatchSource): on SQLite a seek of the statuses' or the range's index, or the
+   * search's trigram candidates; PostgreSQL chooses itself. Either way the rows, the plan and the total are
+   * the same. "common" is on 80 mails and "rarish" on 18; statuses 0 and 4 hold 60, status 3 holds 60; each
+   * minute of the 40 holds 3 mails.
+   */
+  const countCases: Array<{
+    name: string;
+    params: Record<string, string>;
+    options: ListOptions;
+    sqlite: string;
+    plan: string;
+  }> = [
+    // 30 rows of the status: ~9 read to find 6 matches (weighted twice: 18), against ~24 candidates (one in
+    // four has the status).
+    {
+      name: 'a common word with a status',
+      params: { q: 'common', status: '4' },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5 },
+      sqlite: 'seek',
+      plan: 'walk',
+    },
+    // 18 candidates, of which ~9 pass the statuses, against ~40 status rows to find 6 rarish ones: the trigrams.
+    {
+      name: 'a rare word with statuses',
+      params: { q: 'rarish', status: '0,3' },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5 },
+      sqlite: 'trigrams',
+      plan: 'walk',
+    },
+    // Two minutes: ~6 mails, against the 80 candidates.
+    {
+      name: 'a common word in two minutes',
+      params: { q: 'common', receivedFrom: minute(10), receivedTo: minute(12) },
+      options: DEFAULT_LIST_OPTIONS,
+      sqlite: 'seek',
+      plan: 'gather',
+    },
+    { name: 'a word alone', params: { q: 'common' }, options: { ...DEFAULT_LIST_OPTIONS, countCap: 5 }, sqlite: 'trigrams', plan: 'walk' },
+  ];
+  for (const c of countCases) {
+    it(`the count of ${c.name} (${JSON.stringify(c.params)}) reads the cheaper source; rows and totals as ever`, async () => {
+      const lister = viaService(c.options);
+      const statuses = (c.params.status ?? '0,1,2,3,4,5').split(',').map(Number);
+      const [from, to] = [Date.parse(c.params.receivedFrom ?? minute(0)), Date.parse(c.params.receivedTo ?? minute(60))];
+      const word = c.params.q!;
+      const rows = seeded.filter((r) => r.subject.includes(word) && is(r, statuses) && r.receivedAt >= from && r.receivedAt < to);
+      const params = { ...c.params, order: 'desc', limit: 7 };
+      const first = await lister(params);
+      expect(first.countSource, `${c.name}: count source`).toBe(context.store.engine === 'sqlite' ? c.sqlite : 'engine');
+      expect(first.meta).toMatchObject(
+        rows.length > c.options.countCap
+          ? { total: c.options.countCap, totalIsLowerBound: true }
+          : { total: rows.length, totalIsLowerBound: false },
+      );
+      const forward = await walkForward(lister, params);
+      expect(forward.ids).toEqual(expectedOrder(rows, (r) => r.receivedAt, 'desc'));
+      // SQLite walks through the search's candidates (the default candidateRows is far above 120 mails).
+      const plan = c.plan === 'walk' && context.store.engine === 'sqlite' ? 'walk through candidates' : c.plan;
+      expect(new Set(forward.plans)).toEqual(new Set([plan]));
+    });
+  }
+
   it('answers over HTTP as the service does, without the plan', async () => {
     const requests: Array<Record<string, string>> = [
       { q: 'common', status: '0,4', sort: 'subject' },
@@ -485,6 +551,7 @@ describe('paging through every plan', () => {
     }
     const { body } = await list({ q: 'common', limit: 3 });
     expect(body).not.toHaveProperty('plan');
+    expect(body).not.toHaveProperty('countSource');
   });
 
   it('sorts To by the first To address; a mail without To sorts as empty', async () => {

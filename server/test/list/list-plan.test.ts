@@ -1,0 +1,189 @@
+/**
+ * The list planner's pure choices (list-plan.ts) at the sizes of the 1M-mail benchmark store, where the
+ * 120-mail table of test/http/list-search.test.ts cannot reach: which source the count and the plan `sort`
+ * read the matches from, and which plan reads the page. The rows each choice returns are asserted there, on both engines.
+ */
+import { describe, expect, it } from 'vitest';
+import { chooseMatchSource, DEFAULT_LIST_OPTIONS, planList, type ListFilter, type MatchStats } from '../../src/list/list-plan.js';
+
+const MILLION = 1_000_000;
+
+describe('chooseMatchSource: the source that reads fewer rows before it has the cap + 1 matches (the count)', () => {
+  const cases: Array<{ name: string; filter: ListFilter; engine: 'sqlite' | 'postgres'; stats: MatchStats; source: string }> = [
+    {
+      // Through the trigrams ~50,000 rows (one candidate in 50 is Processing), through the status ~15,000 (×2).
+      name: 'a common word with a rare status (q=shipped status=2)',
+      filter: { search: 'shipped', statuses: [2] },
+      engine: 'sqlite',
+      stats: { statusRows: 20_000, totalRows: MILLION, candidates: 66_000 },
+      source: 'seek',
+    },
+    {
+      name: 'a word of 5,000 mails with the same status: its candidates are fewer than the status rows',
+      filter: { search: 'kowalski7', statuses: [2] },
+      engine: 'sqlite',
+      stats: { statusRows: 20_000, totalRows: MILLION, candidates: 5_000 },
+      source: 'trigrams',
+    },
+    {
+      // ~16,700 candidates against ~15,200 status rows, weighted twice.
+      name: 'a common word with a status of 6 %',
+      filter: { search: 'shipped', statuses: [4] },
+      engine: 'sqlite',
+      stats: { statusRows: 60_000, totalRows: MILLION, candidates: 66_000 },
+      source: 'trigrams',
+    },
+    {
+      name: 'a common word with a common status: one candidate in three passes',
+      filter: { search: 'shipped', statuses: [3] },
+      engine: 'sqlite',
+      stats: { statusRows: 330_000, totalRows: MILLION, candidates: 66_000 },
+      source: 'trigrams',
+    },
+    {
+      name: 'a word with no more candidates than the cap',
+      filter: { search: 'kowalski77', statuses: [0, 4] },
+      engine: 'sqlite',
+      stats: { statusRows: 140_000, totalRows: MILLION, candidates: 600 },
+      source: 'trigrams',
+    },
+    {
+      name: 'statuses holding no more mails than the cap',
+      filter: { search: 'shipped', statuses: [1] },
+      engine: 'sqlite',
+      stats: { statusRows: 900, totalRows: MILLION, candidates: 66_000 },
+      source: 'seek',
+    },
+    {
+      name: 'a search without statuses',
+      filter: { search: 'shipped' },
+      engine: 'sqlite',
+      stats: { statusRows: MILLION, totalRows: MILLION },
+      source: 'trigrams',
+    },
+    {
+      name: 'a search of 2 characters (no trigram): the status seeked',
+      filter: { search: 'sh', statuses: [2] },
+      engine: 'sqlite',
+      stats: { statusRows: 20_000, totalRows: MILLION },
+      source: 'seek',
+    },
+    {
+      name: 'PostgreSQL: its planner weighs the GIN and status indexes',
+      filter: { search: 'shipped', statuses: [2] },
+      engine: 'postgres',
+      stats: { statusRows: 20_000, totalRows: MILLION },
+      source: 'engine',
+    },
+    {
+      // The seek of (status, received_at, id) reads the ~2,100 mails in both, not the 35,000 of the day.
+      name: 'a common word with a status of 6 % in the last 24 hours',
+      filter: { search: 'shipped', statuses: [4], receivedFrom: 1 },
+      engine: 'sqlite',
+      stats: { statusRows: 60_000, totalRows: MILLION, rangeRows: 35_000, candidates: 67_000 },
+      source: 'seek',
+    },
+    {
+      name: 'a common word in the last hour (1,500 mails)',
+      filter: { search: 'shipped', receivedFrom: 1 },
+      engine: 'sqlite',
+      stats: { statusRows: MILLION, totalRows: MILLION, rangeRows: 1_500, candidates: 66_000 },
+      source: 'seek',
+    },
+    {
+      name: 'a rare word in the last week (250,000 mails)',
+      filter: { search: 'kowalski77', receivedFrom: 1 },
+      engine: 'sqlite',
+      stats: { statusRows: MILLION, totalRows: MILLION, rangeRows: 250_000, candidates: 600 },
+      source: 'trigrams',
+    },
+  ];
+  for (const c of cases)
+    it(`${c.name}: ${c.source}`, () => {
+      expect(chooseMatchSource(c.filter, c.engine, c.stats, DEFAULT_LIST_OPTIONS.countCap + 1)).toBe(c.source);
+    });
+});
+
+describe('chooseMatchSource: the source that reads fewer rows to get every match (the plan sort)', () => {
+  const cases: Array<{ name: string; filter: ListFilter; stats: MatchStats; source: string }> = [
+    {
+      // 1,000,000 candidates (every mail says "example") against the 6 hours' ~9,000 mails.
+      name: 'a word on every mail in the last 6 hours',
+      filter: { search: 'ample', receivedFrom: 1 },
+      stats: { statusRows: MILLION, totalRows: MILLION, rangeRows: 9_000, candidates: MILLION },
+      source: 'seek',
+    },
+    {
+      name: 'a word of 5,000 mails with statuses of 200,000',
+      filter: { search: 'kowalski7', statuses: [0, 4, 5] },
+      stats: { statusRows: 200_000, totalRows: MILLION, candidates: 5_000 },
+      source: 'trigrams',
+    },
+    {
+      name: 'a common word with a status of 60,000: its 66,000 candidates (the seek weighs 120,000)',
+      filter: { search: 'shipped', statuses: [4] },
+      stats: { statusRows: 60_000, totalRows: MILLION, candidates: 66_000 },
+      source: 'trigrams',
+    },
+    {
+      name: 'a common word with a status of 20,000',
+      filter: { search: 'shipped', statuses: [2] },
+      stats: { statusRows: 20_000, totalRows: MILLION, candidates: 66_000 },
+      source: 'seek',
+    },
+  ];
+  for (const c of cases)
+    it(`${c.name}: ${c.source}`, () => {
+      expect(chooseMatchSource(c.filter, 'sqlite', c.stats, Infinity)).toBe(c.source);
+      expect(chooseMatchSource(c.filter, 'postgres', c.stats, Infinity)).toBe('engine');
+    });
+});
+
+describe('planList', () => {
+  const cases: Array<{
+    name: string;
+    filter: ListFilter;
+    sort: 'receivedDate' | 'subject';
+    matches?: number;
+    expected?: number;
+    plan: object;
+  }> = [
+    { name: 'statuses alone', filter: { statuses: [1, 5] }, sort: 'subject', plan: { name: 'index' } },
+    { name: 'a date range in received order', filter: { receivedFrom: 1 }, sort: 'receivedDate', plan: { name: 'index' } },
+    {
+      name: 'a date range sorted by subject, 5,000 mails',
+      filter: { receivedFrom: 1 },
+      sort: 'subject',
+      matches: 1_001,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: false },
+    },
+    { name: 'a rare word', filter: { search: 'kowalski77' }, sort: 'subject', matches: 600, plan: { name: 'gather' } },
+    {
+      name: 'a middling word (SQLite estimate)',
+      filter: { search: 'kowalski7' },
+      sort: 'subject',
+      matches: 1_001,
+      expected: 5_700,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: true },
+    },
+    {
+      name: 'a common word',
+      filter: { search: 'shipped' },
+      sort: 'subject',
+      matches: 1_001,
+      expected: 66_000,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: false },
+    },
+    {
+      name: 'a search of 2 characters',
+      filter: { search: 'sh' },
+      sort: 'subject',
+      matches: 1_001,
+      plan: { name: 'walk', bound: undefined, throughCandidates: false },
+    },
+  ];
+  for (const c of cases)
+    it(`${c.name}: ${JSON.stringify(c.plan)}`, () => {
+      expect(planList(c.filter, c.sort, { matches: c.matches, expectedMatches: c.expected }, DEFAULT_LIST_OPTIONS)).toEqual(c.plan);
+    });
+});
