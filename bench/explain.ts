@@ -17,14 +17,8 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 
 import pg from 'pg';
 import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import { claimDueMails } from '../server/src/delivery/queue.repository.js';
-import {
-  getStatusCounts,
-  findMatchingIds,
-  readIdsPage,
-  readIndexPage,
-  readSortedPage,
-  type PageRead,
-} from '../server/src/mail/mail.repository.js';
+import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+import { findMatchingIds, readIdsPage, readIndexPage, readSortedPage, type PageRead } from '../server/src/list/list.repository.js';
 import { LIST_SORTS, type MatchSource, type ListFilter, type Position } from '../server/src/list/list-plan.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';

@@ -27,6 +27,7 @@ import type { Clock } from '../clock.js';
 import { badRequest, conflict } from '../errors.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
+import * as listRepo from '../list/list.repository.js';
 import * as repo from './mail.repository.js';
 import { applyTransitions, findStatuses } from './transition.repository.js';
 import type { Transition } from './transition.js';
@@ -118,7 +119,7 @@ class Outcome {
 }
 
 /** The list's filter fields, read as the list reads them (q trimmed and lower-cased; dates as instants). */
-function toMailFilter(filter: BulkFilter): repo.MailFilter {
+function toMailFilter(filter: BulkFilter): listRepo.MailFilter {
   const statuses = filter.status ? [...new Set(filter.status.split(',').map(Number))] : undefined;
   const search = filter.q?.trim().toLowerCase() || undefined;
   const receivedFrom = filter.receivedFrom !== undefined ? Date.parse(filter.receivedFrom) : undefined;
@@ -194,7 +195,7 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
     const mailFilter = toMailFilter(filter);
     const limit = countLimit(expectedCount);
     // Counting stops one past the limit: cheap however large the filter has grown.
-    const matching = await repo.countMailRowsUpTo(db, mailFilter, limit + 1);
+    const matching = await listRepo.countMailRowsUpTo(db, mailFilter, limit + 1);
     if (matching > limit) {
       throw conflict(
         'count_changed',
@@ -209,7 +210,7 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
     for (;;) {
       // Pacing is wall time on purpose (performance.now, not the Clock): it shares this process, not a rule.
       const started = performance.now();
-      const ids = await repo.listMatchingIds(db, mailFilter, after, maxId, size);
+      const ids = await listRepo.listMatchingIds(db, mailFilter, after, maxId, size);
       if (ids.length === 0) break;
       after = ids.at(-1)!;
       if (dryRun) {

@@ -6,7 +6,7 @@
  */
 import { MailStatus } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ListMailsInput } from '../../src/mail/mail.service.js';
+import type { ListMailsInput } from '../../src/list/list.service.js';
 import { DEFAULT_LIST_OPTIONS, type ListOptions } from '../../src/list/list-plan.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { seedMails, type SeedMail } from '../support/mails.js';

@@ -1,0 +1,298 @@
+/**
+ * The list's reads (docs/query-plans.md; list-plan.ts chooses among them): the four page plans, the count of a
+ * filter's matches up to the cap and its cheap estimates, and the filter walked in id order by bulk actions.
+ * Functions take `db | trx` first.
+ */
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { MailSort } from '@outbox/contract';
+import type { DbOrTrx, Engine } from '../store/connection.js';
+import { escapeLike } from '../store/like.js';
+import type { Database, MailRow } from '../store/schema.js';
+import { isIndexedSearch, LIST_SORTS, type MatchSource, type ListFilter, type Position } from './list-plan.js';
+
+export type MailFilter = ListFilter;
+
+/** One page to read: the filter, the sort, which end of the index to read from, where to start, how many rows. */
+export interface PageRead {
+  filter: ListFilter;
+  sort: MailSort;
+  /** From the index's high end: desc order forwards, asc order backwards. */
+  descending: boolean;
+  after?: Position | undefined;
+  /** Rows wanted (a page and one more, to learn whether another follows); undefined: every match. */
+  take: number | undefined;
+}
+
+type MailQuery<O> = SelectQueryBuilder<Database, 'mails', O>;
+const mailsTable = (db: DbOrTrx) => db.selectFrom('mails');
+
+/**
+ * SQLite: the table read through the sort table's index (`INDEXED BY`, kept when SQLite flattens the
+ * subquery). Its planner otherwise weighs indexes by `sqlite_stat1`, and one index without statistics (made
+ * after the last ANALYZE) looked cheapest for `status = 4 order by received_at`: 0.9 s instead of a seek.
+ * PostgreSQL chooses by its statistics.
+ */
+function mailsThrough(db: DbOrTrx, engine: Engine, index: string | undefined): ReturnType<typeof mailsTable> {
+  if (engine !== 'sqlite' || index === undefined) return mailsTable(db);
+  return db.selectFrom(sql`(select * from mails indexed by ${sql.raw(index)})`.as('mails')) as unknown as ReturnType<typeof mailsTable>;
+}
+
+/**
+ * The filter's terms. `fence`: as `+column`, a no-op that tells SQLite not to seek with the column's index
+ * (the trigram candidates drive instead); PostgreSQL's planner has statistics and mostly chooses well itself.
+ * Columns are qualified: the trigram table of SQLite has a `search_text` too.
+ */
+function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> {
+  const ref = (column: string) => (fence ? sql`+${sql.ref(`mails.${column}`)}` : sql.ref(`mails.${column}`));
+  const terms: Array<RawBuilder<boolean>> = [];
+  if (filter.statuses) terms.push(sql<boolean>`${ref('status')} in (${sql.join(filter.statuses)})`);
+  if (filter.receivedFrom !== undefined) terms.push(sql<boolean>`${ref('received_at')} >= ${filter.receivedFrom}`);
+  if (filter.receivedTo !== undefined) terms.push(sql<boolean>`${ref('received_at')} < ${filter.receivedTo}`);
+  if (filter.search !== undefined) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
+  return terms;
+}
+
+function matching<O>(q: MailQuery<O>, filter: ListFilter, fence = false): MailQuery<O> {
+  return termsOf(filter, fence).reduce((query, term) => query.where(term), q);
+}
+
+/**
+ * The page in the engine's order of the sort column hidden from its indexes (`+column`; PostgreSQL: an
+ * expression no index holds), so the engine sorts the rows the filter found instead of walking the sort's
+ * index and probing each entry against them.
+ */
+function sortedPage<O>(q: MailQuery<O>, engine: Engine, read: PageRead): MailQuery<O> {
+  const { column, text } = LIST_SORTS[read.sort];
+  const value = engine === 'sqlite' ? sql`+${sql.ref(column)}` : text ? sql`(${sql.ref(column)} || '')` : sql`(${sql.ref(column)} + 0)`;
+  const direction = read.descending ? 'desc' : 'asc';
+  if (read.after) {
+    const past = sql.raw(read.descending ? '<' : '>');
+    const { value: at, id } = read.after;
+    q = q.where(sql<boolean>`(${value} ${past} ${at} or (${value} = ${at} and id ${past} ${id}))`);
+  }
+  const ordered = q.orderBy(value, direction).orderBy('id', direction);
+  return read.take === undefined ? ordered : ordered.limit(read.take);
+}
+
+/**
+ * Plans `index` and `walk`: the sort's index read in order from `after`; with statuses one seek of
+ * `(status, column, id)` per status, merged (the engine orders the merged rows, so text follows its
+ * collation). A date range in received order is part of the seek; any other term is checked on each row.
+ * With `bound`, each seek looks at that many entries at most: `complete` is false when one stopped there
+ * short of its rows, and the page is then not known.
+ */
+export async function readIndexPage(
+  db: DbOrTrx,
+  engine: Engine,
+  read: PageRead,
+  bound?: number,
+  candidates?: number[],
+): Promise<{ rows: MailRow[]; complete: boolean }> {
+  const { statuses } = read.filter;
+  // Every match (no limit) is one read with the statuses as one term: nothing to merge.
+  const seeks = statuses && read.take !== undefined ? statuses.map((status) => [status]) : [statuses];
+  const parts = await Promise.all(seeks.map((only) => readSeek(db, engine, read, only, bound, candidates)));
+  const complete = parts.every((part) => part.complete);
+  if (parts.length === 1) return { rows: parts[0]!.rows, complete };
+  const rows = new Map(parts.flatMap((part) => part.rows.map((row): [number, MailRow] => [row.id, row])));
+  if (rows.size === 0) return { rows: [], complete };
+  const order = await sortedPage(
+    db
+      .selectFrom('mails')
+      .select('id')
+      .where('id', 'in', [...rows.keys()]),
+    engine,
+    { ...read, after: undefined },
+  ).execute();
+  return { rows: order.map((r) => rows.get(r.id)!), complete };
+}
+
+async function readSeek(
+  db: DbOrTrx,
+  engine: Engine,
+  read: PageRead,
+  statuses: number[] | undefined,
+  bound: number | undefined,
+  candidates: number[] | undefined,
+): Promise<{ rows: MailRow[]; complete: boolean }> {
+  const { column, index, statusIndex } = LIST_SORTS[read.sort];
+  const direction = read.descending ? 'desc' : 'asc';
+  const past = read.descending ? '<' : '>';
+  const { search, receivedFrom, receivedTo } = read.filter;
+  const mails = () => mailsThrough(db, engine, statuses === undefined ? index : statuses.length === 1 ? statusIndex : undefined);
+  const inReceivedOrder = read.sort === 'receivedDate';
+  // The candidates are checked on each index entry, which holds the id, before its row is read (`+id`: they must
+  // not drive, or SQLite reads them by id and sorts them).
+  const candidateTerm = candidates && sql<boolean>`+mails.id in (select value from json_each(${JSON.stringify(candidates)}))`;
+  const seek = <O>(q: MailQuery<O>) => {
+    const seeking = matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
+      statuses: statuses && statuses.length > 1 ? statuses : undefined,
+      ...(inReceivedOrder ? { receivedFrom, receivedTo } : {}),
+    });
+    return candidateTerm ? seeking.where(candidateTerm) : seeking;
+  };
+  // The terms the seek does not hold, checked on each row it reads.
+  const check = <O>(q: MailQuery<O>) => matching(q, { search, ...(inReceivedOrder ? {} : { receivedFrom, receivedTo }) });
+  const ordered = <O>(q: MailQuery<O>, byId: boolean) => (byId ? q : q.orderBy(column, direction)).orderBy('id', direction);
+  const upTo = <Q extends { limit(n: number): Q }>(q: Q, n: number | undefined) => (n === undefined ? q : q.limit(n));
+
+  /** The seek narrowed by `where`, in order (by id alone where every row shares the value), `need` rows at most. */
+  const part = async (where: <O>(q: MailQuery<O>) => MailQuery<O>, byId: boolean, need: number | undefined) => {
+    if (bound === undefined) {
+      const rows = await upTo(ordered(check(where(seek(mails().selectAll()))), byId), need).execute();
+      return { rows, complete: true };
+    }
+    // The walk reads `bound` entries at most, and the check filters what it read.
+    const walk = ordered(where(seek(mails().selectAll())), byId).limit(bound);
+    const walked = db.selectFrom(walk.as('mails')).selectAll() as unknown as MailQuery<MailRow>;
+    const rows = await upTo(ordered(check(walked), byId), need).execute();
+    if (need === undefined || rows.length >= need) return { rows, complete: true };
+    // Fewer than wanted: the seek ended (complete), or the walk stopped at its bound. Counted in the index alone.
+    const seen = await db
+      .selectFrom(
+        where(seek(mails().select('id')))
+          .limit(bound)
+          .as('seen'),
+      )
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return { rows, complete: Number(seen.n) < bound };
+  };
+  const { after } = read;
+  if (!after) return part((q) => q, false, read.take);
+  // Past (value, id) as two seeks: the rest of the rows sharing `value`, then the rows beyond it. A row
+  // comparison `(column, id) < (value, id)` is one seek on PostgreSQL, but SQLite seeks on `column` alone and
+  // walks every row sharing the value (all of one status, every mail not sent yet) before the first one past id.
+  const same = await part((q) => q.where(column, '=', after.value as never).where('id', past, after.id), true, read.take);
+  if (!same.complete || (read.take !== undefined && same.rows.length >= read.take)) return same;
+  const rest = read.take === undefined ? undefined : read.take - same.rows.length;
+  const beyond = await part((q) => q.where(column, past, after.value as never), false, rest);
+  return { rows: [...same.rows, ...beyond.rows], complete: beyond.complete };
+}
+
+/** Plan `gather`: the matches are these ids (the count found them all): read and sorted by the engine. */
+export async function readIdsPage(db: DbOrTrx, engine: Engine, read: PageRead, ids: number[]): Promise<MailRow[]> {
+  if (ids.length === 0) return [];
+  return sortedPage(db.selectFrom('mails').selectAll().where('id', 'in', ids), engine, read).execute();
+}
+
+/**
+ * Plan `sort` (the walk found no page within its bound): every match read through `source` (SQLite: the
+ * search's trigram candidates by id with the other terms fenced, or a seek of the statuses or the date
+ * range; PostgreSQL: its choice), and sorted by the engine.
+ */
+export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
+  const byTrigrams = engine === 'sqlite' && source === 'trigrams' && isIndexedSearch(read.filter.search);
+  let q = matching(db.selectFrom('mails').selectAll(), read.filter, byTrigrams);
+  if (byTrigrams)
+    q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`);
+  return sortedPage(q, engine, read).execute();
+}
+
+/**
+ * The count: ids of mails matching the filter, `limit` at most, from the source `chooseMatchSource` chose.
+ * `trigrams` (SQLite, a search of 3+ characters): the trigram index newest first, each candidate's row checked
+ * (FTS5 walks its doclists from the highest rowid and stops at the limit). `seek` and `engine`: one statement
+ * with every term; SQLite seeks the statuses' index or the date range's, PostgreSQL chooses by its statistics
+ * of the words, dates and statuses.
+ */
+export async function findMatchingIds(
+  db: DbOrTrx,
+  engine: Engine,
+  filter: ListFilter,
+  limit: number,
+  source: MatchSource,
+): Promise<number[]> {
+  if (engine === 'sqlite' && isIndexedSearch(filter.search) && source === 'trigrams') {
+    const terms = termsOf(filter, true);
+    const { rows } = await sql<{ id: number }>`select mails.id from mails_fts join mails on mails.id = mails_fts.rowid
+      where mails_fts match ${trigramMatchQuery(filter.search)} and ${sql.join(terms, sql` and `)}
+      order by mails_fts.rowid desc limit ${limit}`.execute(db);
+    return rows.map((r) => Number(r.id));
+  }
+  const rows = await matching(db.selectFrom('mails').select('id'), filter).limit(limit).execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** SQLite: the ids the trigram index holds for `search` (3+ characters), newest first, `limit` at most. No row is read. */
+export async function findTrigramCandidates(db: DbOrTrx, search: string, limit: number): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(search)}
+    order by rowid desc limit ${limit}`.execute(db);
+  return rows.map((r) => Number(r.id));
+}
+
+/** The earliest and latest receipt time (two seeks of the received index), or undefined for an empty store. */
+export async function findReceivedSpan(db: DbOrTrx): Promise<{ min: number; max: number } | undefined> {
+  const end = (direction: 'asc' | 'desc') =>
+    db.selectFrom('mails').select('received_at').orderBy('received_at', direction).limit(1).executeTakeFirst();
+  const [first, last] = await Promise.all([end('asc'), end('desc')]);
+  return first && last ? { min: Number(first.received_at), max: Number(last.received_at) } : undefined;
+}
+
+/** The lowest and highest mail id, or undefined for an empty store. */
+export async function findIdRange(db: DbOrTrx): Promise<{ min: number; max: number } | undefined> {
+  // Two subqueries: SQLite answers `min(id)` or `max(id)` alone from one end of the index, but a query asking
+  // for both scans the whole table.
+  const row = await db
+    .selectNoFrom((eb) => [
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.min('id').as('v'))
+        .as('min'),
+      eb
+        .selectFrom('mails')
+        .select((e) => e.fn.max('id').as('v'))
+        .as('max'),
+    ])
+    .executeTakeFirst();
+  return row && row.min !== null && row.max !== null ? { min: Number(row.min), max: Number(row.max) } : undefined;
+}
+
+/**
+ * Counts mails matching a filter up to `cap`; more means "at least cap" (a bulk action's filter). Status and
+ * date terms seek their indexes (covering, so no row is read); a search reads rows.
+ */
+export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: number): Promise<number> {
+  const inner = matching(db.selectFrom('mails').select('id'), filter).limit(cap);
+  const row = await db
+    .selectFrom(inner.as('m'))
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * The FTS5 query for a substring: some of its trigrams ANDed (every third and the last; any subset finds a
+ * superset of the matches, and the LIKE that follows removes the rest). Each is a quoted string, so `"`,
+ * `*`, `NEAR`, `OR` and the like are text, never query syntax. `search` has at least 3 characters.
+ */
+function trigramMatchQuery(search: string): string {
+  const chars = Array.from(search);
+  const starts = new Set<number>();
+  for (let i = 0; i + 3 <= chars.length; i += 3) starts.add(i);
+  starts.add(chars.length - 3);
+  return [...starts]
+    .slice(0, 12)
+    .map(
+      (i) =>
+        `"${chars
+          .slice(i, i + 3)
+          .join('')
+          .replaceAll('"', '""')}"`,
+    )
+    .join(' AND ');
+}
+
+/**
+ * The next `limit` ids matching the list's filter, in id order after `afterId` and up to `maxId`: how a bulk
+ * action walks its filter in short chunks (keyset on the primary key, so each chunk is one seek).
+ */
+export async function listMatchingIds(db: DbOrTrx, filter: MailFilter, afterId: number, maxId: number, limit: number): Promise<number[]> {
+  const rows = await matching(db.selectFrom('mails').select('id'), filter)
+    .where('id', '>', afterId)
+    .where('id', '<=', maxId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
