@@ -19,6 +19,7 @@ const BENCHMARKS = {
   bulk: 'bench/bulk.ts',
   webhooks: 'bench/webhooks.ts',
   bounces: 'bench/bounces.ts',
+  'suppression-cost': 'bench/suppression-cost.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
 };

@@ -31,22 +31,30 @@ export interface NewBounceReport {
   raw: Buffer;
 }
 
-export async function insertBounceReport(db: DbOrTrx, report: NewBounceReport): Promise<number> {
-  const row = await db
+/**
+ * Keeps the reports in one INSERT and returns their ids in the order given. The ids of one statement are drawn
+ * in its row order (SQLite's rowid, PostgreSQL's identity sequence), so sorted they line up with the rows even
+ * when another instance inserts meanwhile; RETURNING itself promises no order.
+ */
+export async function insertBounceReports(db: DbOrTrx, reports: readonly NewBounceReport[]): Promise<number[]> {
+  if (reports.length === 0) return [];
+  const rows = await db
     .insertInto('bounce_reports')
-    .values({
-      received_at: report.receivedAt,
-      envelope_from: report.envelopeFrom,
-      envelope_to: report.envelopeTo,
-      kind: report.kind,
-      mail_id: report.mailId,
-      matched_by: report.matchedBy,
-      summary: report.summary,
-      raw: report.raw,
-    })
+    .values(
+      reports.map((report) => ({
+        received_at: report.receivedAt,
+        envelope_from: report.envelopeFrom,
+        envelope_to: report.envelopeTo,
+        kind: report.kind,
+        mail_id: report.mailId,
+        matched_by: report.matchedBy,
+        summary: report.summary,
+        raw: report.raw,
+      })),
+    )
     .returning('id')
-    .executeTakeFirstOrThrow();
-  return Number(row.id);
+    .execute();
+  return rows.map((row) => Number(row.id)).sort((x, y) => x - y);
 }
 
 export type BounceReportSummaryRow = Omit<BounceReportRow, 'raw'> & { size: number };
@@ -85,16 +93,19 @@ export async function findBounceReport(db: DbOrTrx, id: number): Promise<BounceR
   return row ? { ...row, id: Number(row.id), mail_id: row.mail_id === null ? null : Number(row.mail_id) } : undefined;
 }
 
-/** The mail a Message-ID names (the newest, should an application have reused one); migration 010 indexes it. */
-export async function findMailIdByMessageId(db: DbOrTrx, messageId: string): Promise<number | undefined> {
-  const row = await db
+/** The mail each Message-ID names (the newest, should an application have reused one); migration 010 indexes it. */
+export async function findMailIdsByMessageIds(db: DbOrTrx, messageIds: readonly string[]): Promise<Map<string, number>> {
+  const found = new Map<string, number>();
+  const wanted = [...new Set(messageIds)];
+  if (wanted.length === 0) return found;
+  const rows = await db
     .selectFrom('mails')
-    .select('id')
-    .where('message_id', '=', messageId)
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return row ? Number(row.id) : undefined;
+    .select(['message_id', (eb) => eb.fn.max('id').as('id')])
+    .where('message_id', 'in', wanted)
+    .groupBy('message_id')
+    .execute();
+  for (const row of rows) found.set(row.message_id, Number(row.id));
+  return found;
 }
 
 export interface BouncedMail {
@@ -104,34 +115,48 @@ export interface BouncedMail {
   recipients: Array<{ address: string; outcome: string | null }>;
 }
 
-export async function findBouncedMail(db: DbOrTrx, mailId: number): Promise<BouncedMail | undefined> {
-  const mail = await db.selectFrom('mails').select(['id', 'status', 'api_key_id']).where('id', '=', mailId).executeTakeFirst();
-  if (!mail) return undefined;
+/** The mails with these ids and their envelope recipients (in stored order): two queries for a whole group. */
+export async function findBouncedMails(db: DbOrTrx, mailIds: readonly number[]): Promise<Map<number, BouncedMail>> {
+  const found = new Map<number, BouncedMail>();
+  const wanted = [...new Set(mailIds)];
+  if (wanted.length === 0) return found;
+  const mails = await db.selectFrom('mails').select(['id', 'status', 'api_key_id']).where('id', 'in', wanted).execute();
+  if (mails.length === 0) return found;
+  for (const mail of mails)
+    found.set(Number(mail.id), { id: Number(mail.id), status: mail.status, apiKeyId: mail.api_key_id, recipients: [] });
   const recipients = await db
     .selectFrom('mail_recipients')
-    .select(['address', 'outcome'])
-    .where('mail_id', '=', mailId)
+    .select(['mail_id', 'address', 'outcome'])
+    .where('mail_id', 'in', [...found.keys()])
     .where('kind', '=', 'envelope')
+    .orderBy('mail_id')
     .orderBy('position')
     .execute();
-  return { id: Number(mail.id), status: mail.status, apiKeyId: mail.api_key_id, recipients };
+  for (const row of recipients) found.get(Number(row.mail_id))?.recipients.push({ address: row.address, outcome: row.outcome });
+  return found;
 }
 
-/** Sets the outcome and reply of some of a mail's envelope recipients (addresses as stored). */
+/**
+ * Sets the outcome and reply of envelope recipients of several mails (addresses as stored) in one UPDATE joined
+ * to a VALUES list, as transition.repository.ts moves mails; the casts give PostgreSQL the columns' types.
+ */
 export async function markRecipients(
   db: DbOrTrx,
-  mailId: number,
-  marks: ReadonlyArray<{ address: string; outcome: string; reply: string }>,
+  marks: ReadonlyArray<{ mailId: number; address: string; outcome: string; reply: string }>,
   at: number,
 ): Promise<void> {
-  for (const mark of marks) {
-    await db
-      .updateTable('mail_recipients')
-      .set({ outcome: mark.outcome, reply: mark.reply, updated_at: at })
-      .where('mail_id', '=', mailId)
-      .where('kind', '=', 'envelope')
-      .where('address', '=', mark.address)
-      .execute();
+  for (let start = 0; start < marks.length; start += 500) {
+    const values = marks
+      .slice(start, start + 500)
+      .map(
+        (mark) =>
+          sql`(cast(${mark.mailId} as bigint), cast(${mark.address} as text), cast(${mark.outcome} as text), cast(${mark.reply} as text))`,
+      );
+    await sql`
+      with v (mail_id, address, outcome, reply) as (values ${sql.join(values)})
+      update mail_recipients set outcome = v.outcome, reply = v.reply, updated_at = ${at}
+      from v
+      where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address`.execute(db);
   }
 }
 

@@ -619,16 +619,21 @@ async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>, writ
 }
 
 /**
- * Advances a mail's application-event sequence and returns the new number (migration 006), for an event written
- * beside a move rather than by it (a bounce report's mail.bounced / mail.complained, bounces/bounce.service.ts).
- * Here because this file is the one writer of `mails`.
+ * Advances the application-event sequence of each of these mails by one and returns the new numbers (migration
+ * 006), for an event written beside a move rather than by it (a bounce report's mail.bounced / mail.complained,
+ * bounces/bounce.service.ts): one UPDATE for a whole group. Ids must be distinct. Here because this file is the
+ * one writer of `mails`.
  */
-export async function nextMailEventSeq(db: DbOrTrx, mailId: number): Promise<number> {
-  const row = await db
-    .updateTable('mails')
-    .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
-    .where('id', '=', mailId)
-    .returning('event_seq')
-    .executeTakeFirstOrThrow();
-  return Number(row.event_seq);
+export async function nextMailEventSeqs(db: DbOrTrx, mailIds: readonly number[]): Promise<Map<number, number>> {
+  const sequences = new Map<number, number>();
+  for (let start = 0; start < mailIds.length; start += CHUNK) {
+    const rows = await db
+      .updateTable('mails')
+      .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
+      .where('id', 'in', mailIds.slice(start, start + CHUNK))
+      .returning(['id', 'event_seq'])
+      .execute();
+    for (const row of rows) sequences.set(Number(row.id), Number(row.event_seq));
+  }
+  return sequences;
 }

@@ -2,9 +2,9 @@
  * The suppression list (migration 011): addresses Outbox does not send to. Added by hard bounces, complaints and
  * relay refusals saying the address does not exist, and by operators; read at submission.
  */
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { DbOrTrx } from '../store/connection.js';
-import type { SuppressionRow } from '../store/schema.js';
+import type { SuppressionRow, SuppressionTable } from '../store/schema.js';
 
 export type SuppressionReason = 'hard_bounce' | 'rcpt_refused' | 'complaint' | 'manual';
 
@@ -24,9 +24,15 @@ export interface NewSuppression {
  * the newest cause is the one an operator needs to read. Returns nothing: callers read the list when they need it.
  */
 export async function upsertSuppressions(db: DbOrTrx, entries: readonly NewSuppression[]): Promise<void> {
+  // One statement per 500 addresses (a bounce group or an import is one, not one per address). An address named
+  // twice keeps its last entry, as applying them in order would; PostgreSQL also refuses to update a row twice
+  // in one INSERT … ON CONFLICT.
+  const rows = new Map<string, SuppressionInsert>();
   for (const entry of entries) {
-    const row = {
-      address: entry.address.trim().toLowerCase(),
+    const address = entry.address.trim().toLowerCase();
+    rows.delete(address);
+    rows.set(address, {
+      address,
       reason: entry.reason,
       mail_id: entry.mailId ?? null,
       detail: entry.detail ?? null,
@@ -34,24 +40,29 @@ export async function upsertSuppressions(db: DbOrTrx, entries: readonly NewSuppr
       created_by: entry.createdBy,
       created_at: entry.at,
       expires_at: entry.expiresAt ?? null,
-    };
+    });
+  }
+  const all = [...rows.values()];
+  for (let start = 0; start < all.length; start += 500) {
     await db
       .insertInto('suppressions')
-      .values(row)
+      .values(all.slice(start, start + 500))
       .onConflict((oc) =>
-        oc.column('address').doUpdateSet({
-          reason: row.reason,
-          mail_id: row.mail_id,
-          detail: row.detail,
-          note: row.note,
-          created_by: row.created_by,
-          created_at: row.created_at,
-          expires_at: row.expires_at,
-        }),
+        oc.column('address').doUpdateSet((eb) => ({
+          reason: eb.ref('excluded.reason'),
+          mail_id: eb.ref('excluded.mail_id'),
+          detail: eb.ref('excluded.detail'),
+          note: eb.ref('excluded.note'),
+          created_by: eb.ref('excluded.created_by'),
+          created_at: eb.ref('excluded.created_at'),
+          expires_at: eb.ref('excluded.expires_at'),
+        })),
       )
       .execute();
   }
 }
+
+type SuppressionInsert = Insertable<SuppressionTable>;
 
 /** Which of these addresses are suppressed at `now` (expired entries do not count); lower-cased. */
 export async function suppressedAmong(db: DbOrTrx, addresses: readonly string[], now: number): Promise<Map<string, SuppressionRow>> {

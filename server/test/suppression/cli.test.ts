@@ -39,7 +39,9 @@ afterAll(async () => {
   fs.rmSync(tempDir, { recursive: true, force: true });
 });
 
-describe('suppression CLI', () => {
+// Each call starts a CLI process (tsx compiles on the way in): 8 of them took 50 s on the shared machine at load
+// 15-20, past the 30 s default, so the deadline is generous rather than tuned to an idle machine.
+describe('suppression CLI', { timeout: 180_000 }, () => {
   it('adds, lists, exports, imports and removes; bad input exits 1 with the reason', async () => {
     expect(await cli(['add', 'Ann@Example.net', '--note', 'asked us', '--expires', '2031-01-01T00:00:00Z'])).toMatchObject({
       code: 0,
