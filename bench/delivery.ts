@@ -3,7 +3,7 @@
  * loopback sink, compared in the same run with a raw pooled nodemailer loop sending the same number of
  * prebuilt messages to the same sink with the same pool size and concurrency. Goal: worker / raw >= 0.8.
  *
- *   npx tsx bench/delivery.ts [--count 5000] [--rounds 1] [--engine auto|sqlite|postgres|all] [--sink process|inline]
+ *   npx tsx bench/delivery.ts [--count 5000] [--rounds 1] [--engine auto|sqlite|postgres|all] [--sink process|inline] [--profile]
  *
  * The sink is the embedded capture relay with `store: false`, in its own process by default (a provider is
  * another machine; `--sink inline` runs it in this process). The worker is built as server/src/main.ts
@@ -14,6 +14,10 @@
  * Both paths are bound by round trips between two processes on loopback rather than by CPU, so a single
  * run varies by ±20% here; `--rounds 3` repeats raw + worker three times and judges the median ratio.
  * `--engine auto` (default) adds PostgreSQL when one answers at OUTBOX_BENCH_POSTGRES_URL.
+ *
+ * CPU per mail is given for this process and, on PostgreSQL, for the database's server processes (the run's
+ * backends, read from /proc: the server must run on this machine). `--profile` writes a CPU profile of each
+ * worker drain (bench/results/profiles/) and prints its summary.
  */
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
@@ -24,6 +28,7 @@ import { createRelayTransport, type RelayTransport } from '../server/src/deliver
 import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+import path from 'node:path';
 import {
   cpuPercent,
   cpuTimeMs,
@@ -33,15 +38,17 @@ import {
   printTable,
   rate,
   removeDir,
+  resultsDir,
   setupLine,
   sleep,
   verdict,
   warnIfBusy,
   writeResult,
 } from './support/common.js';
+import { startCpuProfile } from './support/cpu-profile.js';
 import { benchMail, benchRawMessage } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
-import { postgresAdminUrl, postgresReachable } from './support/postgres.js';
+import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
 
 const GOAL_RATIO = 0.8;
@@ -65,6 +72,7 @@ const { values } = parseArgs({
     sink: { type: 'string', default: 'process' },
     concurrency: { type: 'string' },
     rounds: { type: 'string', default: '1' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const count = Number(values.count);
@@ -96,6 +104,8 @@ interface Cpu {
   sink: number | undefined;
   /** CPU time of this process, in ms. */
   mainMs: number | undefined;
+  /** CPU time of the PostgreSQL backends serving the run, in ms. */
+  backendMs?: number | undefined;
 }
 
 function cpuMeter(sinkPid: number | undefined) {
@@ -179,6 +189,8 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
     });
     const measureCpu = cpuMeter(sinkPid);
+    const measureBackends = engine === 'postgres' ? await postgresBackendCpu(store.db) : undefined;
+    const stopProfile = values.profile ? await startCpuProfile() : undefined;
     const started = performance.now();
     worker.start();
     let counts = await getStatusCounts(store.db);
@@ -199,7 +211,12 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
       }
     }
     const drainMs = performance.now() - started;
-    const cpu = measureCpu(drainMs);
+    const cpu: Cpu = { ...measureCpu(drainMs), backendMs: await measureBackends?.() };
+    if (stopProfile) {
+      const profile = await stopProfile();
+      const file = profile.file(`delivery-${engine}-${new Date().toISOString().replace(/[:.]/g, '-')}`, path.join(resultsDir, 'profiles'));
+      console.log(`CPU profile of the worker's drain on ${engine}: ${file}\n${profile.summary}\n`);
+    }
     await worker.stop();
     transport.close();
     const other = Object.fromEntries(
@@ -262,10 +279,9 @@ async function main(): Promise<void> {
 
     console.log('');
     const cpuText = (cpu: Cpu) => `${cpu.main ?? '?'}% / ${cpu.sink ?? '-'}%`;
-    const usPerMail = (cpu: Cpu, mails: number) =>
-      cpu.mainMs === undefined || mails === 0 ? '?' : Math.round((cpu.mainMs * 1000) / mails);
+    const usPerMail = (ms: number | undefined, mails: number) => (ms === undefined || mails === 0 ? '-' : Math.round((ms * 1000) / mails));
     printTable(
-      ['round', 'path', 'mails', 'seconds', 'mails/s', 'ratio to raw', 'CPU bench / sink', 'bench CPU µs/mail'],
+      ['round', 'path', 'mails', 'seconds', 'mails/s', 'ratio to raw', 'CPU bench / sink', 'bench CPU µs/mail', 'PostgreSQL CPU µs/mail'],
       rounds.flatMap((r, i) => [
         [
           String(i + 1),
@@ -275,7 +291,8 @@ async function main(): Promise<void> {
           formatNumber(r.raw.rate),
           '1.00',
           cpuText(r.raw.cpu),
-          usPerMail(r.raw.cpu, r.raw.sent),
+          usPerMail(r.raw.cpu.mainMs, r.raw.sent),
+          '-',
         ],
         ...r.runs.map((w) => [
           String(i + 1),
@@ -285,7 +302,8 @@ async function main(): Promise<void> {
           formatNumber(w.rate),
           w.ratio.toFixed(2),
           cpuText(w.cpu),
-          usPerMail(w.cpu, w.sent),
+          usPerMail(w.cpu.mainMs, w.sent),
+          usPerMail(w.cpu.backendMs, w.sent),
         ]),
       ]),
     );

@@ -4,7 +4,10 @@
  */
 import crypto from 'node:crypto';
 import net from 'node:net';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
+import type { Database } from '../../server/src/store/schema.js';
+import { cpuTimeMs } from './common.js';
 
 export const postgresAdminUrl = process.env.OUTBOX_BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -65,4 +68,25 @@ export async function namedDatabase(name: string): Promise<{ url: string; existe
 
 export async function dropDatabase(name: string): Promise<void> {
   await adminQuery(`drop database if exists ${name} with (force)`);
+}
+
+/**
+ * CPU time of the server processes serving one database (its backends, from /proc: the server must run on
+ * this machine), from now until the returned function is called, in ms. A backend that starts meanwhile
+ * counts from zero; one that ends meanwhile is missed (the pools here keep theirs for the run).
+ */
+export async function postgresBackendCpu(db: Kysely<Database>): Promise<() => Promise<number | undefined>> {
+  const readAll = async () => {
+    const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(db);
+    return new Map(rows.map((row) => [row.pid, cpuTimeMs(row.pid)]));
+  };
+  const before = await readAll();
+  return async () => {
+    let total = 0;
+    for (const [pid, ms] of await readAll()) {
+      if (ms === undefined) return undefined;
+      total += ms - (before.get(pid) ?? 0);
+    }
+    return total;
+  };
 }

@@ -1,49 +1,23 @@
 /**
  * The queue's SQL. The mail row is the queue entry (ARCHITECTURE.md#data-model-and-the-hot-path): claiming picks due Queued rows and
- * moves them to Processing under a lease with one conditional UPDATE (through `applyTransitions`, like
- * every status change; outcomes too, see outcome-commit.ts). The engines differ in one place: PostgreSQL
- * picks with FOR UPDATE SKIP LOCKED so concurrent workers take disjoint batches without waiting; SQLite has
- * a single writer, so the pick and the conditional UPDATE in one transaction cannot interleave with another.
+ * moves them to Processing under a lease with one conditional UPDATE (in mail/transition.repository.ts, like
+ * every status change; outcomes too, see outcome-commit.ts). The engines differ in the claim: on PostgreSQL it
+ * is one statement that picks with FOR UPDATE SKIP LOCKED (concurrent workers take disjoint batches without
+ * waiting), updates and returns the payloads; SQLite has a single writer, so the pick, the conditional UPDATE
+ * and the reads in one transaction cannot interleave with another.
  */
 import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
-import { applyTransitions } from '../mail/transition.repository.js';
+import { applyTransitions, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import type { MailRow, RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
 import { claimTransition, type ExpiredLease } from './transitions.js';
 
-export interface ClaimRequest {
-  now: number;
-  limit: number;
-  owner: string;
-  leaseExpiresAt: number;
-}
+export type ClaimRequest = QueueClaim;
 
-/**
- * Queued → Processing for up to `limit` due mails, oldest due first; counts the attempt and moves the
- * counters. The due mails are picked first (on PostgreSQL `FOR UPDATE SKIP LOCKED`, so concurrent workers
- * take disjoint batches without waiting), then claimed by one conditional UPDATE for the whole batch.
- */
-export async function claimDueMails(db: DbOrTrx, engine: Engine, claim: ClaimRequest): Promise<MailRow[]> {
-  let due = db
-    .selectFrom('mails')
-    .select('id')
-    .where('status', '=', MailStatus.Queued)
-    .where('next_attempt_at', '<=', claim.now)
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .limit(claim.limit);
-  if (engine === 'postgres') due = due.forUpdate().skipLocked();
-  const ids = (await due.execute()).map((row) => row.id);
-  const lease = { owner: claim.owner, expiresAt: claim.leaseExpiresAt };
-  const { moved, rows } = await applyTransitions(
-    db,
-    ids.map((id) => claimTransition(id, claim.now, lease)),
-    { returnRows: true },
-  );
-  return moved.map((m) => rows.get(m.id)!);
-}
+/** A claimed mail's row with what its send needs (undefined: no content is stored for it). */
+export type ClaimedMail = MailRow & { payload: DeliveryPayload | undefined };
 
 export interface DeliveryPayload {
   mailId: number;
@@ -55,49 +29,111 @@ export interface DeliveryPayload {
   recipients: RecipientState[];
 }
 
+/**
+ * Queued → Processing for up to `limit` due mails, oldest due first, with each one's payload; counts the
+ * attempt and moves the counters (or adds their moves to `counts`, for a caller that writes them last).
+ * PostgreSQL does it in one statement (`claimDueMailsWithPayload`: one round trip per batch). SQLite picks
+ * the due ids, claims them with one conditional UPDATE and reads the payloads: a single writer, so nothing
+ * interleaves within the transaction, and its statements are calls rather than round trips.
+ */
+export async function claimDueMails(
+  db: DbOrTrx,
+  engine: Engine,
+  claim: ClaimRequest,
+  options: { counts?: StatusCountMoves } = {},
+): Promise<ClaimedMail[]> {
+  if (engine === 'postgres') {
+    const rows = await claimDueMailsWithPayload(db, claim, options);
+    return rows.map(({ content_raw, content_envelope_from, envelope_addresses, envelope_outcomes, ...row }) => ({
+      ...row,
+      payload:
+        content_envelope_from === null
+          ? undefined
+          : deliveryPayloadOf(
+              row.id,
+              content_raw,
+              content_envelope_from,
+              envelope_addresses.map((address, i) => ({ address, outcome: envelope_outcomes[i] ?? null })),
+            ),
+    }));
+  }
+  const due = await db
+    .selectFrom('mails')
+    .select('id')
+    .where('status', '=', MailStatus.Queued)
+    .where('next_attempt_at', '<=', claim.now)
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(claim.limit)
+    .execute();
+  const lease = { owner: claim.owner, expiresAt: claim.leaseExpiresAt };
+  const { moved, rows } = await applyTransitions(
+    db,
+    due.map(({ id }) => claimTransition(id, claim.now, lease)),
+    { returnRows: true, ...options },
+  );
+  const payloads = await loadDeliveryPayloads(
+    db,
+    moved.map((m) => m.id),
+  );
+  return moved.map((m) => ({ ...rows.get(m.id)!, payload: payloads.get(m.id) }));
+}
+
 const OUTCOMES: readonly string[] = ['pending', 'accepted', 'rejected', 'deferred', 'suppressed'] satisfies RecipientOutcome[];
 const asOutcome = (value: string | null): RecipientOutcome | null =>
   value !== null && OUTCOMES.includes(value) ? (value as RecipientOutcome) : null;
 
 /**
- * What the relay needs for each claimed mail: the stored bytes and the envelope (the `envelope` recipients).
- * Only recipients still open (pending, deferred, or unknown from before migration 005) are sent to; a mail
- * with none open (an operator's requeue of a finished mail) goes to every recipient not yet accepted.
+ * What the relay needs for one claimed mail, from its stored bytes and its envelope recipients in stored
+ * order. Only recipients still open (pending, deferred, or unknown from before migration 005) are sent to;
+ * a mail with none open (an operator's requeue of a finished mail) goes to every recipient not yet accepted.
  */
-export async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map<number, DeliveryPayload>> {
+function deliveryPayloadOf(
+  mailId: number,
+  raw: Buffer | null,
+  envelopeFrom: string,
+  envelope: ReadonlyArray<{ address: string; outcome: string | null }>,
+): DeliveryPayload {
+  const recipients: RecipientState[] = [];
+  for (const recipient of envelope) {
+    if (!recipients.some((r) => r.address === recipient.address))
+      recipients.push({ address: recipient.address, outcome: asOutcome(recipient.outcome) });
+  }
+  const open = recipients.filter((r) => r.outcome === null || r.outcome === 'pending' || r.outcome === 'deferred');
+  // A suppressed recipient is never sent to (docs/lifecycle.md), even by a requeue.
+  const targets = open.length > 0 ? open : recipients.filter((r) => r.outcome !== 'accepted' && r.outcome !== 'suppressed');
+  const envelopeTo = (targets.length > 0 ? targets : recipients).map((r) => r.address);
+  return { mailId, raw, envelopeFrom, envelopeTo, recipients };
+}
+
+/** The payloads of the given mails, read apart from their claim (SQLite). */
+async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map<number, DeliveryPayload>> {
   const payloads = new Map<number, DeliveryPayload>();
   if (mailIds.length === 0) return payloads;
-  const [contents, recipients] = await Promise.all([
-    db.selectFrom('mail_contents').select(['mail_id', 'raw', 'envelope_from']).where('mail_id', 'in', mailIds).execute(),
-    db
-      .selectFrom('mail_recipients')
-      .select(['mail_id', 'address', 'outcome'])
-      .where('mail_id', 'in', mailIds)
-      .where('kind', '=', 'envelope')
-      .orderBy('mail_id')
-      .orderBy('position')
-      .execute(),
-  ]);
-  for (const content of contents) {
-    payloads.set(content.mail_id, {
-      mailId: content.mail_id,
-      raw: content.raw,
-      envelopeFrom: content.envelope_from,
-      envelopeTo: [],
-      recipients: [],
-    });
-  }
+  const contents = await db
+    .selectFrom('mail_contents')
+    .select(['mail_id', 'raw', 'envelope_from'])
+    .where('mail_id', 'in', mailIds)
+    .execute();
+  const recipients = await db
+    .selectFrom('mail_recipients')
+    .select(['mail_id', 'address', 'outcome'])
+    .where('mail_id', 'in', mailIds)
+    .where('kind', '=', 'envelope')
+    .orderBy('mail_id')
+    .orderBy('position')
+    .execute();
+  const envelopes = new Map<number, Array<{ address: string; outcome: string | null }>>();
   for (const recipient of recipients) {
-    const payload = payloads.get(recipient.mail_id);
-    if (payload && !payload.recipients.some((r) => r.address === recipient.address))
-      payload.recipients.push({ address: recipient.address, outcome: asOutcome(recipient.outcome) });
+    const list = envelopes.get(recipient.mail_id);
+    if (list) list.push(recipient);
+    else envelopes.set(recipient.mail_id, [recipient]);
   }
-  for (const payload of payloads.values()) {
-    const open = payload.recipients.filter((r) => r.outcome === null || r.outcome === 'pending' || r.outcome === 'deferred');
-    // A suppressed recipient is never sent to (docs/lifecycle.md), even by a requeue.
-    const targets = open.length > 0 ? open : payload.recipients.filter((r) => r.outcome !== 'accepted' && r.outcome !== 'suppressed');
-    payload.envelopeTo = (targets.length > 0 ? targets : payload.recipients).map((r) => r.address);
-  }
+  for (const content of contents)
+    payloads.set(
+      content.mail_id,
+      deliveryPayloadOf(content.mail_id, content.raw, content.envelope_from, envelopes.get(content.mail_id) ?? []),
+    );
   return payloads;
 }
 

@@ -20,7 +20,6 @@ import os from 'node:os';
 import type { Clock } from '../clock.js';
 import { applyTransitions } from '../mail/transition.repository.js';
 import type { Store } from '../store/connection.js';
-import type { MailRow } from '../store/schema.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
 import type { DeliveryOutcome, RelayTransport } from './relay-transport.js';
@@ -81,7 +80,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * commit serves a whole batch: on SQLite every commit is an fsync that blocks the thread, and half-size
    * claims made them a third of the worker's time. A mail waits here at most about one send's time.
    */
-  const ready: Array<{ row: MailRow; payload: queue.DeliveryPayload | undefined }> = [];
+  const ready: queue.ClaimedMail[] = [];
   const claimAhead = Math.min(batchSize, concurrency);
   /**
    * Claimed mails whose outcome is not committed yet (sending, or waiting for the group commit). Bounded, so
@@ -90,6 +89,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    */
   let unrecorded = 0;
   const maxUnrecorded = concurrency * 3;
+  /** A claim is under way (the loop's own, or one riding on an outcome commit): never two at once. */
+  let isClaiming = false;
   let wakeUp: (() => void) | undefined;
   /** A write to the store failed and it has not answered since: no send starts. */
   let isStoreAway = false;
@@ -115,7 +116,39 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       // The loop's next probe finds the store at once.
       if (isStoreAway) wake();
     },
+    claimAlong: {
+      request() {
+        if (!isRunning || isStoreAway || isClaiming) return undefined;
+        const request = claimRequest();
+        if (request) isClaiming = true;
+        return request;
+      },
+      claimed(mails) {
+        isClaiming = false;
+        takeClaimed(mails);
+        wake();
+      },
+    },
   });
+
+  /**
+   * The next claim, sized to what the worker may take now: one batch ahead of the free send slots, within
+   * the bound on unrecorded outcomes. Undefined when it may take none.
+   */
+  function claimRequest(): queue.ClaimRequest | undefined {
+    const limit = Math.min(batchSize, concurrency + claimAhead - inFlight - ready.length, maxUnrecorded - unrecorded);
+    if (limit <= 0) return undefined;
+    const now = clock.now();
+    return { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs };
+  }
+
+  function takeClaimed(mails: queue.ClaimedMail[]): void {
+    if (mails.length === 0) return;
+    unrecorded += mails.length;
+    options.onChange?.(mails.map((m) => m.id));
+    ready.push(...mails);
+    fillSlots();
+  }
 
   function markStoreAway(): void {
     if (isStoreAway) return;
@@ -129,7 +162,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * may be close to expiring, and the sweeper may already have handed them to another worker.
    */
   async function probeStore(): Promise<void> {
-    const unsent = ready.map((r) => r.row.id);
+    const unsent = ready.map((r) => r.id);
     if (unsent.length > 0) {
       await releaseLeases(unsent, 'the store did not answer before the send began');
       ready.splice(0, unsent.length);
@@ -168,7 +201,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     });
   }
 
-  async function deliver(row: MailRow, payload: queue.DeliveryPayload | undefined): Promise<void> {
+  async function deliver({ payload, ...row }: queue.ClaimedMail): Promise<void> {
     let outcome: DeliveryOutcome;
     if (!payload?.raw || payload.envelopeTo.length === 0) {
       outcome = {
@@ -193,14 +226,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
 
   /** Starts sends from the ready mails while a slot is free. */
   function fillSlots(): void {
-    while (!isStoreAway && inFlight < concurrency && ready.length > 0) {
-      const { row, payload } = ready.shift()!;
+    while (isRunning && !isStoreAway && inFlight < concurrency && ready.length > 0) {
+      const mail = ready.shift()!;
       inFlight += 1;
-      void deliver(row, payload)
+      void deliver(mail)
         .catch((error: unknown) => {
           // No outcome will come: the lease sweeper returns the mail to the queue.
           unrecorded -= 1;
-          logger?.error({ err: error, mailId: row.id }, 'delivery crashed');
+          logger?.error({ err: error, mailId: mail.id }, 'delivery crashed');
         })
         .finally(() => {
           inFlight -= 1;
@@ -210,22 +243,18 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     }
   }
 
+  /** A claim in a transaction of its own: when no outcome commit is coming to carry it (at start, or idle). */
   async function claimBatch(): Promise<number> {
-    const now = clock.now();
-    const limit = Math.min(batchSize, concurrency + claimAhead - inFlight - ready.length, maxUnrecorded - unrecorded);
-    const rows = await store.db
-      .transaction()
-      .execute((trx) => queue.claimDueMails(trx, store.engine, { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs }));
-    if (rows.length === 0) return 0;
-    unrecorded += rows.length;
-    options.onChange?.(rows.map((r) => r.id));
-    const payloads = await queue.loadDeliveryPayloads(
-      store.db,
-      rows.map((r) => r.id),
-    );
-    for (const row of rows) ready.push({ row, payload: payloads.get(row.id) });
-    fillSlots();
-    return rows.length;
+    const request = claimRequest();
+    if (!request) return 0;
+    isClaiming = true;
+    try {
+      const mails = await store.db.transaction().execute((trx) => queue.claimDueMails(trx, store.engine, request));
+      takeClaimed(mails);
+      return mails.length;
+    } finally {
+      isClaiming = false;
+    }
   }
 
   async function loop(): Promise<void> {
@@ -244,7 +273,9 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         // Claim in whole batches, one ahead of the send slots: once the mails claimed ahead have all taken a
         // slot, claim the next batch while the slots are still busy, so that one durable claim commit serves
         // a full batch (a commit per mail would cap delivery at the disk's fsync rate) and no slot waits for it.
-        if (inFlight + ready.length > concurrency || unrecorded > maxUnrecorded - claimAhead / 2) {
+        // While outcomes wait for their commit, that commit claims the next batch in its own transaction
+        // (outcome-commit.ts): the loop claims only when none is coming, so a steady worker commits once per batch.
+        if (isClaiming || outcomes.unsettled > 0 || inFlight + ready.length > concurrency || unrecorded > maxUnrecorded - claimAhead / 2) {
           await sleep(pollIntervalMs);
           continue;
         }
@@ -319,8 +350,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       if (sweepTimer) clearInterval(sweepTimer);
       wake();
       await loopDone;
+      // A claim riding on an outcome commit may still be under way: its mails join the ready ones first.
+      while (isClaiming) await new Promise((resolve) => setTimeout(resolve, 5));
       // Mails claimed ahead and not sent yet: back to the queue now, for another instance or the next start.
-      const unsent = ready.splice(0).map((r) => r.row.id);
+      const unsent = ready.splice(0).map((r) => r.id);
       if (unsent.length > 0) {
         unrecorded -= unsent.length;
         // A store that is away keeps them until their leases expire and the sweeper requeues them.

@@ -19,10 +19,10 @@
  * (from-status, lease) and the counter rules, is read in one place. The types are transition.ts.
  */
 import { sql, type RawBuilder } from 'kysely';
-import { isStatusCode, type ApplicationEventType, type MailEventType, type MailStatusCode } from '@outbox/contract';
+import { isStatusCode, MailStatus, type ApplicationEventType, type MailEventType, type MailStatusCode } from '@outbox/contract';
 import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../events/application-event-data.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
-import type { DbOrTrx } from '../store/connection.js';
+import { PREPARED, type DbOrTrx } from '../store/connection.js';
 import { createStatementBatch, engineOf, type StatementBatch } from '../store/statement-batch.js';
 import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
 import { envelopeRecipientCount, searchTextOf, type NewMail } from './mail.repository.js';
@@ -32,6 +32,7 @@ import type {
   CreatedTransition,
   DeleteTransition,
   MailCreation,
+  StatusCountMoves,
   StatusTransition,
   Transition,
 } from './transition.js';
@@ -70,7 +71,7 @@ const CHUNK = 500;
 
 /**
  * Applies the transitions in the caller's transaction and returns which mails moved. Ids must be distinct.
- * Make it the last write of the transaction: the counters it moves are a hot spot (see adjustStatusCounts).
+ * Make it the last write of the transaction: the counters it moves are a hot spot (see moveStatusCounts).
  * A mail comes into being only through `insertMails`.
  */
 export async function applyTransitions(
@@ -81,6 +82,73 @@ export async function applyTransitions(
   if (transitions.some((t) => t.from === null))
     throw new RangeError('applyTransitions: a mail is created by insertMails, not by a transition');
   return apply(db, transitions, options, new Map(), undefined);
+}
+
+/** A worker's claim: up to `limit` mails due by `now`, held by `owner` until `leaseExpiresAt`. */
+export interface QueueClaim {
+  now: number;
+  limit: number;
+  owner: string;
+  leaseExpiresAt: number;
+}
+
+/** A claimed mail's row, with what its send needs: the stored bytes and the envelope recipients in order. */
+export interface ClaimedMailRow extends MailRow {
+  /** Null when no content row exists (the worker then ends the mail in Error). */
+  content_raw: Buffer | null;
+  content_envelope_from: string | null;
+  envelope_addresses: string[];
+  envelope_outcomes: Array<string | null>;
+}
+
+/**
+ * Queued → Processing under a lease for up to `limit` due mails, oldest due first (the move of
+ * delivery/transitions.ts's `claimTransition`: the attempt counted, no event), as ONE PostgreSQL statement:
+ * the pick (FOR UPDATE SKIP LOCKED, so concurrent workers take disjoint batches without waiting), the
+ * conditional UPDATE, and the read of each claimed mail's stored bytes and envelope recipients, which the
+ * worker sends next. Delivery on PostgreSQL is bound by round trips and by the backend's work per
+ * statement; this was a SELECT, an UPDATE and two reads (issue 25). The text is the same for every claim,
+ * so the server parses it once per connection (`PREPARED`, store/connection.ts). SQLite has no data-modifying WITH
+ * and pays no round trip per statement: it claims through `applyTransitions` (delivery/queue.repository.ts).
+ */
+export async function claimDueMailsWithPayload(
+  db: DbOrTrx,
+  claim: QueueClaim,
+  options: Pick<ApplyOptions, 'counts'> = {},
+): Promise<ClaimedMailRow[]> {
+  const queued = sql.lit(MailStatus.Queued);
+  const { rows } = await sql<ClaimedMailRow>`${sql.raw(PREPARED)}
+    with due as (
+      select id from mails
+      where status = ${queued} and next_attempt_at <= ${claim.now}
+      order by next_attempt_at, id
+      limit ${claim.limit}
+      for update skip locked
+    ), claimed as (
+      update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = ${claim.now}, attempts = mails.attempts + 1,
+        lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
+      from due
+      where mails.id = due.id and mails.status = ${queued}
+      returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(`mails.${column}`)))}
+    )
+    select claimed.*, c.raw as content_raw, c.envelope_from as content_envelope_from,
+      coalesce(r.addresses, '{}') as envelope_addresses, coalesce(r.outcomes, '{}') as envelope_outcomes
+    from claimed
+    left join mail_contents c on c.mail_id = claimed.id
+    left join lateral (
+      select array_agg(address order by position) as addresses, array_agg(outcome order by position) as outcomes
+      from mail_recipients where mail_recipients.mail_id = claimed.id and kind = 'envelope'
+    ) r on true
+    order by claimed.next_attempt_at, claimed.id`.execute(db);
+  if (rows.length > 0) {
+    const moves: StatusCountMoves = new Map([
+      [MailStatus.Queued, -rows.length],
+      [MailStatus.Processing, rows.length],
+    ]);
+    if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
+    else await moveStatusCounts(db, moves);
+  }
+  return rows;
 }
 
 /** A mail being created: what its application event says, known without a read. */
@@ -206,8 +274,14 @@ async function apply(
   }
   await insertEvents(db, events, writes);
   await appendApplicationEvents(db, [...applicationEvents, ...trailingEvents], writes);
-  await adjustStatusCounts(db, deltas, writes);
+  // A caller making several moves in one transaction (the worker's flush) writes the counters once, last.
+  if (options.counts) for (const [status, delta] of deltas) addMove(options.counts, status, delta);
+  else await moveStatusCounts(db, deltas, writes);
   return result;
+}
+
+function addMove(counts: StatusCountMoves, status: number, delta: number): void {
+  counts.set(status, (counts.get(status) ?? 0) + delta);
 }
 
 function eventMailOf(row: EventColumns, isDelete: boolean): EventMail {
@@ -605,7 +679,7 @@ async function insertEvents(db: DbOrTrx, events: NewEvent[], writes: StatementBa
  * opposite orders deadlock, and the loser's outcomes would wait for a lease expiry), and this is the last
  * statement of the transition, so a row stays locked only for the commit.
  */
-async function adjustStatusCounts(db: DbOrTrx, deltas: Map<number, number>, writes: StatementBatch | undefined): Promise<void> {
+export async function moveStatusCounts(db: DbOrTrx, deltas: StatusCountMoves, writes?: StatementBatch): Promise<void> {
   const moves = [...deltas].filter(([, delta]) => delta !== 0).sort(([a], [b]) => a - b);
   const moveOf = ([status, delta]: [number, number]) =>
     db

@@ -95,4 +95,13 @@ export interface ApplyOptions {
   returnRows?: boolean;
   /** false: no application events (the demo data, which is no application's mail). Default true. */
   applicationEvents?: boolean;
+  /**
+   * The counter moves are added here instead of written: a transaction that moves mails several times (the
+   * worker's outcome commit, which claims the next batch too) writes them once, last and in status order,
+   * with `moveStatusCounts`.
+   */
+  counts?: StatusCountMoves;
 }
+
+/** Status → how much its counter moves. */
+export type StatusCountMoves = Map<number, number>;

@@ -6,7 +6,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, type SqliteStatement, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type SqliteStatement,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import { createChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Database } from './schema.js';
@@ -135,7 +143,7 @@ function openPostgres(url: string, max: number): Store {
   });
   // The pool's own report of an idle client's death (the client listener above already warned).
   pool.on('error', () => undefined);
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   const changes = createChangeFeed({
     engine: 'postgres',
     db,
@@ -143,4 +151,49 @@ function openPostgres(url: string, max: number): Store {
     onError: (error) => process.emitWarning(`PostgreSQL change feed (LISTEN/NOTIFY): ${error.message}; reconnecting`),
   });
   return { engine: 'postgres', db, file: undefined, changes, close: () => changes.close().then(() => db.destroy()) };
+}
+
+/**
+ * A statement whose text starts with this comment is prepared on the PostgreSQL server once per connection
+ * (a named statement) and then only bound and executed: the server parses and plans the worker's claim
+ * (mail/transition.repository.ts) once per connection instead of once per batch (issue 25). Only for texts
+ * that repeat exactly and are few; every other statement stays unnamed, so no connection collects an
+ * unbounded number of prepared statements and no list query is held to a generic plan.
+ */
+export const PREPARED = '/* prepared */';
+/** Named statements at most, over the process; a text beyond them runs unnamed (a mistake, not a leak). */
+const MAX_PREPARED_TEXTS = 100;
+
+function preparingPool(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_PREPARED_TEXTS) {
+      name = `outbox_${names.size + 1}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let preparing = clients.get(client);
+      if (!preparing) {
+        preparing = {
+          query(textOrCursor: unknown, values?: ReadonlyArray<unknown>) {
+            const name = typeof textOrCursor === 'string' && textOrCursor.startsWith(PREPARED) ? nameOf(textOrCursor) : undefined;
+            if (name !== undefined) return client.query({ name, text: textOrCursor as string, values: values ? [...values] : [] });
+            return client.query(textOrCursor as string, values ? [...values] : undefined);
+          },
+          release: () => client.release(),
+          // pg's client.query answers both of Kysely's overloads (a text with values, or a cursor); TypeScript
+          // cannot check a forwarding function against an overloaded signature.
+        } as unknown as PostgresPoolClient;
+        clients.set(client, preparing);
+      }
+      return preparing;
+    },
+    end: () => pool.end(),
+  };
 }

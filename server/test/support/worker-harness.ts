@@ -44,7 +44,9 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
     relay,
     principal,
     startWorker(options = {}) {
-      const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: 2_000, socketTimeoutMs: 5_000 });
+      // Generous: on a loaded machine a burst of synchronous SQLite commits (1,000 dequeues at once) holds the event
+      // loop for seconds, and a relay's greeting read after the timer counts as a timeout (a retry the test never sees).
+      const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: 15_000, socketTimeoutMs: 15_000 });
       transports.push(transport);
       const worker = createDeliveryWorker({
         store: context.store,
