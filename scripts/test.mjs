@@ -19,6 +19,8 @@ const only = process.argv.slice(2); // e.g. `npm test -- server web`
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-test-report-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const problems = [];
+/** Per step: its wall time, and its test counts where it runs tests (the closing summary's table). */
+const steps = [];
 
 const wanted = (name) => only.length === 0 || only.includes(name);
 
@@ -27,25 +29,33 @@ function run(title, command, args, options = {}) {
   const started = Date.now();
   const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...options.env }, shell: false });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  steps.push({ title, seconds });
   if (result.status !== 0) problems.push(`${title} failed (exit ${result.status ?? result.signal}, ${seconds}s)`);
   else console.log(`✔ ${title} (${seconds}s)`);
   return result.status === 0;
 }
 
-function countVitest(file) {
-  if (!fs.existsSync(file)) return;
-  const report = JSON.parse(fs.readFileSync(file, 'utf8'));
-  totals.passed += report.numPassedTests ?? 0;
-  totals.failed += report.numFailedTests ?? 0;
-  totals.skipped += (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+/** Adds a step's test counts to the totals and to its line of the summary. */
+function count(title, counts) {
+  for (const key of Object.keys(totals)) totals[key] += counts[key];
+  const step = steps.find((s) => s.title === title);
+  if (step) step.counts = counts;
 }
 
-function countPlaywright(file) {
+function countVitest(title, file) {
+  if (!fs.existsSync(file)) return;
+  const report = JSON.parse(fs.readFileSync(file, 'utf8'));
+  count(title, {
+    passed: report.numPassedTests ?? 0,
+    failed: report.numFailedTests ?? 0,
+    skipped: (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0),
+  });
+}
+
+function countPlaywright(title, file) {
   if (!fs.existsSync(file)) return;
   const { stats } = JSON.parse(fs.readFileSync(file, 'utf8'));
-  totals.passed += (stats.expected ?? 0) + (stats.flaky ?? 0);
-  totals.failed += stats.unexpected ?? 0;
-  totals.skipped += stats.skipped ?? 0;
+  count(title, { passed: (stats.expected ?? 0) + (stats.flaky ?? 0), failed: stats.unexpected ?? 0, skipped: stats.skipped ?? 0 });
 }
 
 function skip(what, how) {
@@ -88,6 +98,7 @@ function runInBackground(title, command, args, options = {}) {
       console.log(`\n━━ ${title} ━━`);
       process.stdout.write(fs.readFileSync(logFile));
       const seconds = ((Date.now() - started) / 1000).toFixed(1);
+      steps.push({ title, seconds });
       if (code !== 0) problems.push(`${title} failed (exit ${code ?? signal}, ${seconds}s)`);
       else console.log(`✔ ${title} (${seconds}s)`);
       resolve(code === 0);
@@ -107,13 +118,8 @@ const vitestArgs = (workspace, file) => [
 
 const vitest = (workspace, name, env = {}) => {
   const file = path.join(reportDir, `${name}.json`);
-  const ok = run(
-    `${name} tests`,
-    'npx',
-    ['vitest', 'run', '--root', workspace, '--reporter=default', '--reporter=json', `--outputFile.json=${file}`],
-    { env },
-  );
-  countVitest(file);
+  const ok = run(`${name} tests`, 'npx', vitestArgs(workspace, file), { env });
+  countVitest(`${name} tests`, file);
   return ok;
 };
 
@@ -137,7 +143,7 @@ if (wanted('server') || wanted('postgres')) {
     const file = path.join(reportDir, 'server (PostgreSQL).json');
     postgresHalf = runInBackground('server (PostgreSQL) tests', 'npx', vitestArgs('server', file), {
       env: { OUTBOX_TEST_ENGINE: 'postgres', OUTBOX_TEST_POSTGRES_URL: pgUrl },
-    }).then(() => countVitest(file));
+    }).then(() => countVitest('server (PostgreSQL) tests', file));
   } else
     skip(
       'The PostgreSQL half of the server suite',
@@ -154,13 +160,17 @@ if (wanted('e2e')) {
     run('browser e2e (Chromium)', 'npx', ['playwright', 'test', '--config', 'e2e/playwright.config.ts', '--reporter=list,json'], {
       env: { CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: file },
     });
-    countPlaywright(file);
+    countPlaywright('browser e2e (Chromium)', file);
   }
 }
 
 await postgresHalf;
 
 console.log('');
+for (const { title, seconds, counts } of steps)
+  console.log(
+    `  ${title.padEnd(40)} ${`${seconds}s`.padStart(8)}${counts ? `  ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped` : ''}`,
+  );
 for (const problem of problems) console.log(`✘ ${problem}`);
 console.log(`npm test: ${((Date.now() - runStarted) / 1000).toFixed(1)}s`);
 console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);

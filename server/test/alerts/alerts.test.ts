@@ -23,7 +23,7 @@ import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { createHeartbeat } from '../../src/instances/heartbeat.js';
 import type { Store } from '../../src/store/connection.js';
-import { makeTempDir, openTestStore, PASSWORD } from '../support/context.js';
+import { makeTempDir, openTestStore, PASSWORD, TEST_PASSWORD_COST } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 import { openEvents, type SseEvent, type SseStream } from '../support/sse.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
@@ -51,7 +51,7 @@ let events: SseStream;
 beforeAll(async () => {
   dataDir = makeTempDir();
   ({ store, dispose, databaseUrl } = await openTestStore(dataDir));
-  ({ app, services } = await buildApp({ store, clock, alerts: SETTINGS }));
+  ({ app, services } = await buildApp({ store, clock, alerts: SETTINGS, passwordCost: TEST_PASSWORD_COST }));
   await app.listen({ port: 0, host: '127.0.0.1' });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   relay = await startTestRelay();
@@ -232,7 +232,7 @@ describe('alert rules', () => {
     // A restart: a new app and evaluator on the same store. The state is read back, not begun again.
     await evaluator.stop();
     evaluator = createAlertEvaluator({ store, clock, settings: SETTINGS });
-    const restarted = await buildApp({ store, clock, alerts: SETTINGS });
+    const restarted = await buildApp({ store, clock, alerts: SETTINGS, passwordCost: TEST_PASSWORD_COST });
     try {
       const response = await restarted.app.inject({ method: 'GET', url: '/api/v1/alerts', headers: headers() });
       expect((response.json() as AlertsResponse).data.find((r) => r.rule === 'no_worker')).toMatchObject({ state: 'firing' });

@@ -1,6 +1,6 @@
 /** GET /api/v1/audit: what is recorded (logins, failed logins, logouts, actions, bulk actions, API keys), paging, filters, CSV. */
 import { MailStatus, type AuditEntry, type AuditResponse } from '@outbox/contract';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createTestContext, loginAs, PASSWORD, type TestContext } from '../support/context.js';
 import { insertAuditEntries } from '../../src/audit/audit.repository.js';
 import { seedMails } from '../support/mails.js';
@@ -8,11 +8,15 @@ import { seedMails } from '../support/mails.js';
 describe('GET /api/v1/audit', () => {
   let context: TestContext;
   let token: string;
-  beforeEach(async () => {
+  // One app for the file, its store emptied after each test (TestContext.reset).
+  beforeAll(async () => {
     context = await createTestContext();
+  });
+  afterAll(() => context.close());
+  beforeEach(async () => {
     token = await loginAs(context);
   });
-  afterEach(() => context.close());
+  afterEach(() => context.reset());
 
   const get = (query = '', headers: Record<string, string> = {}) =>
     context.app.inject({ method: 'GET', url: `/api/v1/audit${query}`, headers: { ...auth(token), ...headers } });

@@ -3,7 +3,7 @@
  * expectedCount refusal, the size limits and bad input. The race against a running worker is bulk-race.test.ts.
  */
 import { MailStatus, type BulkResult, type MailListResponse } from '@outbox/contract';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listAuditEntries } from '../../src/audit/audit.repository.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
@@ -11,11 +11,15 @@ import { seedMails } from '../support/mails.js';
 describe('POST /api/v1/mail/bulk', () => {
   let context: TestContext;
   let token: string;
-  beforeEach(async () => {
+  // One app for the file, its store emptied after each test (TestContext.reset).
+  beforeAll(async () => {
     context = await createTestContext();
+  });
+  afterAll(() => context.close());
+  beforeEach(async () => {
     token = await loginAs(context);
   });
-  afterEach(() => context.close());
+  afterEach(() => context.reset());
 
   const bulk = async (payload: unknown) => {
     const response = await context.app.inject({

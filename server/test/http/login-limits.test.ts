@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { hashSecret } from '../../src/auth/password.js';
 import { insertAuditEntries } from '../../src/audit/audit.repository.js';
 import { waitUntil } from '../support/net.js';
-import { makeTempDir, openTestStore, PASSWORD, testEngine } from '../support/context.js';
+import { makeTempDir, openTestStore, PASSWORD, TEST_PASSWORD_COST, testEngine } from '../support/context.js';
 import { freshEnvironment, startInProcess } from '../support/outbox-process.js';
 
 interface Harness {
@@ -52,7 +52,7 @@ async function start(throttleOptions: Partial<LoginThrottleOptions> = {}, trustP
     clock,
     logger: { level: 'warn', stream },
     loginThrottle: new LoginThrottle(() => clock.now(), throttleOptions),
-    passwordCost: 2 ** 14,
+    passwordCost: TEST_PASSWORD_COST,
     ...(trustProxy !== undefined ? { trustProxy } : {}),
   });
   await app.ready();

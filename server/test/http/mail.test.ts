@@ -1,16 +1,20 @@
 import { MailStatus, type MailListResponse } from '@outbox/contract';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { auth, createTestContext, loginAs, testEngine, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 
 describe('mail API', () => {
   let context: TestContext;
   let token: string;
-  beforeEach(async () => {
+  // One app for the file, its store emptied after each test (TestContext.reset).
+  beforeAll(async () => {
     context = await createTestContext();
+  });
+  afterAll(() => context.close());
+  beforeEach(async () => {
     token = await loginAs(context);
   });
-  afterEach(() => context.close());
+  afterEach(() => context.reset());
 
   const list = async (query = '') => {
     const response = await context.app.inject({ method: 'GET', url: `/api/v1/mail/list${query}`, headers: auth(token) });

@@ -1,6 +1,6 @@
 /** GET /api/v1/queue/health on a real store, through the HTTP API. */
 import { MailStatus, type QueueHealth } from '@outbox/contract';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createHeartbeat } from '../../src/instances/heartbeat.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
@@ -8,11 +8,15 @@ import { seedMails } from '../support/mails.js';
 describe('GET /api/v1/queue/health', () => {
   let context: TestContext;
   let token: string;
-  beforeEach(async () => {
+  // One app for the file, its store emptied after each test (TestContext.reset).
+  beforeAll(async () => {
     context = await createTestContext();
+  });
+  afterAll(() => context.close());
+  beforeEach(async () => {
     token = await loginAs(context);
   });
-  afterEach(() => context.close());
+  afterEach(() => context.reset());
 
   const health = async (): Promise<QueueHealth> => {
     const response = await context.app.inject({ method: 'GET', url: '/api/v1/queue/health', headers: auth(token) });

@@ -92,12 +92,22 @@ async function dropDatabase(name: string): Promise<void> {
   created.delete(name);
 }
 
+/**
+ * Whether a test database waits for its WAL to reach the disk at each commit. Off by default: with fsync on
+ * and a busy disk, that wait was much of the PostgreSQL half's time, and no test crashes the PostgreSQL
+ * server (a commit is lost with `off` only then; a test's killed connections or processes lose nothing).
+ * OUTBOX_TEST_SYNCHRONOUS_COMMIT=on runs with PostgreSQL's default.
+ */
+const synchronousCommit = process.env.OUTBOX_TEST_SYNCHRONOUS_COMMIT === 'on' ? 'on' : 'off';
+
 async function cloneTemplate(empty: boolean): Promise<string> {
   const name = `outbox_test_${process.pid}_${crypto.randomBytes(4).toString('hex')}`;
   const template = empty ? undefined : await ensurePostgresTemplate(postgresAdminUrl);
-  await withClient(postgresAdminUrl, (admin) =>
-    admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`),
-  );
+  await withClient(postgresAdminUrl, async (admin) => {
+    await admin.query(template ? `create database ${name} template ${template}` : `create database ${name}`);
+    // A database's settings are not copied from its template: set on each clone, for every later connection.
+    await admin.query(`alter database ${name} set synchronous_commit = ${synchronousCommit}`);
+  });
   created.add(name);
   return name;
 }

@@ -12,7 +12,7 @@ import { systemClock, type Clock } from '../../src/clock.js';
 import { appendApplicationEvents, newEventId } from '../../src/events/application-events.repository.js';
 import type { Store } from '../../src/store/connection.js';
 import { createWebhookDispatcher, type WebhookDispatcher, type WebhookDispatcherOptions } from '../../src/webhooks/dispatcher.js';
-import { auth, loginAs, makeTempDir, openTestStore, type TestContext } from '../support/context.js';
+import { auth, loginAs, makeTempDir, openTestStore, TEST_PASSWORD_COST, type TestContext } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
 
 export interface WebhookContext {
@@ -34,6 +34,7 @@ export async function openWebhookContext(options: { allowPrivate?: boolean; cloc
   const { app, services } = await buildApp({
     store,
     clock,
+    passwordCost: TEST_PASSWORD_COST,
     loginThrottle: new LoginThrottle(() => clock.now(), { maxFailuresPerClient: 1000, maxFailuresPerUsername: 1000 }),
     webhooks: { allowPrivate: options.allowPrivate ?? true },
   });
