@@ -23,7 +23,7 @@ export const SEARCH_DEBOUNCE_MS = 250;
  * The search field keeps what is typed to itself and hands the text up once typing pauses, so a key press
  * re-renders the field alone, not the whole list of up to hundreds of rows.
  */
-function SearchField({ onSearch }: { onSearch: (text: string) => void }) {
+function SearchField({ onSearch, onType }: { onSearch: (text: string) => void; onType: (text: string) => void }) {
   const [text, setText] = useState('');
   useEffect(() => {
     const timer = window.setTimeout(() => onSearch(text.trim()), SEARCH_DEBOUNCE_MS);
@@ -32,7 +32,16 @@ function SearchField({ onSearch }: { onSearch: (text: string) => void }) {
   return (
     <label className="panel__field">
       <span>Search addresses</span>
-      <input type="search" value={text} onChange={(event) => setText(event.target.value)} placeholder="Any" data-autofocus />
+      <input
+        type="search"
+        value={text}
+        onChange={(event) => {
+          setText(event.target.value);
+          onType(event.target.value.trim());
+        }}
+        placeholder="Any"
+        data-autofocus
+      />
     </label>
   );
 }
@@ -53,6 +62,8 @@ function When({ value }: { value: string | null }) {
 export function SuppressionList({ token }: { token: string }) {
   const queryClient = useQueryClient();
   const [search, setSearch] = useState('');
+  // What the search box holds now: a download clicked before typing pauses exports what the operator sees typed.
+  const typedSearchRef = useRef('');
   const [adding, setAdding] = useState(false);
   const [notice, setNotice] = useState('');
   const [failure, setFailure] = useState<string | null>(null);
@@ -107,7 +118,7 @@ export function SuppressionList({ token }: { token: string }) {
   return (
     <>
       <div className="panel__toolbar">
-        <SearchField onSearch={setSearch} />
+        <SearchField onSearch={setSearch} onType={(text) => (typedSearchRef.current = text)} />
         <span className="suppressions__buttons">
           <Button
             variant="primary"
@@ -136,7 +147,7 @@ export function SuppressionList({ token }: { token: string }) {
             size="small"
             onClick={() => {
               setFailure(null);
-              downloadSuppressionsCsv(token, search).catch(failed('The CSV could not be downloaded; try again.'));
+              downloadSuppressionsCsv(token, typedSearchRef.current).catch(failed('The CSV could not be downloaded; try again.'));
             }}
           >
             Download CSV
