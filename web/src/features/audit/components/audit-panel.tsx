@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button';
+import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { formatDate } from '../../../lib/format-date';
 import { downloadAuditCsv, useAuditLog, type AuditFilters } from '../api/list-audit';
@@ -127,11 +128,7 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
             ) : null}
           </tbody>
         </table>
-        {log.hasNextPage ? (
-          <Button size="small" className="panel__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
-            {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </Button>
-        ) : null}
+        <LoadMoreButton pages={log} />
       </div>
     </ModalDialog>
   );

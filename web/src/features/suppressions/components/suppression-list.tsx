@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { AddSuppressionRequest, Suppression, SuppressionImportResponse } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
 import { formatDate } from '../../../lib/format-date';
@@ -251,11 +252,7 @@ export function SuppressionList({ token }: { token: string }) {
             ) : null}
           </tbody>
         </table>
-        {list.hasNextPage ? (
-          <Button size="small" className="panel__more" disabled={list.isFetchingNextPage} onClick={() => void list.fetchNextPage()}>
-            {list.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </Button>
-        ) : null}
+        <LoadMoreButton pages={list} />
       </div>
     </>
   );

@@ -1,4 +1,4 @@
-import { Button } from '../../../components/ui/button';
+import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { formatDate } from '../../../lib/format-date';
 import { useUnmatchedReports } from '../api/suppressions-api';
@@ -57,11 +57,7 @@ export function UnmatchedReports({ token }: { token: string }) {
           ) : null}
         </tbody>
       </table>
-      {reports.hasNextPage ? (
-        <Button size="small" className="panel__more" disabled={reports.isFetchingNextPage} onClick={() => void reports.fetchNextPage()}>
-          {reports.isFetchingNextPage ? 'Loading…' : 'Load more'}
-        </Button>
-      ) : null}
+      <LoadMoreButton pages={reports} />
     </div>
   );
 }

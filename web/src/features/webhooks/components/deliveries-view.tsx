@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { WEBHOOK_DELIVERY_STATES, type WebhookDelivery, type WebhookDeliveryState, type WebhookEndpoint } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { errorText } from '../../../lib/api-client';
 import { formatDate } from '../../../lib/format-date';
 import { replay, useDeliveries, webhookKeys } from '../api/webhooks-api';
@@ -133,11 +134,7 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
             ) : null}
           </tbody>
         </table>
-        {log.hasNextPage ? (
-          <Button size="small" className="panel__more" disabled={log.isFetchingNextPage} onClick={() => void log.fetchNextPage()}>
-            {log.isFetchingNextPage ? 'Loading…' : 'Load more'}
-          </Button>
-        ) : null}
+        <LoadMoreButton pages={log} />
       </div>
     </section>
   );
