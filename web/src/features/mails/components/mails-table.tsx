@@ -274,7 +274,7 @@ export function MailsTable({
     virtualizer.scrollToIndex(index, { align: 'auto' });
     const element = rowElements.current.get(rowId);
     if (element) {
-      element.focus({ preventScroll: true });
+      focusInView(element);
     } else {
       // Becoming the tab stop keeps it in the mounted range (rangeExtractor); registerRow focuses it.
       pendingFocusId.current = rowId;
@@ -316,7 +316,7 @@ export function MailsTable({
     rows.set(rowId, element);
     if (pendingFocusId.current === rowId) {
       pendingFocusId.current = null;
-      element.focus({ preventScroll: true });
+      focusInView(element);
     }
     return () => {
       if (rows.get(rowId) === element) rows.delete(rowId);
@@ -496,3 +496,15 @@ const MailRow = memo(function MailRow({
     </tr>
   );
 });
+
+/**
+ * Focuses a mounted row and makes sure it is in view. The virtualizer's scrollToIndex already aimed there, but
+ * a re-render between its scroll and the mount (a row that mounts only because it became the tab stop) could
+ * leave a focused row out of sight (seen in Chromium: End focused row 50 with the list still at the top).
+ * `nearest` scrolls only when needed, and the scroll area's scroll-padding keeps the row below the sticky
+ * header. jsdom has no scrollIntoView, hence the optional call.
+ */
+function focusInView(element: HTMLTableRowElement) {
+  element.focus({ preventScroll: true });
+  element.scrollIntoView?.({ block: 'nearest' });
+}
