@@ -26,6 +26,7 @@ import type { DeliveryOutcome, RelayTransport } from './relay-transport.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { releasedTransition } from './transitions.js';
 import * as queue from './queue.repository.js';
+import { createWakeableSleep } from '../wakeable-sleep.js';
 
 export type { WorkerLogger } from './outcome-commit.js';
 
@@ -91,7 +92,6 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const maxUnrecorded = concurrency * 3;
   /** A claim is under way (the loop's own, or one riding on an outcome commit): never two at once. */
   let isClaiming = false;
-  let wakeUp: (() => void) | undefined;
   /** A write to the store failed and it has not answered since: no send starts. */
   let isStoreAway = false;
   let probeDelayMs = MIN_PROBE_DELAY_MS;
@@ -174,32 +174,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     logger?.info({ inFlight }, 'the store answers again: sending resumes');
   }
 
-  /** A wake that came while the loop was busy (claiming, say): the next sleep returns at once instead of missing it. */
-  let wakeRequested = false;
-
-  function wake(): void {
-    const resolve = wakeUp;
-    wakeUp = undefined;
-    if (resolve) resolve();
-    else wakeRequested = true;
-  }
-
-  function sleep(ms: number): Promise<void> {
-    if (wakeRequested) {
-      wakeRequested = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        wakeUp = undefined;
-        resolve();
-      }, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
+  // A wake that comes while the loop is busy (claiming, say) makes the next sleep return at once.
+  const { sleep, wake } = createWakeableSleep();
 
   async function deliver({ payload, ...row }: queue.ClaimedMail): Promise<void> {
     let outcome: DeliveryOutcome;

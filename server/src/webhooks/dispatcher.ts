@@ -28,6 +28,7 @@ import type { Database, WebhookEndpointRow } from '../store/schema.js';
 import { FAILING_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, judgeAttempt, signatureHeader, webhookBody } from './webhook-policy.js';
 import * as repo from './webhook.repository.js';
 import { createWebhookSender, type HttpAttempt, type WebhookSender } from './webhook-sender.js';
+import { createWakeableSleep } from '../wakeable-sleep.js';
 
 export interface DispatcherLogger {
   info(obj: object, msg?: string): void;
@@ -118,8 +119,6 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let attemptsMade = 0;
   let running = false;
   let loopDone: Promise<void> = Promise.resolve();
-  let wakeUp: (() => void) | undefined;
-  let wakeRequested = false;
   let unsubscribe: (() => void) | undefined;
   /** Events may wait to be fanned out: a change was heard, or the last fan-out took a full batch. */
   let eventsWaiting = true;
@@ -131,29 +130,10 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   let lastFanOutAt = -Infinity;
   let lastFanOutFull = false;
 
-  function wake(): void {
-    const resolve = wakeUp;
-    wakeUp = undefined;
-    if (resolve) resolve();
-    else wakeRequested = true;
-  }
-
-  function sleep(ms: number): Promise<void> {
-    if (wakeRequested || !running) {
-      wakeRequested = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        wakeUp = undefined;
-        resolve();
-      }, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
+  const sleeper = createWakeableSleep();
+  const wake = sleeper.wake;
+  /** A stopped dispatcher does not sleep: its loop finishes at once. */
+  const sleep = (ms: number): Promise<void> => (running ? sleeper.sleep(ms) : Promise.resolve());
 
   function newOwner(): string {
     claimCounter += 1;
