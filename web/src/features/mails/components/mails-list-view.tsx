@@ -96,13 +96,14 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
      * After a row action the list reloads; focus goes back to the mail's row, or to the row now in its place
      * when the mail left the page (deleted), so a keyboard user stays where they were.
      */
-    const refocusAfterAction = (id: number) => {
+    const refocusAfterAction = (id: number, leavesOnSuccess: boolean) => {
       const returnToPlace = tableRef.current?.rememberPlace(id);
-      return () => window.requestAnimationFrame(() => returnToPlace?.());
+      return (_data: unknown, error: Error | null) =>
+        window.requestAnimationFrame(() => returnToPlace?.(leavesOnSuccess && error === null));
     };
     return {
-      onDequeue: (id) => dequeueMutate(id, { onSettled: refocusAfterAction(id) }),
-      onDelete: (id) => deleteMutate(id, { onSettled: refocusAfterAction(id) }),
+      onDequeue: (id) => dequeueMutate(id, { onSettled: refocusAfterAction(id, false) }),
+      onDelete: (id) => deleteMutate(id, { onSettled: refocusAfterAction(id, true) }),
       pendingIds,
     };
   }, [dequeueMutate, deleteMutate, pendingIds]);

@@ -1,6 +1,7 @@
 import {
   memo,
   useCallback,
+  useEffect,
   useImperativeHandle,
   useMemo,
   useRef,
@@ -61,9 +62,10 @@ export interface MailsTableHandle {
   focusTabStop: () => void;
   /**
    * Notes where the row of a mail is now and gives what puts focus back there later: on the same mail's row
-   * if it is still shown, else on the row now at its place (the mail left the page, e.g. deleted).
+   * if it is still shown, else on the row now at its place. Told that the mail left (deleted), it waits
+   * until the rows no longer hold it: the reload can reach the table after the action's answer.
    */
-  rememberPlace: (id: number) => () => void;
+  rememberPlace: (id: number) => (mailLeft: boolean) => void;
   /**
    * Before the rows change under the operator (a live update): when focus is on a control inside a row (its
    * button, which a status change can remove), focus goes back to that row if it fell out of the table.
@@ -235,6 +237,11 @@ export function MailsTable({
   const tabStopId = tabStopIndex >= 0 ? String(mails[tabStopIndex]!.id) : null;
   // A row that focus is moving to but that is not mounted yet: focused as it mounts (registerRow).
   const pendingFocusId = useRef<string | null>(null);
+  // A return of focus after an action that waits for the rows to change (rememberPlace); true once done.
+  const pendingPlace = useRef<(() => boolean) | null>(null);
+  useEffect(() => {
+    if (pendingPlace.current?.()) pendingPlace.current = null;
+  }, [mails]);
 
   const keepTabStopMounted = useCallback(
     (range: Range) => {
@@ -338,13 +345,19 @@ export function MailsTable({
       },
       rememberPlace: (id) => {
         const index = latest.current.mails.findIndex((mail) => mail.id === id);
-        return () => {
-          const { mails: now } = latest.current;
-          if (now.some((mail) => mail.id === id)) focusRow(id);
-          else {
-            const inItsPlace = now[Math.min(Math.max(index, 0), now.length - 1)];
-            if (inItsPlace) focusRow(inItsPlace.id);
-          }
+        return (mailLeft) => {
+          const returnToPlace = () => {
+            const { mails: now } = latest.current;
+            const stillShown = now.some((mail) => mail.id === id);
+            if (stillShown && mailLeft) return false; // the rows are not reloaded yet: try again when they are
+            if (stillShown) focusRow(id);
+            else {
+              const inItsPlace = now[Math.min(Math.max(index, 0), now.length - 1)];
+              if (inItsPlace) focusRow(inItsPlace.id);
+            }
+            return true;
+          };
+          pendingPlace.current = returnToPlace() ? null : returnToPlace;
         };
       },
       keepFocusInRow: () => {
