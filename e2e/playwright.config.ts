@@ -10,15 +10,16 @@ const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export default defineConfig({
   testDir: './specs',
   outputDir: './test-results',
-  // The tests change the server's data (dequeue, delete): one worker, files and tests in order.
+  // The tests change the server's data (dequeue, delete), so each worker has a server of its own
+  // (support/fixtures.ts) and runs whole files, their tests in order. Two workers: most of a test is waiting on
+  // Chromium and the server, so two overlap well even on two cores; OUTBOX_E2E_WORKERS sets another number.
   fullyParallel: false,
-  workers: 1,
+  workers: Number(process.env.OUTBOX_E2E_WORKERS) || 2,
   retries: 0,
   forbidOnly: Boolean(process.env.CI),
   timeout: 30_000,
   expect: { timeout: 5_000 },
   reporter: 'list',
-  globalSetup: './global-setup.ts',
   use: {
     browserName: 'chromium',
     headless: true,

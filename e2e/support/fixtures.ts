@@ -1,12 +1,17 @@
 /**
- * The suite's `test`: every test gets the running server's address as baseURL, an API client logged in as the
- * operator (`api`), the console's API traffic (`traffic`), the console page object (`app`) and `alerts`, which
- * accepts every window.alert and fails the test if one appears that the test did not expect.
+ * The suite's `test`: every test gets its worker's server's address as baseURL, an API client logged in as
+ * the operator (`api`), the console's API traffic (`traffic`), the console page object (`app`) and `alerts`,
+ * which accepts every window.alert and fails the test if one appears that the test did not expect.
+ *
+ * Each Playwright worker starts a server of its own (`suiteServer`, worker-scoped), so the workers' tests
+ * never change each other's data; a worker's files run one after another on its server, as they did when the
+ * whole suite shared one.
  */
 import { test as base, expect, type Dialog } from '@playwright/test';
 import { Api } from './api';
 import { ConsolePage } from './console';
-import { suiteEnv, type SuiteEnv } from './env';
+import type { SuiteEnv } from './env';
+import { startServer, type RunningServer } from './server';
 import { Traffic } from './traffic';
 
 export interface SeenDialog {
@@ -43,11 +48,25 @@ interface Fixtures {
   app: ConsolePage;
 }
 
-export const test = base.extend<Fixtures>({
-  // Read when a test runs: the server is started by globalSetup, after the config was loaded.
-  // eslint-disable-next-line no-empty-pattern
-  env: async ({}, use) => {
-    await use(suiteEnv());
+interface WorkerFixtures {
+  /** This worker's server: the built server on a fresh DATA_DIR seeded with the demo data (support/server.ts). */
+  suiteServer: RunningServer;
+}
+
+export const test = base.extend<Fixtures, WorkerFixtures>({
+  suiteServer: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const server = await startServer();
+      await use(server);
+      await server.stop();
+    },
+    // The start waits up to 120 s for /healthz on a loaded machine (support/server.ts).
+    { scope: 'worker', timeout: 180_000 },
+  ],
+  env: async ({ suiteServer }, use) => {
+    const { baseURL, username, password, apiKey, smtpPort } = suiteServer;
+    await use({ baseURL, username, password, apiKey, smtpPort });
   },
   baseURL: async ({ env }, use) => {
     await use(env.baseURL);
