@@ -1,13 +1,17 @@
 #!/usr/bin/env node
 // `npm test`: every check of the project, with one summary line at the end. On two cores it runs in two phases:
 //   1. typecheck, lint and the build for e2e side by side (each mostly one core of compute, no tests to slow);
-//   2. the server suite on SQLite → console component tests → browser e2e (on the build of phase 1), with the
-//      server suite on PostgreSQL running beside them (see runInBackground).
+//   2. three lanes at once: the browser e2e suite (on the build of phase 1), the server suite on PostgreSQL,
+//      and the server suite on SQLite followed by the console's component tests.
+// Most test files spend their time waiting (on sockets, timers, child processes, PostgreSQL), so each vitest
+// run takes several files at once (testWorkers below) rather than vitest's default of one file per core but
+// one: on two cores that default ran every file of a half one after another, with a third of the CPU idle.
+// Each step's output is kept in a file and printed whole when the step ends, so the lanes do not interleave.
 // The PostgreSQL half runs whenever a server answers (OUTBOX_TEST_POSTGRES_URL, default
 // postgres://postgres@127.0.0.1:5432/postgres); the browser half whenever a Chromium is found (CHROMIUM_PATH,
 // default /usr/bin/chromium). Elsewhere each skips with a message saying how to get it, except in CI (CI=true),
 // where a missing one fails the run: a test skipped in CI is a test not written.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -23,17 +27,6 @@ const problems = [];
 const steps = [];
 
 const wanted = (name) => only.length === 0 || only.includes(name);
-
-function run(title, command, args, options = {}) {
-  console.log(`\n━━ ${title} ━━`);
-  const started = Date.now();
-  const result = spawnSync(command, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...options.env }, shell: false });
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  steps.push({ title, seconds });
-  if (result.status !== 0) problems.push(`${title} failed (exit ${result.status ?? result.signal}, ${seconds}s)`);
-  else console.log(`✔ ${title} (${seconds}s)`);
-  return result.status === 0;
-}
 
 /** Adds a step's test counts to the totals and to its line of the summary. */
 function count(title, counts) {
@@ -82,15 +75,15 @@ function canConnect(urlText) {
 }
 
 /**
- * Like run(), in the background, its output kept in a file and printed when it ends; resolves true when it
- * passed. The PostgreSQL half waits mostly on PostgreSQL and the browser suite mostly on Chromium, so on two
- * cores they overlap well without either slowing the other's timing-sensitive tests much.
+ * Runs one step in a child process, its output kept in a file and printed when it ends; resolves true when it
+ * passed. Never spawnSync: a step that blocked this process's event loop would hold back the end of every
+ * step beside it, and their times in the summary with it.
  */
-function runInBackground(title, command, args, options = {}) {
+function runStep(title, command, args, options = {}) {
   const started = Date.now();
   const logFile = path.join(reportDir, `${title.replace(/\W+/g, '-')}.log`);
   const output = fs.openSync(logFile, 'w');
-  console.log(`\n━━ ${title}: started in the background, its output follows when it ends ━━`);
+  console.log(`━━ ${title}: started, its output follows when it ends`);
   const child = spawn(command, args, { cwd: root, stdio: ['ignore', output, output], env: { ...process.env, ...options.env } });
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
@@ -116,9 +109,15 @@ const vitestArgs = (workspace, file) => [
   `--outputFile.json=${file}`,
 ];
 
-const vitest = (workspace, name, env = {}) => {
+/**
+ * Test files run at once per vitest run: one and a half per core (at least two), or OUTBOX_TEST_WORKERS. The
+ * files wait far more than they compute, and every test is written to pass on a loaded machine.
+ */
+const testWorkers = Number(process.env.OUTBOX_TEST_WORKERS) || Math.max(2, Math.ceil(os.availableParallelism() * 1.5));
+
+const vitest = async (workspace, name, env = {}) => {
   const file = path.join(reportDir, `${name}.json`);
-  const ok = run(`${name} tests`, 'npx', vitestArgs(workspace, file), { env });
+  const ok = await runStep(`${name} tests`, 'npx', [...vitestArgs(workspace, file), `--maxWorkers=${testWorkers}`], { env });
   countVitest(`${name} tests`, file);
   return ok;
 };
@@ -129,42 +128,52 @@ const e2eRuns = wanted('e2e') && fs.existsSync(chromium);
 
 // Phase 1: no tests yet, so nothing timing-sensitive is slowed by the three sharing the cores.
 const phaseOne = [];
-if (wanted('typecheck')) phaseOne.push(runInBackground('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']));
-if (wanted('lint')) phaseOne.push(runInBackground('lint (architecture, style, formatting)', 'npm', ['run', '-s', 'lint']));
-const built = e2eRuns ? runInBackground('build for e2e', 'npm', ['run', '-s', 'build']) : Promise.resolve(false);
+if (wanted('typecheck')) phaseOne.push(runStep('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']));
+if (wanted('lint')) phaseOne.push(runStep('lint (architecture, style, formatting)', 'npm', ['run', '-s', 'lint']));
+const built = e2eRuns ? runStep('build for e2e', 'npm', ['run', '-s', 'build']) : Promise.resolve(false);
 phaseOne.push(built);
 await Promise.all(phaseOne);
 
-// Phase 2.
-let postgresHalf = Promise.resolve();
+// Phase 2: three lanes at once. The browser suite is the longest single step (one Playwright worker, its
+// tests in order against one server), so it starts first.
+const lanes = [];
+if (wanted('e2e')) {
+  if (!e2eRuns)
+    skip('The browser e2e suite', `no Chromium at ${chromium}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH.`);
+  else
+    lanes.push(
+      built.then(async (ok) => {
+        if (!ok) return; // the build's failure is reported already
+        const file = path.join(reportDir, 'e2e.json');
+        await runStep(
+          'browser e2e (Chromium)',
+          'npx',
+          ['playwright', 'test', '--config', 'e2e/playwright.config.ts', '--reporter=list,json'],
+          {
+            env: { CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: file },
+          },
+        );
+        countPlaywright('browser e2e (Chromium)', file);
+      }),
+    );
+}
 if (wanted('server') || wanted('postgres')) {
   const pgUrl = process.env.OUTBOX_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  if (await canConnect(pgUrl)) {
-    const file = path.join(reportDir, 'server (PostgreSQL).json');
-    postgresHalf = runInBackground('server (PostgreSQL) tests', 'npx', vitestArgs('server', file), {
-      env: { OUTBOX_TEST_ENGINE: 'postgres', OUTBOX_TEST_POSTGRES_URL: pgUrl },
-    }).then(() => countVitest('server (PostgreSQL) tests', file));
-  } else
+  if (await canConnect(pgUrl))
+    lanes.push(vitest('server', 'server (PostgreSQL)', { OUTBOX_TEST_ENGINE: 'postgres', OUTBOX_TEST_POSTGRES_URL: pgUrl }));
+  else
     skip(
       'The PostgreSQL half of the server suite',
       `no PostgreSQL answers at ${new URL(pgUrl).host}. Install one (apt-get install postgresql) or point OUTBOX_TEST_POSTGRES_URL at a server whose user may create databases.`,
     );
 }
-if (wanted('server')) vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 'sqlite' });
-if (wanted('web')) vitest('web', 'console (web)');
-if (wanted('e2e')) {
-  if (!e2eRuns) {
-    skip('The browser e2e suite', `no Chromium at ${chromium}. Install Debian's package (apt-get install chromium) or set CHROMIUM_PATH.`);
-  } else if (await built) {
-    const file = path.join(reportDir, 'e2e.json');
-    run('browser e2e (Chromium)', 'npx', ['playwright', 'test', '--config', 'e2e/playwright.config.ts', '--reporter=list,json'], {
-      env: { CHROMIUM_PATH: chromium, PLAYWRIGHT_JSON_OUTPUT_NAME: file },
-    });
-    countPlaywright('browser e2e (Chromium)', file);
-  }
-}
-
-await postgresHalf;
+lanes.push(
+  (async () => {
+    if (wanted('server')) await vitest('server', 'server (SQLite)', { OUTBOX_TEST_ENGINE: 'sqlite' });
+    if (wanted('web')) await vitest('web', 'console (web)');
+  })(),
+);
+await Promise.all(lanes);
 
 console.log('');
 for (const { title, seconds, counts } of steps)
