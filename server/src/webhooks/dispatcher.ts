@@ -165,6 +165,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   }
 
   function matches(endpoint: WebhookEndpointRow, event: repo.PendingEvent): boolean {
+    // An endpoint gets the events that happen while it exists (docs/webhooks.md): one created while events
+    // still wait for a fan-out (a busy dispatcher) does not get those from before it.
+    if (Number(event.created_at) < Number(endpoint.created_at)) return false;
     if (endpoint.api_key_id !== null && Number(endpoint.api_key_id) !== (event.api_key_id === null ? null : Number(event.api_key_id)))
       return false;
     const types = JSON.parse(endpoint.event_types) as string[];

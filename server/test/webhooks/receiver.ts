@@ -8,6 +8,8 @@ import { Webhook } from 'standardwebhooks';
 
 export interface ReceivedRequest {
   at: number;
+  /** The request's path and query, e.g. `/hooks?other` (several endpoints may share one receiver). */
+  path: string;
   headers: Record<string, string>;
   body: string;
 }
@@ -44,7 +46,7 @@ export async function startReceiver(path = '/hooks'): Promise<Receiver> {
     req.on('end', () => {
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value;
-      const received = { at: Date.now(), headers, body: Buffer.concat(chunks).toString('utf8') };
+      const received = { at: Date.now(), path: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8') };
       const index = requests.length;
       requests.push(received);
       const answer = receiver.answer(received, index);
