@@ -3,7 +3,7 @@
  * stored and later relayed byte for byte. The Message-ID is fixed here, at acceptance, so that a
  * resend after a crash carries the same one (docs/lifecycle.md §6).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
@@ -182,14 +182,33 @@ function toAddress(recipient: Recipient): Mail.Address | string {
 /**
  * `<uuid@MAIL_HOSTNAME>`: unique without coordination, and under a domain of ours (RFC 5322 §3.6.4), so a
  * provider's logs show where it came from. `@outbox.local` was used before: a special-use mDNS name.
+ * The UUID is version 7 (RFC 9562: the millisecond first, then 74 random bits), so the Message-IDs of one
+ * group commit sit side by side in the `message_id` index instead of dirtying a page each.
  */
 export function createMessageId(domain: string = getMessageIdDomain()): string {
-  return `<${randomUUID()}@${domain}>`;
+  return `<${timeOrderedUuid()}@${domain}>`;
+}
+
+/** A version-7 UUID (RFC 9562 §5.7), its random bits from a pool filled 4 KiB at a time. */
+let uuidPool = Buffer.alloc(0);
+let uuidPoolOffset = 0;
+function timeOrderedUuid(): string {
+  if (uuidPoolOffset + 16 > uuidPool.length) {
+    uuidPool = randomBytes(4096);
+    uuidPoolOffset = 0;
+  }
+  const bytes = uuidPool.subarray(uuidPoolOffset, uuidPoolOffset + 16);
+  uuidPoolOffset += 16;
+  bytes.writeUIntBE(Date.now(), 0, 6);
+  bytes[6] = 0x70 | (bytes[6]! & 0x0f); // version 7
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f); // variant 10
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**
  * 8 random bytes in hex, as nodemailer draws for a boundary, from a pool filled 4 KiB at a time:
- * `randomBytes(8)` is a system call each time (a fifth of composing a mail). randomUUID pools the same way.
+ * `randomBytes(8)` is a system call each time (a fifth of composing a mail).
  */
 let boundaryPool = Buffer.alloc(0);
 let boundaryPoolOffset = 0;

@@ -1,7 +1,8 @@
 import { simpleParser } from 'mailparser';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../src/errors.js';
-import { buildMessage, isValidAddress, validateHeaders } from '../../src/submission/message-builder.js';
+import { buildMessage, createMessageId, isValidAddress, validateHeaders } from '../../src/submission/message-builder.js';
+import { newEventId } from '../../src/events/application-events.repository.js';
 import { getMessageIdDomain, setMailHostname } from '../../src/submission/mail-hostname.js';
 
 function headerBlock(raw: Buffer): string {
@@ -36,6 +37,25 @@ describe('buildMessage', () => {
     expect(parsed.cc && !Array.isArray(parsed.cc) ? parsed.cc.text : undefined).toBe('cc@example.org');
     expect(parsed.subject).toBe('Your order');
     expect(parsed.text?.trim()).toBe('Thanks!');
+  });
+
+  it('draws Message-IDs and event ids time first, so one commit\'s ids sit side by side in their indexes', async () => {
+    const messageIds = Array.from({ length: 200 }, () => createMessageId('mail.example.com'));
+    expect(new Set(messageIds).size).toBe(200);
+    for (const id of messageIds) expect(id).toMatch(/^<[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}@mail\.example\.com>$/);
+    // Version 7: the first 48 bits are the millisecond it was drawn.
+    const millisecondOf = (id: string) => parseInt(id.slice(1, 14).replace('-', ''), 16);
+    const before = Date.now();
+    const later = createMessageId('mail.example.com');
+    expect(millisecondOf(later)).toBeGreaterThanOrEqual(before);
+    expect(millisecondOf(later)).toBeLessThanOrEqual(Date.now());
+    expect([...messageIds, later].toSorted()).toEqual([...messageIds, later].sort((a, b) => millisecondOf(a) - millisecondOf(b) || (a < b ? -1 : 1)));
+
+    const eventIds = Array.from({ length: 200 }, () => newEventId());
+    expect(new Set(eventIds).size).toBe(200);
+    for (const id of eventIds) expect(id).toMatch(/^evt_[a-z2-7]{26}$/);
+    // Drawn within a second of each other, they share the characters of the time's upper bits.
+    expect(new Set(eventIds.map((id) => id.slice(0, 4 + 7))).size).toBeLessThanOrEqual(2);
   });
 
   it('generates a <uuid@MAIL_HOSTNAME> Message-ID, or keeps the one given', async () => {
