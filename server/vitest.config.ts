@@ -46,6 +46,11 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: onPostgres ? ['test/support/setup-postgres.ts'] : [],
     pool: 'forks',
+    // A worker process runs its files one after another with one module cache: importing the server's
+    // modules anew for each file cost more CPU than any test file (SQLite half: 216 → 150 CPU seconds, every
+    // test passing on both engines). Files share nothing else: each opens its own store, app and ports, and
+    // restores what it patches (smtp-pipelining.test.ts restores its spies).
+    isolate: false,
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },
