@@ -96,11 +96,17 @@ const alreadyRolledBack: SqliteStatement = {
 function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500) {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
-    prepare(sql: string) {
+    prepare(text: string) {
       // SQLite ends the transaction by itself on some errors (SQLITE_FULL, SQLITE_IOERR, SQLITE_NOMEM). Kysely
       // then issues ROLLBACK anyway, which fails with "no transaction is active" and replaces the real error:
       // a full disk answered 500 instead of 507. There is nothing left to roll back, so that ROLLBACK is a no-op.
-      if (sql === 'rollback' && !sqlite.inTransaction) return alreadyRolledBack;
+      if (text === 'rollback' && !sqlite.inTransaction) return alreadyRolledBack;
+      // Kysely begins a plain (deferred) transaction: it reads first and asks for the write lock at its first
+      // write. When another process (the CLI beside the server, or the server beside the CLI) committed in
+      // between, SQLite cannot upgrade that reader and answers "database is locked" at once, without the busy
+      // timeout (SQLITE_BUSY_SNAPSHOT). IMMEDIATE takes the write lock at BEGIN, where busy_timeout waits for
+      // it. One connection per process runs one transaction at a time, so nothing in the process waits more.
+      const sql = text === 'begin' ? 'begin immediate' : text;
       let statement = cache.get(sql);
       if (statement) {
         // Least recently used goes first: move this one to the end.

@@ -39,17 +39,20 @@ describe('buildMessage', () => {
     expect(parsed.text?.trim()).toBe('Thanks!');
   });
 
-  it('draws Message-IDs and event ids time first, so one commit\'s ids sit side by side in their indexes', async () => {
+  it("draws Message-IDs and event ids time first, so one commit's ids sit side by side in their indexes", async () => {
     const messageIds = Array.from({ length: 200 }, () => createMessageId('mail.example.com'));
     expect(new Set(messageIds).size).toBe(200);
-    for (const id of messageIds) expect(id).toMatch(/^<[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}@mail\.example\.com>$/);
+    for (const id of messageIds)
+      expect(id).toMatch(/^<[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}@mail\.example\.com>$/);
     // Version 7: the first 48 bits are the millisecond it was drawn.
     const millisecondOf = (id: string) => parseInt(id.slice(1, 14).replace('-', ''), 16);
     const before = Date.now();
     const later = createMessageId('mail.example.com');
     expect(millisecondOf(later)).toBeGreaterThanOrEqual(before);
     expect(millisecondOf(later)).toBeLessThanOrEqual(Date.now());
-    expect([...messageIds, later].toSorted()).toEqual([...messageIds, later].sort((a, b) => millisecondOf(a) - millisecondOf(b) || (a < b ? -1 : 1)));
+    expect([...messageIds, later].toSorted()).toEqual(
+      [...messageIds, later].sort((a, b) => millisecondOf(a) - millisecondOf(b) || (a < b ? -1 : 1)),
+    );
 
     const eventIds = Array.from({ length: 200 }, () => newEventId());
     expect(new Set(eventIds).size).toBe(200);

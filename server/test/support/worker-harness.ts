@@ -20,6 +20,8 @@ export interface WorkerOptions {
   retry?: RetryPolicyOptions;
   leaseMs?: number;
   concurrency?: number;
+  /** The relay transport's connection and socket timeouts (15 s by default). */
+  relayTimeoutMs?: number;
 }
 
 export interface WorkerHarness {
@@ -46,7 +48,8 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
     startWorker(options = {}) {
       // Generous: on a loaded machine a burst of synchronous SQLite commits (1,000 dequeues at once) holds the event
       // loop for seconds, and a relay's greeting read after the timer counts as a timeout (a retry the test never sees).
-      const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: 15_000, socketTimeoutMs: 15_000 });
+      const timeoutMs = options.relayTimeoutMs ?? 15_000;
+      const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: timeoutMs, socketTimeoutMs: timeoutMs });
       transports.push(transport);
       const worker = createDeliveryWorker({
         store: context.store,
