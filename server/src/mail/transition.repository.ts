@@ -202,7 +202,7 @@ async function apply(
   // Read before the moves: a delete takes the recipients with it, and a worker's outcome wrote them already.
   const recipientsOf = await listEnvelopeRecipients(
     db,
-    transitions.filter((t) => t.from !== null && eventTypes.has(t.id)).map((t) => t.id),
+    transitions.filter((t) => t.from !== null && eventTypes.has(t.id) && !options.eventRecipients?.has(t.id)).map((t) => t.id),
   );
 
   // A transition allowed from several statuses needs to know which one the mail is in, for its event and
@@ -267,7 +267,7 @@ async function apply(
     const type = eventTypes.get(t.id);
     const mail = eventMails.get(t.id);
     if (type && mail) {
-      const recipients = created.get(t.id)?.recipients ?? recipientsOf.get(t.id) ?? [];
+      const recipients = created.get(t.id)?.recipients ?? options.eventRecipients?.get(t.id) ?? recipientsOf.get(t.id) ?? [];
       applicationEvents.push({
         id: newEventId(),
         type,
@@ -693,9 +693,22 @@ export async function moveStatusCounts(db: DbOrTrx, deltas: StatusCountMoves, wr
       .updateTable('status_counts')
       .set((eb) => ({ count: eb('count', '+', delta) }))
       .where('status', '=', status);
-  // One row may join the batch's statement; several must be locked in order, which one statement does not keep.
+  // One row may join the batch's statement; several must be locked in order, which a plain UPDATE does not keep.
   if (writes && moves.length === 1) return writes.add(moveOf(moves[0]!));
   await writes?.flush();
+  if (moves.length > 1 && engineOf(db) === 'postgres') {
+    // One round trip: the CTE locks the rows sorted by status (its LockRows sits above the sort), and the
+    // UPDATE changes only rows it has locked. SQLite has one writer and no round trips: one UPDATE per row.
+    const statuses = moves.map(([status]) => status);
+    const deltas = moves.map(([, delta]) => delta);
+    await sql`
+      with locked as (select status from status_counts where status = any(${statuses}::int[]) order by status for update),
+        v (status, delta) as (select * from unnest(${statuses}::int[], ${deltas}::bigint[]))
+      update status_counts set count = status_counts.count + v.delta
+      from locked join v on v.status = locked.status
+      where status_counts.status = locked.status`.execute(db);
+    return;
+  }
   for (const move of moves) await moveOf(move).execute();
 }
 
