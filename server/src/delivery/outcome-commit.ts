@@ -16,7 +16,8 @@
 import type { Store } from '../store/connection.js';
 import { createGroupCommit } from '../store/group-commit.js';
 import { applyTransitions, moveStatusCounts, type StatusCountMoves } from '../mail/transition.repository.js';
-import { decideAttempt, type AttemptResult } from './outcome-policy.js';
+import { decideAttempt, type AttemptDecision, type AttemptResult } from './outcome-policy.js';
+import type { EventRecipient } from '../events/application-event-data.js';
 import { claimDueMails, recordRecipientOutcomes, type ClaimedMail, type ClaimRequest } from './queue.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
@@ -57,6 +58,25 @@ export interface OutcomeCommitOptions {
    * an empty list when it failed (the claim was rolled back with the outcomes).
    */
   claimAlong?: { request(): ClaimRequest | undefined; claimed(mails: ClaimedMail[]): void } | undefined;
+}
+
+/**
+ * A mail's envelope recipients as this commit leaves them, when its attempt writes every one of them (a first
+ * attempt always does): its application event then needs no read of them (one round trip per flush less on
+ * PostgreSQL). Undefined otherwise: a recipient the attempt did not touch may have changed since the claim
+ * (a bounce report), so applyTransitions reads them in the transaction. The rows this commit writes stay
+ * locked until it ends, so what it wrote is what they hold.
+ */
+function recipientsAfter(result: AttemptResult, decision: AttemptDecision): EventRecipient[] | undefined {
+  if (!result.recipients) return undefined;
+  const written = new Map(decision.recipients.map((update) => [update.address, update]));
+  const after: EventRecipient[] = [];
+  for (const { address } of result.recipients.all) {
+    const update = written.get(address);
+    if (!update) return undefined;
+    after.push({ address, outcome: update.outcome, reply: update.reply });
+  }
+  return after;
 }
 
 /** Retries tried whatever the lease; past them, only while the lease holds. */
@@ -112,6 +132,11 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
             at: result.at,
           })),
       );
+      const eventRecipients = new Map<number, EventRecipient[]>();
+      decisions.forEach((decision, i) => {
+        const after = recipientsAfter(results[i]!, decision);
+        if (after) eventRecipients.set(results[i]!.mail.id, after);
+      });
       const claim = options.claimAlong?.request();
       let claimed: ClaimedMail[] = [];
       try {
@@ -126,7 +151,7 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
           const applied = await applyTransitions(
             trx,
             decisions.map((d) => d.transition),
-            { counts },
+            { counts, eventRecipients },
           );
           if (claim) claimed = await claimDueMails(trx, store.engine, claim, { counts });
           await moveStatusCounts(trx, counts);

@@ -4,6 +4,7 @@
  * depend on no SQL.
  */
 import type { MailEventType, MailStatusCode } from '@outbox/contract';
+import type { EventRecipient } from '../events/application-event-data.js';
 import type { MailRow } from '../store/schema.js';
 
 export interface TransitionEvent {
@@ -101,6 +102,11 @@ export interface ApplyOptions {
    * with `moveStatusCounts`.
    */
   counts?: StatusCountMoves;
+  /**
+   * Envelope recipients per mail as they stand after the move, where the caller knows them for certain (the
+   * worker wrote every one of them in this transaction): those mails' application events need no read.
+   */
+  eventRecipients?: ReadonlyMap<number, readonly EventRecipient[]>;
 }
 
 /** Status → how much its counter moves. */

@@ -16,6 +16,7 @@ import { applicationReads } from './migrations/010-application-reads.js';
 import { bouncesAndSuppressions } from './migrations/011-bounces-and-suppressions.js';
 import { alertsTables } from './migrations/013-alerts.js';
 import { statusSortIndexes } from './migrations/014-status-sort-indexes.js';
+import { queueDueIndex } from './migrations/015-queue-due-index.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -31,6 +32,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '011-bounces-and-suppressions': bouncesAndSuppressions(store.engine),
     '013-alerts': alertsTables(store.engine),
     '014-status-sort-indexes': statusSortIndexes(store.engine),
+    '015-queue-due-index': queueDueIndex(store.engine),
   };
 }
 
