@@ -179,14 +179,27 @@ export async function readIdsPage(db: DbOrTrx, engine: Engine, read: PageRead, i
 /**
  * Plan `sort` (the walk found no page within its bound): every match read through `source` (SQLite: the
  * search's trigram candidates by id with the other terms fenced, or a seek of the statuses or the date
- * range; PostgreSQL: its choice), and sorted by the engine.
+ * range; PostgreSQL: its choice), and sorted by the engine. A page is sorted as ids only: the engine keeps
+ * each match's id and sort value in its sorter, not its whole row, and the page's rows are read by id after.
  */
-export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
+export async function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
   const byTrigrams = engine === 'sqlite' && source === 'trigrams' && isIndexedSearch(read.filter.search);
-  let q = matching(db.selectFrom('mails').selectAll(), read.filter, byTrigrams);
-  if (byTrigrams)
-    q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`);
-  return sortedPage(q, engine, read).execute();
+  const matches = <O>(q: MailQuery<O>) => {
+    const checked = matching(q, read.filter, byTrigrams);
+    if (!byTrigrams) return checked;
+    return checked.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`);
+  };
+  if (read.take === undefined) return sortedPage(matches(db.selectFrom('mails').selectAll()), engine, read).execute();
+  const page = await sortedPage(matches(db.selectFrom('mails').select('id')), engine, read).execute();
+  return readRowsInOrder(db, page.map((r) => Number(r.id)));
+}
+
+/** The rows of these ids, in the order given (a page the engine has already sorted). */
+async function readRowsInOrder(db: DbOrTrx, ids: number[]): Promise<MailRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('mails').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  return ids.map((id) => byId.get(id)!);
 }
 
 /**
