@@ -490,8 +490,9 @@ async function runRandom(
   };
   const warm = seededRandom(seed + 1);
   for (let i = 0; i < 20; i++) await get(agent, urlOf(randomQuery(warm, terms)), token);
-  const asked: Array<RandomQuery & { ms: number; cpuMs: number; dbCpuMs: number; plan: string; countSource: string; total: number; lowerBound: boolean }> =
-    [];
+  const asked: Array<
+    RandomQuery & { ms: number; cpuMs: number; dbCpuMs: number; plan: string; countSource: string; total: number; lowerBound: boolean }
+  > = [];
   for (let i = 0; i < n; i++) {
     const query = randomQuery(random, terms);
     const url = urlOf(query);

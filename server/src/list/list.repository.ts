@@ -187,11 +187,18 @@ export async function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead
   const matches = <O>(q: MailQuery<O>) => {
     const checked = matching(q, read.filter, byTrigrams);
     if (!byTrigrams) return checked;
-    return checked.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`);
+    return checked.where(
+      'id',
+      'in',
+      sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`,
+    );
   };
   if (read.take === undefined) return sortedPage(matches(db.selectFrom('mails').selectAll()), engine, read).execute();
   const page = await sortedPage(matches(db.selectFrom('mails').select('id')), engine, read).execute();
-  return readRowsInOrder(db, page.map((r) => Number(r.id)));
+  return readRowsInOrder(
+    db,
+    page.map((r) => Number(r.id)),
+  );
 }
 
 /** The rows of these ids, in the order given (a page the engine has already sorted). */
