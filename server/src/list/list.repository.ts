@@ -248,6 +248,16 @@ export async function findMatchingIds(
   return rows.map((r) => Number(r.id));
 }
 
+/** The count among known candidates (every trigram candidate of the search): those matching the filter, newest first. */
+export async function findMatchingAmong(db: DbOrTrx, filter: ListFilter, candidates: number[]): Promise<number[]> {
+  if (candidates.length === 0) return [];
+  const rows = await matching(db.selectFrom('mails').select('id'), filter, true)
+    .where('id', 'in', candidates)
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map((r) => Number(r.id));
+}
+
 /** SQLite: the ids the trigram index holds for `search` (3+ characters), newest first, `limit` at most. No row is read. */
 export async function findTrigramCandidates(db: DbOrTrx, search: string, limit: number): Promise<number[]> {
   const { rows } = await sql<{ id: number }>`select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(search)}
