@@ -159,7 +159,7 @@ function get(agent: http.Agent, url: string, token: string): Promise<{ status: n
 
 /**
  * This process's CPU time (user + system) during `run`, in ms: the server and the client, which share it. The
- * PostgreSQL server's own CPU is in its processes (`databaseCpuMs`). On a loaded machine it is the steadier figure.
+ * PostgreSQL server's own CPU is in its processes (`databaseCpuSince`). On a loaded machine it is the steadier figure.
  */
 async function withCpu<T>(run: () => Promise<T>): Promise<{ value: T; cpuMs: number }> {
   const before = process.cpuUsage();
@@ -174,13 +174,14 @@ const CLOCK_TICK_MS = 10;
 const dbCpuNote = (m: { dbCpuMs: number }) => (m.dbCpuMs > 0 ? ` + PostgreSQL ${m.dbCpuMs} ms` : '');
 
 /**
- * PostgreSQL: the CPU time (user + system, ms, in 10 ms ticks) used so far by the server processes of this
- * database (their title names it), read from /proc; 0 elsewhere. Taken before and after a request, outside
- * `withCpu`, it gives the database's share of the request, which `withCpu` cannot see.
+ * PostgreSQL: the CPU time (user + system, in 10 ms ticks) used so far by each server process of this
+ * database (their title names it), by process id, read from /proc; empty elsewhere. Taken before and after a
+ * request, outside `withCpu`, it gives the database's share of the request (`databaseCpuSince`), which
+ * `withCpu` cannot see.
  */
-function databaseCpuMs(databaseName: string | undefined): number {
-  if (databaseName === undefined || process.platform !== 'linux') return 0;
-  let ticks = 0;
+function databaseCpuTicks(databaseName: string | undefined): Map<string, number> {
+  const ticks = new Map<string, number>();
+  if (databaseName === undefined || process.platform !== 'linux') return ticks;
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
@@ -188,11 +189,18 @@ function databaseCpuMs(databaseName: string | undefined): number {
       if (!title.startsWith('postgres:') || !title.includes(` ${databaseName} `)) continue;
       // Fields after the command name in parentheses: utime and stime are the 12th and 13th.
       const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
     } catch {
       // The process ended between the listing and the read.
     }
   }
+  return ticks;
+}
+
+/** ms of CPU the database's processes used since `before`; a process that ended in between is left out (its last ticks are gone). */
+function databaseCpuSince(before: Map<string, number>, databaseName: string | undefined): number {
+  let ticks = 0;
+  for (const [pid, now] of databaseCpuTicks(databaseName)) ticks += now - (before.get(pid) ?? 0);
   return ticks * CLOCK_TICK_MS;
 }
 
@@ -294,11 +302,11 @@ async function main(): Promise<void> {
         let dbCpuMs = 0;
         const deadline = performance.now() + MEASURE_BUDGET_MS;
         for (let i = 0; i < samples + 5 && (i < 25 || performance.now() < deadline); i++) {
-          const dbCpuBefore = databaseCpuMs(databaseName);
+          const dbCpuBefore = databaseCpuTicks(databaseName);
           const started = performance.now();
           const { value: answer, cpuMs: used } = await withCpu(() => get(agent, url, token));
           const ms = performance.now() - started;
-          const dbUsed = databaseCpuMs(databaseName) - dbCpuBefore;
+          const dbUsed = databaseCpuSince(dbCpuBefore, databaseName);
           if (answer.status !== 200) throw new Error(`${c.name}: ${answer.status} ${answer.body.slice(0, 300)}`);
           if (i >= 5) {
             times.push(ms);
@@ -496,11 +504,11 @@ async function runRandom(
   for (let i = 0; i < n; i++) {
     const query = randomQuery(random, terms);
     const url = urlOf(query);
-    const dbCpuBefore = databaseCpuMs(databaseName);
+    const dbCpuBefore = databaseCpuTicks(databaseName);
     const started = performance.now();
     const { value: answer, cpuMs } = await withCpu(() => get(agent, url, token));
     const ms = performance.now() - started;
-    const dbCpuMs = databaseCpuMs(databaseName) - dbCpuBefore;
+    const dbCpuMs = databaseCpuSince(dbCpuBefore, databaseName);
     if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
     const meta = (JSON.parse(answer.body) as { meta: { total: number; totalIsLowerBound?: boolean; totalIsEstimate?: boolean } }).meta;
     const again = (await outbox.running.services.mails.listMails({
