@@ -19,6 +19,7 @@
  * the next run: bench/results/cache/list-sqlite-<count>/ or the PostgreSQL database bench_list_<count>.
  * `--fresh` rebuilds it; `--drop` removes it after the run.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
@@ -158,7 +159,7 @@ function get(agent: http.Agent, url: string, token: string): Promise<{ status: n
 
 /**
  * This process's CPU time (user + system) during `run`, in ms: the server and the client, which share it. The
- * PostgreSQL server's own CPU is in its processes, not here. On a loaded machine it is the steadier figure.
+ * PostgreSQL server's own CPU is in its processes (`databaseCpuSince`). On a loaded machine it is the steadier figure.
  */
 async function withCpu<T>(run: () => Promise<T>): Promise<{ value: T; cpuMs: number }> {
   const before = process.cpuUsage();
@@ -169,12 +170,46 @@ async function withCpu<T>(run: () => Promise<T>): Promise<{ value: T; cpuMs: num
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
+const CLOCK_TICK_MS = 10;
+const dbCpuNote = (m: { dbCpuMs: number }) => (m.dbCpuMs > 0 ? ` + PostgreSQL ${m.dbCpuMs} ms` : '');
+
+/**
+ * PostgreSQL: the CPU time (user + system, in 10 ms ticks) used so far by each server process of this
+ * database (their title names it), by process id, read from /proc; empty elsewhere. Taken before and after a
+ * request, outside `withCpu`, it gives the database's share of the request (`databaseCpuSince`), which
+ * `withCpu` cannot see.
+ */
+function databaseCpuTicks(databaseName: string | undefined): Map<string, number> {
+  const ticks = new Map<string, number>();
+  if (databaseName === undefined || process.platform !== 'linux') return ticks;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const title = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      if (!title.startsWith('postgres:') || !title.includes(` ${databaseName} `)) continue;
+      // Fields after the command name in parentheses: utime and stime are the 12th and 13th.
+      const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ticks.set(pid, Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return ticks;
+}
+
+/** ms of CPU the database's processes used since `before`; a process that ended in between is left out (its last ticks are gone). */
+function databaseCpuSince(before: Map<string, number>, databaseName: string | undefined): number {
+  let ticks = 0;
+  for (const [pid, now] of databaseCpuTicks(databaseName)) ticks += now - (before.get(pid) ?? 0);
+  return ticks * CLOCK_TICK_MS;
+}
+
 interface CaseResult {
   name: string;
   matching: number;
   deepPage: number;
-  page1: LatencySummary & { cpuMs: number };
-  deep: LatencySummary & { cpuMs: number };
+  page1: LatencySummary & { cpuMs: number; dbCpuMs: number };
+  deep: LatencySummary & { cpuMs: number; dbCpuMs: number };
   met: boolean;
   /** One-minute load average when the case finished. */
   load1: number;
@@ -203,6 +238,7 @@ async function main(): Promise<void> {
     env: { WORKER: 'off' },
   });
   let agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const databaseName = prepared.databaseUrl ? new URL(prepared.databaseUrl).pathname.slice(1) : undefined;
   const results: CaseResult[] = [];
   try {
     const token = await operatorToken(outbox);
@@ -217,7 +253,7 @@ async function main(): Promise<void> {
       ).t ?? Date.now(),
     );
     if (values.random !== undefined) {
-      await runRandom(outbox, token, newest, Number(values.random), Number(values.seed), setup);
+      await runRandom(outbox, token, newest, Number(values.random), Number(values.seed), setup, databaseName);
       return;
     }
     const cases = values.only ? CASES.filter((c) => c.name.includes(values.only!)) : CASES;
@@ -260,21 +296,26 @@ async function main(): Promise<void> {
 
       // At most `samples` requests or MEASURE_BUDGET_MS per page (slow cases get fewer samples), after 5 warm-ups.
       // CPU per request (this process: server and client) over the timed requests, beside the latencies.
-      const measure = async (url: string): Promise<LatencySummary & { cpuMs: number }> => {
+      const measure = async (url: string): Promise<LatencySummary & { cpuMs: number; dbCpuMs: number }> => {
         const times: number[] = [];
         let cpuMs = 0;
+        let dbCpuMs = 0;
         const deadline = performance.now() + MEASURE_BUDGET_MS;
         for (let i = 0; i < samples + 5 && (i < 25 || performance.now() < deadline); i++) {
+          const dbCpuBefore = databaseCpuTicks(databaseName);
           const started = performance.now();
           const { value: answer, cpuMs: used } = await withCpu(() => get(agent, url, token));
           const ms = performance.now() - started;
+          const dbUsed = databaseCpuSince(dbCpuBefore, databaseName);
           if (answer.status !== 200) throw new Error(`${c.name}: ${answer.status} ${answer.body.slice(0, 300)}`);
           if (i >= 5) {
             times.push(ms);
             cpuMs += used;
+            dbCpuMs += dbUsed;
           }
         }
-        return { ...summarize(times), cpuMs: round2(cpuMs / Math.max(times.length, 1)) };
+        const n = Math.max(times.length, 1);
+        return { ...summarize(times), cpuMs: round2(cpuMs / n), dbCpuMs: round2(dbCpuMs / n) };
       };
       // A fresh connection per case: the matching count above can take longer than the server's keep-alive
       // timeout, which closes the idle socket under the agent (ECONNRESET on the next request).
@@ -285,7 +326,7 @@ async function main(): Promise<void> {
       const met = page1.p99 <= GOAL_P99_MS && deep.p99 <= GOAL_P99_MS && deep.p99 <= page1.p99 * GOAL_DEEP_RATIO;
       results.push({ name: c.name, matching, deepPage: Math.floor((deepRow + 1) / LIMIT) + 1, page1, deep, met, load1: os.loadavg()[0]! });
       console.log(
-        `  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms (CPU ${page1.cpuMs} ms); page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms (CPU ${deep.cpuMs} ms)`,
+        `  ${c.name}: page 1 p50 ${page1.p50} / p99 ${page1.p99} ms (CPU ${page1.cpuMs} ms${dbCpuNote(page1)}); page ${formatNumber(Math.floor((deepRow + 1) / LIMIT) + 1)} p50 ${deep.p50} / p99 ${deep.p99} ms (CPU ${deep.cpuMs} ms${dbCpuNote(deep)})`,
       );
     }
 
@@ -299,9 +340,11 @@ async function main(): Promise<void> {
         'p1 p50',
         'p1 p99',
         'p1 CPU',
+        'p1 PG CPU',
         'deep p50',
         'deep p99',
         'deep CPU',
+        'deep PG CPU',
         'deep/p1 p99',
         'load',
         `goal p99 ≤ ${GOAL_P99_MS}, ≤ ${GOAL_DEEP_RATIO}×`,
@@ -314,9 +357,11 @@ async function main(): Promise<void> {
         r.page1.p50,
         r.page1.p99,
         r.page1.cpuMs,
+        r.page1.dbCpuMs,
         r.deep.p50,
         r.deep.p99,
         r.deep.cpuMs,
+        r.deep.dbCpuMs,
         (r.deep.p99 / r.page1.p99).toFixed(2),
         r.load1.toFixed(1),
         verdict(r.met),
@@ -438,6 +483,7 @@ async function runRandom(
   n: number,
   seed: number,
   setup: ReturnType<typeof describeSetup>,
+  databaseName: string | undefined,
 ) {
   const random = seededRandom(seed);
   const terms = await searchTerms(outbox.running.store.db, random);
@@ -452,14 +498,17 @@ async function runRandom(
   };
   const warm = seededRandom(seed + 1);
   for (let i = 0; i < 20; i++) await get(agent, urlOf(randomQuery(warm, terms)), token);
-  const asked: Array<RandomQuery & { ms: number; cpuMs: number; plan: string; countSource: string; total: number; lowerBound: boolean }> =
-    [];
+  const asked: Array<
+    RandomQuery & { ms: number; cpuMs: number; dbCpuMs: number; plan: string; countSource: string; total: number; lowerBound: boolean }
+  > = [];
   for (let i = 0; i < n; i++) {
     const query = randomQuery(random, terms);
     const url = urlOf(query);
+    const dbCpuBefore = databaseCpuTicks(databaseName);
     const started = performance.now();
     const { value: answer, cpuMs } = await withCpu(() => get(agent, url, token));
     const ms = performance.now() - started;
+    const dbCpuMs = databaseCpuSince(dbCpuBefore, databaseName);
     if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
     const meta = (JSON.parse(answer.body) as { meta: { total: number; totalIsLowerBound?: boolean; totalIsEstimate?: boolean } }).meta;
     const again = (await outbox.running.services.mails.listMails({
@@ -474,6 +523,7 @@ async function runRandom(
       ...query,
       ms,
       cpuMs,
+      dbCpuMs,
       plan: again.plan ?? 'old',
       countSource: again.countSource ?? '',
       total: meta.total,
@@ -490,10 +540,11 @@ async function runRandom(
     name,
     ...summarize(group.map((a) => a.ms)),
     cpuMs: round2(group.reduce((sum, a) => sum + a.cpuMs, 0) / group.length),
+    dbCpuMs: round2(group.reduce((sum, a) => sum + a.dbCpuMs, 0) / group.length),
   }));
   console.log('');
   printTable(
-    ['queries', 'n', 'p50', 'p99', 'max', 'CPU ms/query', 'goal p99 ≤ 15, max ≤ 100'],
+    ['queries', 'n', 'p50', 'p99', 'max', 'CPU ms/query', 'PostgreSQL CPU ms/query', 'goal p99 ≤ 15, max ≤ 100'],
     summaries.map((s) => [
       s.name,
       s.count,
@@ -501,11 +552,12 @@ async function runRandom(
       s.p99,
       s.max,
       s.cpuMs,
+      databaseName === undefined ? '' : s.dbCpuMs,
       /^(q|count) /.test(s.name) ? '' : verdict(s.p99 <= 15 && s.max <= 100),
     ]),
   );
   const describe = (a: (typeof asked)[number]) =>
-    `${a.ms.toFixed(1)} ms (CPU ${a.cpuMs.toFixed(1)}) ${a.plan}${a.countSource ? `, count ${a.countSource}` : ''}: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''} → ${a.total}${a.lowerBound ? '+' : ''}`;
+    `${a.ms.toFixed(1)} ms (CPU ${a.cpuMs.toFixed(1)}${a.dbCpuMs > 0 ? ` + PostgreSQL ${a.dbCpuMs}` : ''}) ${a.plan}${a.countSource ? `, count ${a.countSource}` : ''}: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''} → ${a.total}${a.lowerBound ? '+' : ''}`;
   console.log('\nslowest:');
   for (const a of [...asked].sort((x, y) => y.ms - x.ms).slice(0, 12)) console.log(`  ${describe(a)}`);
   console.log(

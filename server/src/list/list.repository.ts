@@ -8,7 +8,7 @@ import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRow } from '../store/schema.js';
-import { isIndexedSearch, LIST_SORTS, type MatchSource, type ListFilter, type Position } from './list-plan.js';
+import { isIndexedSearch, LIST_SORTS, type MatchSource, type ListFilter, type Position, type SortValue } from './list-plan.js';
 
 export type MailFilter = ListFilter;
 
@@ -62,8 +62,7 @@ function matching<O>(q: MailQuery<O>, filter: ListFilter, fence = false): MailQu
  * index and probing each entry against them.
  */
 function sortedPage<O>(q: MailQuery<O>, engine: Engine, read: PageRead): MailQuery<O> {
-  const { column, text } = LIST_SORTS[read.sort];
-  const value = engine === 'sqlite' ? sql`+${sql.ref(column)}` : text ? sql`(${sql.ref(column)} || '')` : sql`(${sql.ref(column)} + 0)`;
+  const value = hiddenSortValue(engine, read.sort);
   const direction = read.descending ? 'desc' : 'asc';
   if (read.after) {
     const past = sql.raw(read.descending ? '<' : '>');
@@ -78,8 +77,11 @@ function sortedPage<O>(q: MailQuery<O>, engine: Engine, read: PageRead): MailQue
  * Plans `index` and `walk`: the sort's index read in order from `after`; with statuses one seek of
  * `(status, column, id)` per status, merged (the engine orders the merged rows, so text follows its
  * collation). A date range in received order is part of the seek; any other term is checked on each row.
- * With `bound`, each seek looks at that many entries at most: `complete` is false when one stopped there
- * short of its rows, and the page is then not known.
+ * With `bound`, each seek looks at that many entries at most: `complete` is false when the page is not known.
+ * A seek that stopped at its bound short of its rows knows its matches up to the last entry it looked at (its
+ * frontier); with several statuses, the merged rows up to the nearest frontier are still known, and they make
+ * the page when there are enough of them (`status=2,3 sort=providerSentDate asc last 7 d`: the Processing
+ * mails, never sent, come first; the oldest sent ones are all older than the range).
  */
 export async function readIndexPage(
   db: DbOrTrx,
@@ -96,15 +98,29 @@ export async function readIndexPage(
   if (parts.length === 1) return { rows: parts[0]!.rows, complete };
   const rows = new Map(parts.flatMap((part) => part.rows.map((row): [number, MailRow] => [row.id, row])));
   if (rows.size === 0) return { rows: [], complete };
-  const order = await sortedPage(
-    db
-      .selectFrom('mails')
-      .select('id')
-      .where('id', 'in', [...rows.keys()]),
-    engine,
-    { ...read, after: undefined },
-  ).execute();
-  return { rows: order.map((r) => rows.get(r.id)!), complete };
+  const frontiers = parts.flatMap((part) => (part.frontier ? [part.frontier] : []));
+  // The engine orders the merged rows (its collation), keeping only those not past any frontier.
+  let merged = db
+    .selectFrom('mails')
+    .select('id')
+    .where('id', 'in', [...rows.keys()]);
+  for (const frontier of frontiers) merged = merged.where(notPast(engine, read, frontier));
+  const order = await sortedPage(merged, engine, { ...read, after: undefined }).execute();
+  const known = complete || (read.take !== undefined && order.length >= read.take);
+  return { rows: order.map((r) => rows.get(r.id)!), complete: known };
+}
+
+/** The page's sort value as `sortedPage` orders it: hidden from the indexes (SQLite `+column`; PostgreSQL an expression). */
+function hiddenSortValue(engine: Engine, sort: MailSort): RawBuilder<unknown> {
+  const { column, text } = LIST_SORTS[sort];
+  return engine === 'sqlite' ? sql`+${sql.ref(column)}` : text ? sql`(${sql.ref(column)} || '')` : sql`(${sql.ref(column)} + 0)`;
+}
+
+/** Rows at or before `position` in the order read: compared by the engine, so text keeps its collation. */
+function notPast(engine: Engine, read: PageRead, position: Position): RawBuilder<boolean> {
+  const value = hiddenSortValue(engine, read.sort);
+  const past = sql.raw(read.descending ? '<' : '>');
+  return sql<boolean>`not (${value} ${past} ${position.value} or (${value} = ${position.value} and id ${past} ${position.id}))`;
 }
 
 async function readSeek(
@@ -114,7 +130,7 @@ async function readSeek(
   statuses: number[] | undefined,
   bound: number | undefined,
   candidates: number[] | undefined,
-): Promise<{ rows: MailRow[]; complete: boolean }> {
+): Promise<{ rows: MailRow[]; complete: boolean; frontier?: Position }> {
   const { column, index, statusIndex } = LIST_SORTS[read.sort];
   const direction = read.descending ? 'desc' : 'asc';
   const past = read.descending ? '<' : '>';
@@ -147,16 +163,14 @@ async function readSeek(
     const walked = db.selectFrom(walk.as('mails')).selectAll() as unknown as MailQuery<MailRow>;
     const rows = await upTo(ordered(check(walked), byId), need).execute();
     if (need === undefined || rows.length >= need) return { rows, complete: true };
-    // Fewer than wanted: the seek ended (complete), or the walk stopped at its bound. Counted in the index alone.
-    const seen = await db
-      .selectFrom(
-        where(seek(mails().select('id')))
-          .limit(bound)
-          .as('seen'),
-      )
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return { rows, complete: Number(seen.n) < bound };
+    // Fewer than wanted: the seek ended (complete), or the walk stopped at its bound, at the entry found in the
+    // index alone.
+    const last = await ordered(where(seek(mails().select([column, 'id']))), byId)
+      .limit(1)
+      .offset(bound - 1)
+      .executeTakeFirst();
+    if (!last) return { rows, complete: true };
+    return { rows, complete: false, frontier: { value: last[column as keyof typeof last] as SortValue, id: Number(last.id) } };
   };
   const { after } = read;
   if (!after) return part((q) => q, false, read.take);
@@ -167,7 +181,7 @@ async function readSeek(
   if (!same.complete || (read.take !== undefined && same.rows.length >= read.take)) return same;
   const rest = read.take === undefined ? undefined : read.take - same.rows.length;
   const beyond = await part((q) => q.where(column, past, after.value as never), false, rest);
-  return { rows: [...same.rows, ...beyond.rows], complete: beyond.complete };
+  return { ...beyond, rows: [...same.rows, ...beyond.rows] };
 }
 
 /** Plan `gather`: the matches are these ids (the count found them all): read and sorted by the engine. */
@@ -179,14 +193,34 @@ export async function readIdsPage(db: DbOrTrx, engine: Engine, read: PageRead, i
 /**
  * Plan `sort` (the walk found no page within its bound): every match read through `source` (SQLite: the
  * search's trigram candidates by id with the other terms fenced, or a seek of the statuses or the date
- * range; PostgreSQL: its choice), and sorted by the engine.
+ * range; PostgreSQL: its choice), and sorted by the engine. A page is sorted as ids only: the engine keeps
+ * each match's id and sort value in its sorter, not its whole row, and the page's rows are read by id after.
  */
-export function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
+export async function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
   const byTrigrams = engine === 'sqlite' && source === 'trigrams' && isIndexedSearch(read.filter.search);
-  let q = matching(db.selectFrom('mails').selectAll(), read.filter, byTrigrams);
-  if (byTrigrams)
-    q = q.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`);
-  return sortedPage(q, engine, read).execute();
+  const matches = <O>(q: MailQuery<O>) => {
+    const checked = matching(q, read.filter, byTrigrams);
+    if (!byTrigrams) return checked;
+    return checked.where(
+      'id',
+      'in',
+      sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`,
+    );
+  };
+  if (read.take === undefined) return sortedPage(matches(db.selectFrom('mails').selectAll()), engine, read).execute();
+  const page = await sortedPage(matches(db.selectFrom('mails').select('id')), engine, read).execute();
+  return readRowsInOrder(
+    db,
+    page.map((r) => Number(r.id)),
+  );
+}
+
+/** The rows of these ids, in the order given (a page the engine has already sorted). */
+async function readRowsInOrder(db: DbOrTrx, ids: number[]): Promise<MailRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('mails').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((row) => [Number(row.id), row]));
+  return ids.map((id) => byId.get(id)!);
 }
 
 /**
@@ -211,6 +245,16 @@ export async function findMatchingIds(
     return rows.map((r) => Number(r.id));
   }
   const rows = await matching(db.selectFrom('mails').select('id'), filter).limit(limit).execute();
+  return rows.map((r) => Number(r.id));
+}
+
+/** The count among known candidates (every trigram candidate of the search): those matching the filter, newest first. */
+export async function findMatchingAmong(db: DbOrTrx, filter: ListFilter, candidates: number[]): Promise<number[]> {
+  if (candidates.length === 0) return [];
+  const rows = await matching(db.selectFrom('mails').select('id'), filter, true)
+    .where('id', 'in', candidates)
+    .orderBy('id', 'desc')
+    .execute();
   return rows.map((r) => Number(r.id));
 }
 

@@ -72,9 +72,16 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const counts = await getStatusCounts(db);
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
     const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
-    const stats = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, options) : undefined;
+    const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, options) : undefined;
+    const stats = probed?.stats;
     const countSource = stats && chooseMatchSource(filter, store.engine, stats, options.countCap + 1);
-    const matchIds = countSource ? await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource) : undefined;
+    // The probe read every candidate of a rare search already: its rows are checked by id, without asking the
+    // trigram index again (a full address's dozen trigrams cost 15-30 ms of FTS5 at 1M mails).
+    const matchIds = !countSource
+      ? undefined
+      : countSource === 'trigrams' && probed?.everyCandidate
+        ? await repo.findMatchingAmong(db, filter, probed.everyCandidate)
+        : await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource);
     // SQLite counted a search through its trigram index, newest first: the share of the ids its matches
     // spanned tells how many mails it is on, if they are spread like the ids. Counted through a seek, the
     // probe of its candidates told it.
@@ -153,11 +160,17 @@ export function createListService({ store, withRecipients }: { store: Store; wit
    * What `chooseMatchSource` weighs (SQLite, a search of 3+ characters with statuses or a date range): the
    * range's mails, estimated from the span of all receipt times as if mails arrived evenly; and the search's
    * trigram candidates, from how far back among the ids its first `countCap + 1` reach (ids only, no row read).
+   * `everyCandidate`: the probe's ids when they are all the search's candidates (at most `countCap`).
    */
-  async function matchStatsOf(filter: ListFilter, statusRows: number, totalRows: number, options: ListOptions): Promise<MatchStats> {
+  async function matchStatsOf(
+    filter: ListFilter,
+    statusRows: number,
+    totalRows: number,
+    options: ListOptions,
+  ): Promise<{ stats: MatchStats; everyCandidate?: number[] | undefined }> {
     const stats: MatchStats = { statusRows, totalRows };
     const narrowed = filter.statuses !== undefined || filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
-    if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || !narrowed) return stats;
+    if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || !narrowed) return { stats };
     if (filter.receivedFrom !== undefined || filter.receivedTo !== undefined) {
       const span = await repo.findReceivedSpan(db);
       const [first, last] = span ? [span.min, span.max + 1] : [0, 1];
@@ -170,7 +183,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     stats.candidates = idRange
       ? Math.round((probe.length * (idRange.max - idRange.min + 1)) / (probe[0]! - probe.at(-1)! + 1))
       : probe.length;
-    return stats;
+    return { stats, everyCandidate: idRange ? undefined : probe };
   }
 
   return { listMails };

@@ -59,6 +59,9 @@ export async function openStore(options: StoreOptions): Promise<Store> {
   return store;
 }
 
+/** SQLite's compiled-in ceiling of the memory map (SQLITE_MAX_MMAP_SIZE, 0x7fff0000); a larger value is cut to it. */
+const SQLITE_MMAP_BYTES = 0x7fff0000;
+
 function openSqlite(dataDir: string): Store {
   // The store holds every mail, operator and key hash: only the service's user may read it. Modes are set
   // when Outbox creates the folder and file; an existing folder keeps the modes its operator chose.
@@ -74,6 +77,11 @@ function openSqlite(dataDir: string): Store {
   // The CLI may write while the server runs; wait for the lock instead of failing at once.
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('foreign_keys = ON');
+  // Reads through a memory map of the file instead of a read() call per page missing from SQLite's own 2 MB
+  // cache: a list page that reads thousands of rows scattered over the table (a common word's matches, a
+  // walk) spends a third of its CPU in those calls at 1M mails. Writes still go through the journal as
+  // before. Up to 2 GiB of the file is mapped (address space, not memory: the kernel's page cache backs it).
+  sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const changes = createChangeFeed({ engine: 'sqlite', db });
   return { engine: 'sqlite', db, file, changes, close: () => changes.close().then(() => db.destroy()) };

@@ -539,6 +539,25 @@ describe('paging through every plan', () => {
     });
   }
 
+  // Status 3 holds 15 mails since minute 30, read first in status order desc: a walk of 5 entries finds its 3
+  // (limit 2 + 1). Status 0 holds 6, at minutes 32 and 36: its walk stops at the bound with 2, but every row
+  // it has not looked at sorts after status 3. The page is known from the status-3 rows: no sort.
+  it('a walk of several statuses keeps its page when a status that stopped at its bound sorts after it', async () => {
+    const options: ListOptions = { countCap: 5, walkRows: 5, candidateRows: 0 };
+    const params = { status: '0,3', sort: 'status', order: 'desc', receivedFrom: minute(30), limit: 2 };
+    const page1 = await viaService(options)(params);
+    const expected = expectedOrder(
+      seeded.filter((r) => is(r, [0, 3]) && r.receivedAt >= T0 + 30 * 60_000),
+      (r) => r.status,
+      'desc',
+    );
+    expect(expected).toHaveLength(21);
+    expect(page1.plan).toBe('walk');
+    expect(page1.ids).toEqual(expected.slice(0, 2));
+    expect((await walkForward(viaService(options), params)).ids).toEqual(expected);
+    expect((await walkBackwardFromLast(viaService(options), params)).ids).toEqual(expected);
+  });
+
   it('answers over HTTP as the service does, without the plan', async () => {
     const requests: Array<Record<string, string>> = [
       { q: 'common', status: '0,4', sort: 'subject' },
