@@ -49,10 +49,18 @@ describe('POST /api/v1/login', () => {
     await time('ghost');
     // median() sorts numerically: the default sort compared the times as text ("99.1" after "128.6"), so the
     // "middle" value could be the slowest or the fastest one, and the test failed on a busy machine.
-    const known = median([await time('ops'), await time('ops'), await time('ops')]);
-    const unknown = median([await time('ghost'), await time('ghost'), await time('ghost')]);
-    // Both run one scrypt; without the dummy hash the unknown user answered in well under a millisecond.
-    expect(unknown).toBeGreaterThan(known * 0.5);
+    // Taken in turns, so that a burst of load beside the test (the suite runs files side by side) lands on both.
+    const knownTimes: number[] = [];
+    const unknownTimes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      knownTimes.push(await time('ops'));
+      unknownTimes.push(await time('ghost'));
+    }
+    const known = median(knownTimes);
+    const unknown = median(unknownTimes);
+    // Both run one scrypt; without the dummy hash the unknown user answered in well under a millisecond, a
+    // hundredth of the known one. Load beside the test spreads the two (176 against 504 ms once at load 12).
+    expect(unknown).toBeGreaterThan(known * 0.25);
   });
 
   it('accepts empty strings and answers 401, as the spec has no client validation', async () => {
