@@ -189,16 +189,24 @@ export function createMessageId(domain: string = getMessageIdDomain()): string {
   return `<${timeOrderedUuid()}@${domain}>`;
 }
 
-/** A version-7 UUID (RFC 9562 §5.7), its random bits from a pool filled 4 KiB at a time. */
-let uuidPool = Buffer.alloc(0);
-let uuidPoolOffset = 0;
-function timeOrderedUuid(): string {
-  if (uuidPoolOffset + 16 > uuidPool.length) {
-    uuidPool = randomBytes(4096);
-    uuidPoolOffset = 0;
+/**
+ * `length` random bytes from a pool filled 4 KiB at a time: `randomBytes(8)` is a system call each time (a
+ * fifth of composing a mail). The bytes are a view into the pool, taken by nobody else.
+ */
+let randomPool = Buffer.alloc(0);
+let randomPoolOffset = 0;
+function pooledRandomBytes(length: number): Buffer {
+  if (randomPoolOffset + length > randomPool.length) {
+    randomPool = randomBytes(4096);
+    randomPoolOffset = 0;
   }
-  const bytes = uuidPool.subarray(uuidPoolOffset, uuidPoolOffset + 16);
-  uuidPoolOffset += 16;
+  randomPoolOffset += length;
+  return randomPool.subarray(randomPoolOffset - length, randomPoolOffset);
+}
+
+/** A version-7 UUID (RFC 9562 §5.7): the millisecond, then 74 random bits. */
+function timeOrderedUuid(): string {
+  const bytes = pooledRandomBytes(16);
   bytes.writeUIntBE(Date.now(), 0, 6);
   bytes[6] = 0x70 | (bytes[6]! & 0x0f); // version 7
   bytes[8] = 0x80 | (bytes[8]! & 0x3f); // variant 10
@@ -206,19 +214,9 @@ function timeOrderedUuid(): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
-/**
- * 8 random bytes in hex, as nodemailer draws for a boundary, from a pool filled 4 KiB at a time:
- * `randomBytes(8)` is a system call each time (a fifth of composing a mail).
- */
-let boundaryPool = Buffer.alloc(0);
-let boundaryPoolOffset = 0;
+/** 8 random bytes in hex, as nodemailer draws for a boundary. */
 function randomBoundaryPart(): string {
-  if (boundaryPoolOffset + 8 > boundaryPool.length) {
-    boundaryPool = randomBytes(4096);
-    boundaryPoolOffset = 0;
-  }
-  boundaryPoolOffset += 8;
-  return boundaryPool.toString('hex', boundaryPoolOffset - 8, boundaryPoolOffset);
+  return pooledRandomBytes(8).toString('hex');
 }
 
 function checkAddresses(input: MessageInput): string[] {
