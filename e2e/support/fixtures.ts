@@ -51,6 +51,12 @@ interface Fixtures {
 interface WorkerFixtures {
   /** This worker's server: the built server on a fresh DATA_DIR seeded with the demo data (support/server.ts). */
   suiteServer: RunningServer;
+  /**
+   * The operator's session for `api`, one per worker: a login hashes the password at scrypt 2^17 on purpose
+   * (about 0.4 s of the server's CPU), and most tests want an API client beside the console, not a login.
+   * Tests that need a session of their own log in (the console's `app.login()`, or Api.login).
+   */
+  operatorToken: string;
 }
 
 export const test = base.extend<Fixtures, WorkerFixtures>({
@@ -64,6 +70,15 @@ export const test = base.extend<Fixtures, WorkerFixtures>({
     // The start waits up to 120 s for /healthz on a loaded machine (support/server.ts).
     { scope: 'worker', timeout: 180_000 },
   ],
+  operatorToken: [
+    async ({ suiteServer, playwright }, use) => {
+      const request = await playwright.request.newContext({ baseURL: suiteServer.baseURL });
+      const api = await Api.login(request, suiteServer.username, suiteServer.password);
+      await request.dispose();
+      await use(api.token);
+    },
+    { scope: 'worker' },
+  ],
   env: async ({ suiteServer }, use) => {
     const { baseURL, username, password, apiKey, smtpPort } = suiteServer;
     await use({ baseURL, username, password, apiKey, smtpPort });
@@ -71,8 +86,8 @@ export const test = base.extend<Fixtures, WorkerFixtures>({
   baseURL: async ({ env }, use) => {
     await use(env.baseURL);
   },
-  api: async ({ request, env }, use) => {
-    await use(await Api.login(request, env.username, env.password));
+  api: async ({ request, operatorToken }, use) => {
+    await use(new Api(request, operatorToken));
   },
   traffic: async ({ page }, use) => {
     await use(new Traffic(page));
