@@ -152,11 +152,12 @@ describe(`2,000 slow or non-reading clients (${testEngine})`, () => {
       expect(latest.closed.slowAuthenticated).toBeGreaterThanOrEqual(count / 4);
       // Streams that do not read stay within the limits (8 per token, 1,000 per process): none was refused here.
       expect(latest.closed.stream).toBe(0);
-      // Answered promptly under the flood: the p90 within 100 ms, or within three times its own before the
-      // flood when the machine is busy (npm test runs files side by side). The p99 is printed, not asserted: on a
-      // shared machine the scheduler's stalls set it as much as the server does (186 ms under the flood with a
-      // quiet p99 of 50 ms, at load 12 from the suite itself).
-      expect(percentile(loaded, 0.9)).toBeLessThan(Math.max(100, 3 * percentile(quiet, 0.9)));
+      // Answered promptly under the flood: the p90 within 100 ms, or within five times its own before the flood
+      // when the machine is busy. In npm test every core is busy with other files, and the 2,000 clients take
+      // their share of it: the ratio was 1.8–3.1 in six full runs. A server starved by the sockets answers in
+      // seconds. The p99 is printed, not asserted: on a shared machine the scheduler's stalls set it as much as
+      // the server does (186 ms under the flood with a quiet p99 of 50 ms, at load 12 from the suite itself).
+      expect(percentile(loaded, 0.9)).toBeLessThan(Math.max(100, 5 * percentile(quiet, 0.9)));
       expect(peakDescriptors).toBeLessThanOrEqual(baseDescriptors + count + 50);
       expect(peakRss - baseRss).toBeLessThan(256 * 2 ** 20);
 
