@@ -3,7 +3,7 @@
  * Writers append in the transaction of the change the event describes; webhook delivery reads what has not
  * been fanned out yet.
  */
-import crypto from 'node:crypto';
+import { pooledRandomBytes } from '../random-pool.js';
 import type { DbOrTrx } from '../store/connection.js';
 import type { StatementBatch } from '../store/statement-batch.js';
 import type { ApplicationEventRow, NewApplicationEventRow } from '../store/schema.js';
@@ -18,22 +18,10 @@ const INSERT_CHUNK = 500;
  * page, a page written to the WAL (SQLite) or heap (PostgreSQL) per event at every commit.
  */
 export function newEventId(): string {
-  if (poolOffset + 16 > pool.length) {
-    crypto.randomFillSync(pool);
-    poolOffset = 0;
-  }
-  pool.writeUIntBE(Date.now(), poolOffset, 6);
-  const id = `evt_${base32(pool, poolOffset, poolOffset + 16)}`;
-  poolOffset += 16;
-  return id;
+  const bytes = pooledRandomBytes(16);
+  bytes.writeUIntBE(Date.now(), 0, 6);
+  return `evt_${base32(bytes, 0, 16)}`;
 }
-
-/**
- * Random bytes are drawn 4 KiB at a time: one call per 256 ids instead of one per id (a group commit makes
- * 50 at once), the same CSPRNG. Each id's 16 bytes are used once.
- */
-const pool = Buffer.alloc(4096);
-let poolOffset = pool.length;
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz234567';
 function base32(bytes: Buffer, start: number, end: number): string {

@@ -64,11 +64,7 @@ function matching<O>(q: MailQuery<O>, filter: ListFilter, fence = false): MailQu
 function sortedPage<O>(q: MailQuery<O>, engine: Engine, read: PageRead): MailQuery<O> {
   const value = hiddenSortValue(engine, read.sort);
   const direction = read.descending ? 'desc' : 'asc';
-  if (read.after) {
-    const past = sql.raw(read.descending ? '<' : '>');
-    const { value: at, id } = read.after;
-    q = q.where(sql<boolean>`(${value} ${past} ${at} or (${value} = ${at} and id ${past} ${id}))`);
-  }
+  if (read.after) q = q.where(pastPosition(engine, read, read.after));
   const ordered = q.orderBy(value, direction).orderBy('id', direction);
   return read.take === undefined ? ordered : ordered.limit(read.take);
 }
@@ -104,7 +100,7 @@ export async function readIndexPage(
     .selectFrom('mails')
     .select('id')
     .where('id', 'in', [...rows.keys()]);
-  for (const frontier of frontiers) merged = merged.where(notPast(engine, read, frontier));
+  for (const frontier of frontiers) merged = merged.where(sql<boolean>`not ${pastPosition(engine, read, frontier)}`);
   const order = await sortedPage(merged, engine, { ...read, after: undefined }).execute();
   const known = complete || (read.take !== undefined && order.length >= read.take);
   return { rows: order.map((r) => rows.get(r.id)!), complete: known };
@@ -116,11 +112,11 @@ function hiddenSortValue(engine: Engine, sort: MailSort): RawBuilder<unknown> {
   return engine === 'sqlite' ? sql`+${sql.ref(column)}` : text ? sql`(${sql.ref(column)} || '')` : sql`(${sql.ref(column)} + 0)`;
 }
 
-/** Rows at or before `position` in the order read: compared by the engine, so text keeps its collation. */
-function notPast(engine: Engine, read: PageRead, position: Position): RawBuilder<boolean> {
+/** Rows past `position` in the order read (the keyset predicate): compared by the engine, so text keeps its collation. */
+function pastPosition(engine: Engine, read: PageRead, position: Position): RawBuilder<boolean> {
   const value = hiddenSortValue(engine, read.sort);
   const past = sql.raw(read.descending ? '<' : '>');
-  return sql<boolean>`not (${value} ${past} ${position.value} or (${value} = ${position.value} and id ${past} ${position.id}))`;
+  return sql<boolean>`(${value} ${past} ${position.value} or (${value} = ${position.value} and id ${past} ${position.id}))`;
 }
 
 async function readSeek(

@@ -3,12 +3,12 @@
  * stored and later relayed byte for byte. The Message-ID is fixed here, at acceptance, so that a
  * resend after a crash carries the same one (docs/lifecycle.md §6).
  */
-import { randomBytes } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type Mail from 'nodemailer/lib/mailer/index.js';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
 import { systemClock } from '../clock.js';
 import { badRequest } from '../errors.js';
+import { pooledRandomBytes } from '../random-pool.js';
 import { getMessageIdDomain } from './mail-hostname.js';
 import { composeMime } from './mime-composer.js';
 import { serializeMime } from './mime-serializer.js';
@@ -187,21 +187,6 @@ function toAddress(recipient: Recipient): Mail.Address | string {
  */
 export function createMessageId(domain: string = getMessageIdDomain()): string {
   return `<${timeOrderedUuid()}@${domain}>`;
-}
-
-/**
- * `length` random bytes from a pool filled 4 KiB at a time: `randomBytes(8)` is a system call each time (a
- * fifth of composing a mail). The bytes are a view into the pool, taken by nobody else.
- */
-let randomPool = Buffer.alloc(0);
-let randomPoolOffset = 0;
-function pooledRandomBytes(length: number): Buffer {
-  if (randomPoolOffset + length > randomPool.length) {
-    randomPool = randomBytes(4096);
-    randomPoolOffset = 0;
-  }
-  randomPoolOffset += length;
-  return randomPool.subarray(randomPoolOffset - length, randomPoolOffset);
 }
 
 /** A version-7 UUID (RFC 9562 §5.7): the millisecond, then 74 random bits. */
