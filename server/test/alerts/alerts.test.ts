@@ -4,10 +4,7 @@
  * audit log, the live event stream). Time is a ManualClock: the test moves it past the pending period and the
  * window, and runs the evaluator's round itself, as its 30 s timer would.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { MailStatus, type AlertsResponse, type AuditResponse, type SubmitMailRequest } from '@outbox/contract';
@@ -23,6 +20,7 @@ import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { createHeartbeat } from '../../src/instances/heartbeat.js';
 import type { Store } from '../../src/store/connection.js';
+import { cliProcess } from '../support/cli.js';
 import { makeTempDir, openTestStore, PASSWORD, TEST_PASSWORD_COST } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 import { openEvents, type SseEvent, type SseStream } from '../support/sse.js';
@@ -259,17 +257,10 @@ describe('alert rules', () => {
   }, 60_000);
 
   it('`outbox alerts` lists every rule with its state and sentence, as an operator runs it', async () => {
-    const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'alerts'], {
-      cwd: serverDir,
-      env: { ...process.env, DATA_DIR: dataDir, ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const { code, stdout, stderr } = await cliProcess(['alerts'], {
+      DATA_DIR: dataDir,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
     });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(code, stderr).toBe(0);
     const lines = stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^RULE +STATE +SINCE +SUMMARY$/);

@@ -3,34 +3,18 @@
  * `demo` — says no worker; a worker instance is listed with its roles and load; a graceful stop deletes the row
  * at once; `outbox instances` prints the same, as a table and as JSON, from a real CLI process.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { InstancesResponse, QueueHealth } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertDemoMails } from '../../src/demo/demo-data.js';
 import type { RunningOutbox } from '../../src/main.js';
 import { openStore } from '../../src/store/connection.js';
+import { cliProcess } from '../support/cli.js';
 import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: serverDir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** `outbox …` as its own process (the run's bundle, support/cli.ts). */
+const cli = cliProcess;
 
 let environment: OutboxEnvironment;
 let relay: TestRelay;

@@ -12,7 +12,14 @@ import { afterAll, beforeAll, describe, expect, it, onTestFailed } from 'vitest'
 import { createAuthService } from '../../src/auth/auth.service.js';
 import { openStore, type Store } from '../../src/store/connection.js';
 import { waitUntil } from '../support/net.js';
-import { freshEnvironment, killAllSpawned, spawnOutbox, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
+import {
+  freshEnvironment,
+  killAllSpawned,
+  nodeArgs,
+  spawnOutbox,
+  type OutboxEnvironment,
+  type OutboxProcess,
+} from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -47,7 +54,7 @@ afterAll(async () => {
 
 /** A worker-only instance (no HTTP, no SMTP): `PORT=off SMTP_PORT=off WORKER=on`, as in docs/operations.md. */
 function spawnWorkerOnly(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, nodeArgs('main'), {
     cwd: serverDir,
     env: { ...process.env, ...environment.env, PORT: 'off', SMTP_PORT: 'off', WORKER: 'on', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -62,7 +69,7 @@ describe('instances on one PostgreSQL database', () => {
     onTestFailed(() =>
       console.log(`--- worker-only ---\n${workerOutput.slice(-3000)}\n--- api ---\n${apiInstance?.output().slice(-3000)}`),
     );
-    // Both start at once: each cold start compiles through tsx.
+    // Both start at once, from the run's bundle.
     worker = spawnWorkerOnly();
     apiInstance = await spawnOutbox({ ...environment.env, WORKER: 'off' });
     const baseUrl = apiInstance.baseUrl;

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuthService } from '../../src/auth/auth.service.js';
 import { openStore } from '../../src/store/connection.js';
-import { freshEnvironment, type OutboxEnvironment } from '../support/outbox-process.js';
+import { freshEnvironment, nodeArgs, type OutboxEnvironment } from '../support/outbox-process.js';
 import { freePort, waitUntil } from '../support/net.js';
 import { testEngine } from '../support/context.js';
 
@@ -48,11 +48,11 @@ describe(`the first start (${testEngine})`, () => {
     };
     let stdout = '';
     let stderr = '';
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: serverDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, nodeArgs('main'), { cwd: serverDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const baseUrl = `http://127.0.0.1:${port}`;
-    // A cold start compiles the TypeScript through tsx; on a busy two-core machine that can take half a minute.
+    // The run's bundle starts in about a second; a busy two-core machine can make that many times longer.
     await waitUntil(
       async () => {
         if (child!.exitCode !== null) throw new Error(`outbox exited with ${child!.exitCode}:\n${stdout}\n${stderr}`);

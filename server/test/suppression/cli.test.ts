@@ -1,34 +1,21 @@
 /**
- * `npm run outbox -- suppression …` as a user runs it (a real `tsx src/cli/main.ts` process on a fresh store):
- * add with note and expiry, list, export, remove, import of a file with a bad line, a refused address.
+ * `npm run outbox -- suppression …` on a fresh store, through `runCli` in this process (the same code as a
+ * user's command, without a Node start per call; the process boundary itself is cli/cli.test.ts's): add with
+ * note and expiry, list, export, remove, import of a file with a bad line, a refused address.
  */
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliProcess, cli as runCli } from '../support/cli.js';
 import { makeTempDir } from '../support/context.js';
 import { freshEnvironment, type OutboxEnvironment } from '../support/outbox-process.js';
 
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 let environment: OutboxEnvironment;
 let tempDir: string;
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...(args[0] === 'dkim' ? [] : ['suppression']), ...args], {
-      cwd: serverDir,
-      env: { ...process.env, ...environment.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The command in this process (support/cli.ts): `suppression …`, or `dkim …` as given. */
+const cli = (args: string[]) => runCli(args[0] === 'dkim' ? args : ['suppression', ...args], environment.env);
 
 beforeAll(async () => {
   environment = await freshEnvironment();
@@ -39,9 +26,7 @@ afterAll(async () => {
   fs.rmSync(tempDir, { recursive: true, force: true });
 });
 
-// Each call starts a CLI process (tsx compiles on the way in): 8 of them took 50 s on the shared machine at load
-// 15-20, past the 30 s default, so the deadline is generous rather than tuned to an idle machine.
-describe('suppression CLI', { timeout: 180_000 }, () => {
+describe('suppression CLI', () => {
   it('adds, lists, exports, imports and removes; bad input exits 1 with the reason', async () => {
     expect(await cli(['add', 'Ann@Example.net', '--note', 'asked us', '--expires', '2031-01-01T00:00:00Z'])).toMatchObject({
       code: 0,
@@ -62,7 +47,8 @@ describe('suppression CLI', { timeout: 180_000 }, () => {
     expect(list.stdout).toMatch(/ann@example\.net {2}manual {2}since /);
     expect(list.stdout).toContain('bob@example.net');
 
-    const exported = await cli(['export']);
+    // The CSV streams to standard output, so this one runs as its own process (the run's bundle).
+    const exported = await cliProcess(['suppression', 'export'], environment.env);
     expect(exported.stdout.split('\r\n')[0]).toBe('address,reason,mailId,detail,note,createdBy,createdAt,expiresAt');
     expect(exported.stdout).toMatch(/bob@example\.net,manual,,,from the old system,cli,/);
 

@@ -3,17 +3,13 @@
  * on the last line), the other commands through `runCli` in this process (the same code, without paying a
  * process start for each); the running server delivers what the command line queued.
  */
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import type { RunningOutbox } from '../../src/main.js';
+import { cliProcess } from '../support/cli.js';
 import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startReceiver, verify, type Receiver } from './receiver.js';
-
-const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 let environment: OutboxEnvironment;
 let running: RunningOutbox;
@@ -30,20 +26,8 @@ afterAll(async () => {
   await environment?.dispose();
 });
 
-function spawnCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: serverDir,
-      env: { ...process.env, ...environment.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The command as its own process (the run's bundle, support/cli.ts), with this installation's environment. */
+const spawnCli = (args: string[]) => cliProcess(args, environment.env);
 
 /** runCli with this installation's environment; answers what it printed. */
 async function cli(...args: string[]): Promise<string> {
