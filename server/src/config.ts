@@ -26,6 +26,11 @@ export interface Config {
   adminUser: string | undefined;
   adminPassword: string | undefined;
   sessionTtlSeconds: number;
+  /**
+   * scrypt's N for new operator password hashes, as the power of two (PASSWORD_HASH_COST, default 17: OWASP's
+   * 2^17). Lower only on a test rig, where every login costs the CPU of a real one (auth/password.ts).
+   */
+  passwordHashCost: number;
   leaseSeconds: number;
   /** Sends in flight at once per worker process. */
   workerConcurrency: number;
@@ -373,6 +378,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminUser,
     adminPassword,
     sessionTtlSeconds: duration('SESSION_TTL', 12 * 3600),
+    passwordHashCost: integer('PASSWORD_HASH_COST', 17, 14, 20),
     leaseSeconds: integer('LEASE_SECONDS', 60, 1, 86400),
     workerConcurrency: integer('WORKER_CONCURRENCY', 50, 1, 1000),
     retryMaxAttempts: integer('RETRY_MAX_ATTEMPTS', 8, 1, 1000),

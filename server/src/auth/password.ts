@@ -16,7 +16,8 @@ const scrypt = promisify(crypto.scrypt) as (
 
 /**
  * scrypt's N for new hashes: 2^17 (128 MiB and a few hundred ms per hash), OWASP's recommendation for scrypt.
- * Up to 2^14 before issue 24; tests choose a lower cost through buildApp's `passwordCost`.
+ * Up to 2^14 before issue 24. PASSWORD_HASH_COST sets another power of two (14–20) for a server and its CLI;
+ * tests choose a lower cost through buildApp's `passwordCost`.
  */
 export const DEFAULT_PASSWORD_COST = 2 ** 17;
 const R = 8;

@@ -144,7 +144,12 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
   }
   const store: Store = await openStore({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, maxConnections: 2 });
   try {
-    const auth = createAuthService({ store, clock: systemClock, sessionTtlSeconds: config.sessionTtlSeconds });
+    const auth = createAuthService({
+      store,
+      clock: systemClock,
+      sessionTtlSeconds: config.sessionTtlSeconds,
+      passwordCost: 2 ** config.passwordHashCost,
+    });
     const needName = () => {
       if (!name) throw new UsageError(`${group} ${action} needs a NAME.\n\n${USAGE}`);
       return name;

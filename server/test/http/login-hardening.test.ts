@@ -12,8 +12,11 @@ import { buildApp, type AppServices } from '../../src/app.js';
 import { clientKeyOf, LoginThrottle, type LoginThrottleOptions } from '../../src/auth/login-throttle.js';
 import { costOf, hashPassword } from '../../src/auth/password.js';
 import { ManualClock } from '../../src/clock.js';
-import type { Store } from '../../src/store/connection.js';
+import { loadConfig } from '../../src/config.js';
+import { openStore, type Store } from '../../src/store/connection.js';
+import { cli } from '../support/cli.js';
 import { makeTempDir, openTestStore, PASSWORD, testEngine } from '../support/context.js';
+import { freshEnvironment } from '../support/outbox-process.js';
 
 interface Harness {
   app: FastifyInstance;
@@ -193,6 +196,26 @@ describe(`password hashing (${testEngine})`, () => {
       }
     } finally {
       await opened.dispose();
+    }
+  });
+
+  it('PASSWORD_HASH_COST sets the power of two for new hashes, in the command line as in the server; out of 14–20 is refused by name', async () => {
+    expect(loadConfig({ DATA_DIR: '/tmp/outbox-config-cost' }).passwordHashCost).toBe(17);
+    expect(() => loadConfig({ DATA_DIR: '/tmp/outbox-config-cost', PASSWORD_HASH_COST: '12' })).toThrow(
+      'PASSWORD_HASH_COST must be a whole number from 14 to 20, got "12"',
+    );
+    const environment = await freshEnvironment({ PASSWORD_HASH_COST: '15' });
+    try {
+      const added = await cli(['user', 'add', 'ann', '--password-stdin'], environment.env, `${PASSWORD}\n`);
+      expect(added.code, added.stderr).toBe(0);
+      const store = await openStore({ dataDir: environment.dataDir, databaseUrl: environment.env.DATABASE_URL, maxConnections: 1 });
+      try {
+        expect(costOf(await storedHash(store, 'ann'))).toBe(2 ** 15);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await environment.dispose();
     }
   });
 
