@@ -16,7 +16,7 @@ async function seriousViolations(page: Page) {
 
 test.describe('Accessibility', () => {
   // axe-core walks the whole page four times; a busy two-core machine needs more than the default 30 s.
-  test.describe.configure({ timeout: 90_000 });
+  test.describe.configure({ timeout: 180_000 });
 
   test('Beyond the spec: axe-core finds no serious or critical violation on login, list, filtered list and the detail drawer', async ({
     app,

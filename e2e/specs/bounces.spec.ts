@@ -56,6 +56,9 @@ test.describe('Bounces in the console (a server of its own: worker, BOUNCE_DOMAI
   let bouncePort: number;
 
   test.beforeAll(async () => {
+    // A server start waits up to 120 s for /healthz on a loaded machine (support/server.ts); a hook's own
+    // timeout is the config's 30 s unless set here.
+    test.setTimeout(180_000);
     bouncePort = await freePort();
     server = await startServer({
       demoCount: 0,

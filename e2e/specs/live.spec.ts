@@ -89,6 +89,9 @@ test.describe('Live updates with deliveries (a server of its own, worker on)', (
   let server: RunningServer;
 
   test.beforeAll(async () => {
+    // A server start waits up to 120 s for /healthz on a loaded machine (support/server.ts); a hook's own
+    // timeout is the config's 30 s unless set here.
+    test.setTimeout(180_000);
     server = await startServer({ demoCount: 0, env: { WORKER: 'on', RETRY_BASE_DELAY: '2s', RETRY_MAX_ATTEMPTS: '2' } });
   });
   test.afterAll(async () => {

@@ -197,7 +197,8 @@ describe(`password hashing (${testEngine})`, () => {
     } finally {
       await opened.dispose();
     }
-  });
+    // Four hashes at 2^17 (about 0.5 s of a core each): past 30 s at load 25 on two cores.
+  }, 120_000);
 
   it('PASSWORD_HASH_COST sets the power of two for new hashes, in the command line as in the server; out of 14–20 is refused by name', async () => {
     expect(loadConfig({ DATA_DIR: '/tmp/outbox-config-cost' }).passwordHashCost).toBe(17);

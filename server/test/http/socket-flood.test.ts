@@ -22,9 +22,6 @@ const WANTED = 2_000;
 const HEADROOM = 512;
 
 const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
 
 /** `node --import tsx <script>` under a shell that first raises the soft open-file limit to `files`. */
 function spawnScript(script: string, files: number, env: Record<string, string>): { child: ChildProcess; lines: AsyncIterator<string> } {
@@ -49,6 +46,10 @@ async function nextJson<T>(lines: AsyncIterator<string>, what: string): Promise<
 
 const descriptorsOf = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).length;
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+const killAll = () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+};
+afterAll(killAll);
 const percentile = (values: number[], share: number) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * share) - 1]!;
 const p99 = (values: number[]) => percentile(values, 0.99);
 
@@ -66,6 +67,9 @@ describe(`2,000 slow or non-reading clients (${testEngine})`, () => {
 
     const dataDir = makeTempDir('outbox-flood-');
     const database = testEngine === 'postgres' ? await createTestDatabase() : undefined;
+    // Cleared in `finally`: files share a worker process (isolate: false), so a sampler left running after a
+    // failure would read the /proc of a dead server in every file that runs after this one.
+    let sampler: NodeJS.Timeout | undefined;
     try {
       const server = spawnScript('test/http/socket-flood/server.ts', files, {
         DATA_DIR: dataDir,
@@ -107,7 +111,7 @@ describe(`2,000 slow or non-reading clients (${testEngine})`, () => {
 
       let peakDescriptors = baseDescriptors;
       let peakRss = baseRss;
-      const sampler = setInterval(() => {
+      sampler = setInterval(() => {
         peakDescriptors = Math.max(peakDescriptors, descriptorsOf(pid));
         peakRss = Math.max(peakRss, rssOf(pid));
       }, 100);
@@ -167,8 +171,10 @@ describe(`2,000 slow or non-reading clients (${testEngine})`, () => {
       server.child.kill('SIGTERM');
       await new Promise((resolve) => server.child.once('exit', resolve));
     } finally {
+      clearInterval(sampler);
+      killAll();
       await database?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  }, 150_000);
+  }, 300_000);
 });

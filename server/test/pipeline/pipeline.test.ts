@@ -228,7 +228,8 @@ describe('pipeline: crash and restart', () => {
 
       const worker = await spawnOutbox({ ...environment.env });
       processes.push(worker);
-      await waitUntil(() => relay.received.length >= total / 5);
+      // A fresh worker process delivers a fifth before the kill; at load 25 its start and first batches took over 20 s.
+      await waitUntil(() => relay.received.length >= total / 5, { timeoutMs: 120_000, what: 'a fifth of the mails at the relay' });
       await worker.kill();
       processes = [];
       const inFlightAtKill = Number(

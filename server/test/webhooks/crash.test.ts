@@ -122,7 +122,7 @@ it('SIGKILL while delivering: after a restart every committed event reaches the 
           .where('status', '=', MailStatus.ProviderSent)
           .executeTakeFirstOrThrow(),
       )) === total,
-    { timeoutMs: 120_000, what: 'every mail ProviderSent after the restart' },
+    { timeoutMs: 240_000, what: 'every mail ProviderSent after the restart' },
   );
   // Every event of every committed transition, whatever its type.
   const events = await store.db.selectFrom('application_events').select(['id', 'type']).execute();
@@ -152,4 +152,4 @@ it('SIGKILL while delivering: after a restart every committed event reaches the 
   );
   expect(duplicates).toBeLessThanOrEqual(inFlightAtKill + failedAttempts);
   expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(expected.size);
-}, 300_000);
+}, 420_000);

@@ -131,16 +131,18 @@ describe('retries', () => {
     const { closedPort } = await import('../support/net.js');
     const refused = await createEndpoint(context, { url: `http://127.0.0.1:${await closedPort()}/x` });
     const slow = await createEndpoint(context, { url: receiver.url });
-    // The receiver holds the first request past the timeout (it answers after 2 s), the second at once.
-    receiver.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 2_000 } : { status: 200 });
-    context.dispatcher({ schedule: [0, 50], timeoutMs: 300 });
+    // The receiver holds the first request past the timeout (it answers after 6 s), the second at once. The
+    // timeout is 2 s, not less: at load 25 an answer given at once took over 300 ms to arrive, and the retry
+    // timed out too.
+    receiver.answer = (_request, index) => (index === 0 ? { status: 200, delayMs: 6_000 } : { status: 200 });
+    context.dispatcher({ schedule: [0, 50], timeoutMs: 2_000 });
     const [id] = await appendEvents(context, [{ type: 'mail.failed' }]);
     const toRefused = await waitForDelivery(context, refused.id, id!, (d) => d.state === 'failed', 'the refused delivery to fail');
     expect(toRefused.attempts).toHaveLength(2);
     expect(toRefused.attempts[0]).toMatchObject({ httpStatus: null, error: 'connection refused' });
     const toSlow = await waitForDelivery(context, slow.id, id!, (d) => d.state === 'succeeded', 'the slow delivery to succeed on retry');
     expect(toSlow.attempts.map((a) => [a.httpStatus, a.error])).toEqual([
-      [null, 'timeout after 300 ms'],
+      [null, 'timeout after 2000 ms'],
       [200, null],
     ]);
   });
