@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, makeTempDir, PASSWORD, testEngine } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
@@ -23,9 +24,34 @@ const HEADROOM = 512;
 
 const children: ChildProcess[] = [];
 
-/** `node --import tsx <script>` under a shell that first raises the soft open-file limit to `files`. */
-function spawnScript(script: string, files: number, env: Record<string, string>): { child: ChildProcess; lines: AsyncIterator<string> } {
-  const child = spawn('sh', ['-c', `ulimit -n ${files} && exec "$0" --import tsx "$1"`, process.execPath, script], {
+/**
+ * server.ts and clients.ts bundled with esbuild once for the file, as the globalSetup bundles the server: a
+ * process started through `--import tsx` compiled every source it imports on the way in (about 2 CPU-seconds
+ * per start here, and half a minute at load 25).
+ */
+const bundleDir = path.join(serverDir, '.tmp', `socket-flood-${process.pid}`);
+const bundled = build({
+  absWorkingDir: serverDir,
+  entryPoints: { server: 'test/http/socket-flood/server.ts', clients: 'test/http/socket-flood/clients.ts' },
+  outdir: bundleDir,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  alias: { '@outbox/contract': '../contract/src/index.ts' },
+  logLevel: 'warning',
+});
+afterAll(() => fs.rmSync(bundleDir, { recursive: true, force: true }));
+
+/** The bundle of `script` ('server' or 'clients') under a shell that first raises the soft open-file limit to `files`. */
+async function spawnScript(
+  script: 'server' | 'clients',
+  files: number,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; lines: AsyncIterator<string> }> {
+  await bundled;
+  const child = spawn('sh', ['-c', `ulimit -n ${files} && exec "$0" "$1"`, process.execPath, path.join(bundleDir, `${script}.js`)], {
     cwd: serverDir,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -71,7 +97,7 @@ describe(`2,000 slow or non-reading clients (${testEngine})`, () => {
     // failure would read the /proc of a dead server in every file that runs after this one.
     let sampler: NodeJS.Timeout | undefined;
     try {
-      const server = spawnScript('test/http/socket-flood/server.ts', files, {
+      const server = await spawnScript('server', files, {
         DATA_DIR: dataDir,
         ...(database ? { DATABASE_URL: database.url } : {}),
         FLOOD_PASSWORD: PASSWORD,
@@ -116,7 +142,7 @@ describe(`2,000 slow or non-reading clients (${testEngine})`, () => {
         peakRss = Math.max(peakRss, rssOf(pid));
       }, 100);
 
-      const clients = spawnScript('test/http/socket-flood/clients.ts', files, {
+      const clients = await spawnScript('clients', files, {
         FLOOD_PORT: String(port),
         FLOOD_COUNT: String(count),
         FLOOD_TOKENS: tokens.join(','),
