@@ -9,7 +9,7 @@
 import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
 import { applyTransitions, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
-import type { DbOrTrx, Engine } from '../store/connection.js';
+import { PREPARED, type DbOrTrx, type Engine } from '../store/connection.js';
 import type { MailRow, RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
 import { claimTransition, type ExpiredLease } from './transitions.js';
@@ -138,16 +138,32 @@ async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map
 }
 
 /**
- * Stores each recipient's new outcome: one UPDATE joined to a VALUES list per 500 recipients (one statement
- * for a whole group commit), written only while this worker's claim still holds the mail, like the status
- * change that follows it in the same transaction (a swept, stale claim writes neither).
+ * Stores each recipient's new outcome, written only while this worker's claim still holds the mail, like the
+ * status change that follows it in the same transaction (a swept, stale claim writes neither). PostgreSQL: one
+ * UPDATE joined to `unnest` of one array per column, whatever the group's size, so its text never changes and
+ * the server parses and plans it once per connection (`PREPARED`); as a VALUES list of 50 rows it was parsed,
+ * planned and compiled by Kysely on every flush (issue 25). SQLite: one UPDATE joined to a VALUES list per 500
+ * recipients (statements there are calls, not round trips, and are prepared once per text).
  */
 export async function recordRecipientOutcomes(
   db: DbOrTrx,
+  engine: Engine,
   updates: ReadonlyArray<RecipientUpdate & { leaseExpiresAt: number | null }>,
   owner: string,
   at: number,
 ): Promise<void> {
+  if (updates.length === 0) return;
+  if (engine === 'postgres') {
+    await sql`${sql.raw(PREPARED)}
+      update mail_recipients set outcome = v.outcome, reply = v.reply, updated_at = ${at}
+      from unnest(${updates.map((u) => u.mailId)}::bigint[], ${updates.map((u) => u.address)}::text[],
+        ${updates.map((u) => u.outcome)}::text[], ${updates.map((u) => u.reply)}::text[],
+        ${updates.map((u) => u.leaseExpiresAt)}::bigint[]) as v (mail_id, address, outcome, reply, held_until)
+      where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address
+        and exists (select 1 from mails m where m.id = v.mail_id and m.status = ${sql.lit(MailStatus.Processing)}
+          and m.lease_owner = ${owner} and m.lease_expires_at = v.held_until)`.execute(db);
+    return;
+  }
   for (let start = 0; start < updates.length; start += 500) {
     const values = updates
       .slice(start, start + 500)
