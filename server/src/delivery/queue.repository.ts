@@ -8,11 +8,11 @@
  */
 import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
-import { applyTransitions, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
+import { claimDueMailsSqlite, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
 import { PREPARED, type DbOrTrx, type Engine } from '../store/connection.js';
 import type { MailRow, RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
-import { claimTransition, type ExpiredLease } from './transitions.js';
+import type { ExpiredLease } from './transitions.js';
 
 export type ClaimRequest = QueueClaim;
 
@@ -32,9 +32,10 @@ export interface DeliveryPayload {
 /**
  * Queued → Processing for up to `limit` due mails, oldest due first, with each one's payload; counts the
  * attempt and moves the counters (or adds their moves to `counts`, for a caller that writes them last).
- * PostgreSQL does it in one statement (`claimDueMailsWithPayload`: one round trip per batch). SQLite picks
- * the due ids, claims them with one conditional UPDATE and reads the payloads: a single writer, so nothing
- * interleaves within the transaction, and its statements are calls rather than round trips.
+ * PostgreSQL does it in one statement (`claimDueMailsWithPayload`: one round trip per batch). SQLite claims
+ * them with one UPDATE whose subquery picks them (`claimDueMailsSqlite`, one text for every claim) and reads
+ * the payloads: a single writer, so nothing interleaves within the transaction, and its statements are calls
+ * rather than round trips.
  */
 export async function claimDueMails(
   db: DbOrTrx,
@@ -57,26 +58,12 @@ export async function claimDueMails(
             ),
     }));
   }
-  const due = await db
-    .selectFrom('mails')
-    .select('id')
-    .where('status', '=', MailStatus.Queued)
-    .where('next_attempt_at', '<=', claim.now)
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .limit(claim.limit)
-    .execute();
-  const lease = { owner: claim.owner, expiresAt: claim.leaseExpiresAt };
-  const { moved, rows } = await applyTransitions(
-    db,
-    due.map(({ id }) => claimTransition(id, claim.now, lease)),
-    { returnRows: true, ...options },
-  );
+  const rows = await claimDueMailsSqlite(db, claim, options);
   const payloads = await loadDeliveryPayloads(
     db,
-    moved.map((m) => m.id),
+    rows.map((row) => row.id),
   );
-  return moved.map((m) => ({ ...rows.get(m.id)!, payload: payloads.get(m.id) }));
+  return rows.map((row) => ({ ...row, payload: payloads.get(row.id) }));
 }
 
 const OUTCOMES: readonly string[] = ['pending', 'accepted', 'rejected', 'deferred', 'suppressed'] satisfies RecipientOutcome[];

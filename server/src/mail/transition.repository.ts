@@ -159,6 +159,38 @@ export async function claimDueMailsWithPayload(
   return rows;
 }
 
+/**
+ * SQLite's claim: Queued → Processing under a lease for up to `limit` due mails, oldest due first, as ONE
+ * statement whose text never changes (prepared once, store/connection.ts): the pick is its subquery, read from
+ * `(status, next_attempt_at, id)`. It was a SELECT of the ids and then `applyTransitions`'s UPDATE joined to a
+ * VALUES list of them, a new text for each batch size that Kysely compiled every time (issue 25). SQLite has a
+ * single writer, so nothing moves a mail between the pick and the update. Rows in claim order.
+ */
+export async function claimDueMailsSqlite(
+  db: DbOrTrx,
+  claim: QueueClaim,
+  options: Pick<ApplyOptions, 'counts'> = {},
+): Promise<MailRow[]> {
+  const queued = sql.lit(MailStatus.Queued);
+  const { rows } = await sql<MailRow>`
+    update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = ${claim.now}, attempts = attempts + 1,
+      lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
+    where status = ${queued} and id in (
+      select id from mails where status = ${queued} and next_attempt_at <= ${claim.now}
+      order by next_attempt_at, id limit ${claim.limit})
+    returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(column)))}`.execute(db);
+  rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
+  if (rows.length > 0) {
+    const moves: StatusCountMoves = new Map([
+      [MailStatus.Queued, -rows.length],
+      [MailStatus.Processing, rows.length],
+    ]);
+    if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
+    else await moveStatusCounts(db, moves);
+  }
+  return rows;
+}
+
 /** A mail being created: what its application event says, known without a read. */
 interface CreatedMail {
   mail: EventMail;
