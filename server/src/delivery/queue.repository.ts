@@ -168,12 +168,15 @@ export async function recordRecipientOutcomes(
   }
 }
 
-/** Mails whose lease ran out by `now` (their worker died or hung), with who held each one. */
+/**
+ * Mails whose lease ran out by `now` (their worker died or hung), with who held each one. The status is a
+ * literal so that both engines read the partial index of the Processing mails (migration 016).
+ */
 export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
   return db
     .selectFrom('mails')
     .select(['id', 'lease_owner', 'attempts', 'received_at'])
-    .where('status', '=', MailStatus.Processing)
+    .where('status', '=', sql.lit(MailStatus.Processing))
     .where('lease_expires_at', '<=', now)
     .execute();
 }
@@ -183,7 +186,7 @@ export async function listLeasesOf(db: DbOrTrx, owner: string): Promise<number[]
   const rows = await db
     .selectFrom('mails')
     .select('id')
-    .where('status', '=', MailStatus.Processing)
+    .where('status', '=', sql.lit(MailStatus.Processing))
     .where('lease_owner', '=', owner)
     .execute();
   return rows.map((row) => row.id);

@@ -1,6 +1,6 @@
 /**
  * What a delivery writes (issue 25 item 1, migration 016): no `(status, lease_expires_at)` index to update twice
- * per mail; on PostgreSQL, `mail_recipients` pages with room for the outcome's HOT update, and the recipient
+ * per mail, a partial one of the Processing mails that the sweeper reads; on PostgreSQL, `mail_recipients` pages with room for the outcome's HOT update, and the recipient
  * outcomes written through arrays (`unnest`), so a relay's reply reaches the store exactly as it was said,
  * whatever characters an array literal would have to escape (SMTP replies are ASCII: nodemailer reads them as Latin-1). The sweeper still finds an expired lease
  * without the index (lease tests in worker.test.ts).
@@ -37,9 +37,22 @@ async function mailIndexes(): Promise<string[]> {
 }
 
 describe('delivery writes (migration 016)', () => {
-  it('mails has no (status, lease_expires_at) index; the claim and the list keep theirs', async () => {
+  it('mails has no (status, lease_expires_at) index but a partial one of the Processing mails, which the sweeper reads', async () => {
     const indexes = await mailIndexes();
     expect(indexes).not.toContain('mails_lease_idx');
+    expect(indexes).toContain('mails_processing_lease_idx');
+    // The sweeper's query (queue.repository.ts listExpiredLeases); PostgreSQL would scan the few rows of a test
+    // table rather than read any index, so it is told not to.
+    const sweep = sql`select id, lease_owner, attempts, received_at from mails where status = 2 and lease_expires_at <= 1`;
+    const plan =
+      context.store.engine === 'postgres'
+        ? await context.store.db.transaction().execute(async (trx) => {
+            await sql`set local enable_seqscan = off`.execute(trx);
+            const { rows } = await sql<{ 'QUERY PLAN': string }>`explain ${sweep}`.execute(trx);
+            return rows.map((r) => r['QUERY PLAN']).join('\n');
+          })
+        : (await sql<{ detail: string }>`explain query plan ${sweep}`.execute(context.store.db)).rows.map((r) => r.detail).join('\n');
+    expect(plan).toContain('mails_processing_lease_idx');
     expect(indexes).toEqual(expect.arrayContaining(['mails_queue_due_idx', 'mails_status_idx', 'mails_status_last_update_idx']));
   });
 
