@@ -88,6 +88,7 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
     const { moved } = await store.db.transaction().execute(async (trx) => {
       await recordRecipientOutcomes(
         trx,
+        store.engine,
         decisions.flatMap((d) => d.recipients.map((u) => ({ ...u, leaseExpiresAt: lease.expiresAt }))),
         'bench',
         at,

@@ -142,7 +142,7 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
       try {
         const { moved } = await store.db.transaction().execute(async (trx) => {
           // Recipients first (conditional on the same lease as the status change), the counters last.
-          await recordRecipientOutcomes(trx, recipientUpdates, workerId, Math.max(...results.map((r) => r.at)));
+          await recordRecipientOutcomes(trx, store.engine, recipientUpdates, workerId, Math.max(...results.map((r) => r.at)));
           // What the relay said about the address is true whoever holds the lease: kept in the same commit.
           if (suppressions.length > 0) await upsertSuppressions(trx, suppressions);
           // One transaction records the outcomes and claims the next batch: one durable commit and fewer round

@@ -8,11 +8,11 @@
  */
 import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
-import { applyTransitions, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
-import type { DbOrTrx, Engine } from '../store/connection.js';
+import { claimDueMailsSqlite, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
+import { PREPARED, type DbOrTrx, type Engine } from '../store/connection.js';
 import type { MailRow, RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
-import { claimTransition, type ExpiredLease } from './transitions.js';
+import type { ExpiredLease } from './transitions.js';
 
 export type ClaimRequest = QueueClaim;
 
@@ -32,9 +32,10 @@ export interface DeliveryPayload {
 /**
  * Queued → Processing for up to `limit` due mails, oldest due first, with each one's payload; counts the
  * attempt and moves the counters (or adds their moves to `counts`, for a caller that writes them last).
- * PostgreSQL does it in one statement (`claimDueMailsWithPayload`: one round trip per batch). SQLite picks
- * the due ids, claims them with one conditional UPDATE and reads the payloads: a single writer, so nothing
- * interleaves within the transaction, and its statements are calls rather than round trips.
+ * PostgreSQL does it in one statement (`claimDueMailsWithPayload`: one round trip per batch). SQLite claims
+ * them with one UPDATE whose subquery picks them (`claimDueMailsSqlite`, one text for every claim) and reads
+ * the payloads: a single writer, so nothing interleaves within the transaction, and its statements are calls
+ * rather than round trips.
  */
 export async function claimDueMails(
   db: DbOrTrx,
@@ -57,26 +58,12 @@ export async function claimDueMails(
             ),
     }));
   }
-  const due = await db
-    .selectFrom('mails')
-    .select('id')
-    .where('status', '=', MailStatus.Queued)
-    .where('next_attempt_at', '<=', claim.now)
-    .orderBy('next_attempt_at')
-    .orderBy('id')
-    .limit(claim.limit)
-    .execute();
-  const lease = { owner: claim.owner, expiresAt: claim.leaseExpiresAt };
-  const { moved, rows } = await applyTransitions(
-    db,
-    due.map(({ id }) => claimTransition(id, claim.now, lease)),
-    { returnRows: true, ...options },
-  );
+  const rows = await claimDueMailsSqlite(db, claim, options);
   const payloads = await loadDeliveryPayloads(
     db,
-    moved.map((m) => m.id),
+    rows.map((row) => row.id),
   );
-  return moved.map((m) => ({ ...rows.get(m.id)!, payload: payloads.get(m.id) }));
+  return rows.map((row) => ({ ...row, payload: payloads.get(row.id) }));
 }
 
 const OUTCOMES: readonly string[] = ['pending', 'accepted', 'rejected', 'deferred', 'suppressed'] satisfies RecipientOutcome[];
@@ -138,16 +125,32 @@ async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map
 }
 
 /**
- * Stores each recipient's new outcome: one UPDATE joined to a VALUES list per 500 recipients (one statement
- * for a whole group commit), written only while this worker's claim still holds the mail, like the status
- * change that follows it in the same transaction (a swept, stale claim writes neither).
+ * Stores each recipient's new outcome, written only while this worker's claim still holds the mail, like the
+ * status change that follows it in the same transaction (a swept, stale claim writes neither). PostgreSQL: one
+ * UPDATE joined to `unnest` of one array per column, whatever the group's size, so its text never changes and
+ * the server parses and plans it once per connection (`PREPARED`); as a VALUES list of 50 rows it was parsed,
+ * planned and compiled by Kysely on every flush (issue 25). SQLite: one UPDATE joined to a VALUES list per 500
+ * recipients (statements there are calls, not round trips, and are prepared once per text).
  */
 export async function recordRecipientOutcomes(
   db: DbOrTrx,
+  engine: Engine,
   updates: ReadonlyArray<RecipientUpdate & { leaseExpiresAt: number | null }>,
   owner: string,
   at: number,
 ): Promise<void> {
+  if (updates.length === 0) return;
+  if (engine === 'postgres') {
+    await sql`${sql.raw(PREPARED)}
+      update mail_recipients set outcome = v.outcome, reply = v.reply, updated_at = ${at}
+      from unnest(${updates.map((u) => u.mailId)}::bigint[], ${updates.map((u) => u.address)}::text[],
+        ${updates.map((u) => u.outcome)}::text[], ${updates.map((u) => u.reply)}::text[],
+        ${updates.map((u) => u.leaseExpiresAt)}::bigint[]) as v (mail_id, address, outcome, reply, held_until)
+      where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address
+        and exists (select 1 from mails m where m.id = v.mail_id and m.status = ${sql.lit(MailStatus.Processing)}
+          and m.lease_owner = ${owner} and m.lease_expires_at = v.held_until)`.execute(db);
+    return;
+  }
   for (let start = 0; start < updates.length; start += 500) {
     const values = updates
       .slice(start, start + 500)
@@ -165,12 +168,15 @@ export async function recordRecipientOutcomes(
   }
 }
 
-/** Mails whose lease ran out by `now` (their worker died or hung), with who held each one. */
+/**
+ * Mails whose lease ran out by `now` (their worker died or hung), with who held each one. The status is a
+ * literal so that both engines read the partial index of the Processing mails (migration 016).
+ */
 export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
   return db
     .selectFrom('mails')
     .select(['id', 'lease_owner', 'attempts', 'received_at'])
-    .where('status', '=', MailStatus.Processing)
+    .where('status', '=', sql.lit(MailStatus.Processing))
     .where('lease_expires_at', '<=', now)
     .execute();
 }
@@ -180,7 +186,7 @@ export async function listLeasesOf(db: DbOrTrx, owner: string): Promise<number[]
   const rows = await db
     .selectFrom('mails')
     .select('id')
-    .where('status', '=', MailStatus.Processing)
+    .where('status', '=', sql.lit(MailStatus.Processing))
     .where('lease_owner', '=', owner)
     .execute();
   return rows.map((row) => row.id);

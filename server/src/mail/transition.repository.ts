@@ -6,7 +6,8 @@
  * outcomes, retries, lease sweeps, release at stop).
  *
  * Speed: transitions of the same shape (same from-status, same kind of change) are applied by one UPDATE
- * joined to a VALUES list per 500 mails, never one statement per mail, so a worker's group commit of 50
+ * joined to the group's values per 500 mails (PostgreSQL: `unnest` of one array per column, prepared once per
+ * connection; SQLite: a VALUES list), never one statement per mail, so a worker's group commit of 50
  * outcomes is one UPDATE, one INSERT of events and one counter move, whatever the outcomes were.
  *
  * Each transition that tells the mail's application something (events/application-event-data.ts) also
@@ -147,6 +148,38 @@ export async function claimDueMailsWithPayload(
       from mail_recipients where mail_recipients.mail_id = claimed.id and kind = 'envelope'
     ) r on true
     order by claimed.next_attempt_at, claimed.id`.execute(db);
+  if (rows.length > 0) {
+    const moves: StatusCountMoves = new Map([
+      [MailStatus.Queued, -rows.length],
+      [MailStatus.Processing, rows.length],
+    ]);
+    if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
+    else await moveStatusCounts(db, moves);
+  }
+  return rows;
+}
+
+/**
+ * SQLite's claim: Queued → Processing under a lease for up to `limit` due mails, oldest due first, as ONE
+ * statement whose text never changes (prepared once, store/connection.ts): the pick is its subquery, read from
+ * `(status, next_attempt_at, id)`. It was a SELECT of the ids and then `applyTransitions`'s UPDATE joined to a
+ * VALUES list of them, a new text for each batch size that Kysely compiled every time (issue 25). SQLite has a
+ * single writer, so nothing moves a mail between the pick and the update. Rows in claim order.
+ */
+export async function claimDueMailsSqlite(
+  db: DbOrTrx,
+  claim: QueueClaim,
+  options: Pick<ApplyOptions, 'counts'> = {},
+): Promise<MailRow[]> {
+  const queued = sql.lit(MailStatus.Queued);
+  const { rows } = await sql<MailRow>`
+    update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = ${claim.now}, attempts = attempts + 1,
+      lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
+    where status = ${queued} and id in (
+      select id from mails where status = ${queued} and next_attempt_at <= ${claim.now}
+      order by next_attempt_at, id limit ${claim.limit})
+    returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(column)))}`.execute(db);
+  rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
   if (rows.length > 0) {
     const moves: StatusCountMoves = new Map([
       [MailStatus.Queued, -rows.length],
@@ -634,6 +667,20 @@ async function updateFrom(
     columns.push({ name: 'expired_by', type: 'bigint', value: (t) => t.lease?.expiredBy });
     conditions.push(sql`mails.lease_expires_at <= v.expired_by`);
   }
+  const names = sql.join(columns.map((c) => sql.ref(c.name)));
+  if (engineOf(db) === 'postgres') {
+    // One array per column, joined through `unnest`: the text depends on the group's shape only, not on its
+    // size, so the server parses and plans it once per connection (`PREPARED`) and Kysely compiles a dozen
+    // parameters instead of one per value. As a VALUES list (below) a worker's flush of 50 outcomes was a new
+    // text of ~450 parameters every time (issue 25). The plan joins by primary key whatever the row count.
+    const arrays = columns.map((c) => sql`${chunk.map((t) => c.value(t) ?? null)}::${sql.raw(c.type)}[]`);
+    const updated = await sql<{ id: number }>`${sql.raw(PREPARED)}
+      update mails set ${sql.join(assignments, sql`, `)}
+      from unnest(${sql.join(arrays)}) as v (${names})
+      where ${sql.join(conditions, sql` and `)}
+      returning ${returningColumns(returning)}`.execute(db);
+    return updated.rows;
+  }
   const values = chunk.map(
     (t) =>
       sql`(${sql.join(
@@ -641,7 +688,6 @@ async function updateFrom(
         sql`, `,
       )})`,
   );
-  const names = sql.join(columns.map((c) => sql.ref(c.name)));
   // Qualified names (the FROM has v.id too); SQLite's RETURNING refuses `mails.*`.
   const updated = await sql<{ id: number }>`
     with v (${names}) as (values ${sql.join(values)})

@@ -17,6 +17,7 @@ import { bouncesAndSuppressions } from './migrations/011-bounces-and-suppression
 import { alertsTables } from './migrations/013-alerts.js';
 import { statusSortIndexes } from './migrations/014-status-sort-indexes.js';
 import { queueDueIndex } from './migrations/015-queue-due-index.js';
+import { deliveryWrites } from './migrations/016-delivery-writes.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -33,6 +34,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '013-alerts': alertsTables(store.engine),
     '014-status-sort-indexes': statusSortIndexes(store.engine),
     '015-queue-due-index': queueDueIndex(store.engine),
+    '016-delivery-writes': deliveryWrites(store.engine),
   };
 }
 

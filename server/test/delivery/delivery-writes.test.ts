@@ -1,0 +1,95 @@
+/**
+ * What a delivery writes (issue 25 item 1, migration 016): no `(status, lease_expires_at)` index to update twice
+ * per mail, a partial one of the Processing mails that the sweeper reads; on PostgreSQL, `mail_recipients` pages with room for the outcome's HOT update, and the recipient
+ * outcomes written through arrays (`unnest`), so a relay's reply reaches the store exactly as it was said,
+ * whatever characters an array literal would have to escape (SMTP replies are ASCII: nodemailer reads them as Latin-1). The sweeper still finds an expired lease
+ * without the index (lease tests in worker.test.ts).
+ */
+import { MailStatus, type MailDetail, type SubmitMailRequest } from '@outbox/contract';
+import { sql } from 'kysely';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
+import { getMailDetail, loginAs, testEngine, type TestContext } from '../support/context.js';
+import type { TestRelay } from '../support/test-relay.js';
+import { createWorkerHarness, type WorkerHarness } from '../support/worker-harness.js';
+
+let harness: WorkerHarness;
+let context: TestContext;
+let relay: TestRelay;
+let principal: ApiKeyPrincipal;
+
+beforeEach(async () => {
+  harness = await createWorkerHarness();
+  ({ context, relay, principal } = harness);
+});
+
+afterEach(() => harness.close());
+
+async function mailIndexes(): Promise<string[]> {
+  if (context.store.engine === 'postgres') {
+    const { rows } = await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'mails'`.execute(context.store.db);
+    return rows.map((r) => r.name);
+  }
+  const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'mails'`.execute(
+    context.store.db,
+  );
+  return rows.map((r) => r.name);
+}
+
+describe('delivery writes (migration 016)', () => {
+  it('mails has no (status, lease_expires_at) index but a partial one of the Processing mails, which the sweeper reads', async () => {
+    const indexes = await mailIndexes();
+    expect(indexes).not.toContain('mails_lease_idx');
+    expect(indexes).toContain('mails_processing_lease_idx');
+    // The sweeper's query (queue.repository.ts listExpiredLeases); PostgreSQL would scan the few rows of a test
+    // table rather than read any index, so it is told not to.
+    const sweep = sql`select id, lease_owner, attempts, received_at from mails where status = 2 and lease_expires_at <= 1`;
+    const plan =
+      context.store.engine === 'postgres'
+        ? await context.store.db.transaction().execute(async (trx) => {
+            await sql`set local enable_seqscan = off`.execute(trx);
+            const { rows } = await sql<{ 'QUERY PLAN': string }>`explain ${sweep}`.execute(trx);
+            return rows.map((r) => r['QUERY PLAN']).join('\n');
+          })
+        : (await sql<{ detail: string }>`explain query plan ${sweep}`.execute(context.store.db)).rows.map((r) => r.detail).join('\n');
+    expect(plan).toContain('mails_processing_lease_idx');
+    expect(indexes).toEqual(expect.arrayContaining(['mails_queue_due_idx', 'mails_status_idx', 'mails_status_last_update_idx']));
+  });
+
+  it.runIf(testEngine === 'postgres')('PostgreSQL: mail_recipients pages keep room for HOT outcome updates (fillfactor 75)', async () => {
+    const { rows } = await sql<{ options: string[] | null }>`
+      select reloptions as options from pg_class where relname = 'mail_recipients'`.execute(context.store.db);
+    expect(rows[0]?.options).toContain('fillfactor=75');
+  });
+
+  it("a relay's refusal with quotes, braces, commas and backslashes is stored as said, per recipient", async () => {
+    const reply = '5.1.1 <ann@example.net>: "no such {user}", see \\\\host\\share';
+    relay.rcptAnswer = (address) => (address === 'ann@example.net' ? { code: 550, message: reply } : { accept: true });
+    const request: SubmitMailRequest = {
+      fromName: 'Shop',
+      fromMail: 'shop@example.com',
+      to: [
+        { recipientName: 'Ann', recipientMail: 'ann@example.net' },
+        { recipientName: 'Bob', recipientMail: 'bob@example.net' },
+      ],
+      subject: 'Quotes',
+      text: 'Hi',
+    };
+    const [mail] = await context.services.submissions.submitJson(principal, [request], true);
+    const token = await loginAs(context);
+    harness.startWorker({ concurrency: 2 });
+    let detail: MailDetail | undefined;
+    await expect
+      .poll(
+        async () => {
+          detail = await getMailDetail(context, token, mail!.id);
+          return detail.status;
+        },
+        { timeout: 10_000, interval: 10 },
+      )
+      .toBe(MailStatus.ProviderSent);
+    const envelope = Object.fromEntries(detail!.recipients!.filter((r) => r.kind === 'envelope').map((r) => [r.recipientMail, r]));
+    expect(envelope['ann@example.net']).toMatchObject({ outcome: 'rejected', reply: `550 ${reply}` });
+    expect(envelope['bob@example.net']).toMatchObject({ outcome: 'accepted' });
+  });
+});
