@@ -112,6 +112,8 @@ function openSqlite(dataDir: string, walSync: WalSyncer | 'full'): Store {
     async close() {
       await changes.close();
       await db.destroy();
+      // The last commits' sync ends before its file is closed (their callers were told already or fail with it).
+      await wal?.durable().catch(() => undefined);
       wal?.close();
     },
   };
