@@ -166,11 +166,7 @@ export async function claimDueMailsWithPayload(
  * VALUES list of them, a new text for each batch size that Kysely compiled every time (issue 25). SQLite has a
  * single writer, so nothing moves a mail between the pick and the update. Rows in claim order.
  */
-export async function claimDueMailsSqlite(
-  db: DbOrTrx,
-  claim: QueueClaim,
-  options: Pick<ApplyOptions, 'counts'> = {},
-): Promise<MailRow[]> {
+export async function claimDueMailsSqlite(db: DbOrTrx, claim: QueueClaim, options: Pick<ApplyOptions, 'counts'> = {}): Promise<MailRow[]> {
   const queued = sql.lit(MailStatus.Queued);
   const { rows } = await sql<MailRow>`
     update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = ${claim.now}, attempts = attempts + 1,

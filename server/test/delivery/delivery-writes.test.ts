@@ -27,7 +27,9 @@ afterEach(() => harness.close());
 
 async function mailIndexes(): Promise<string[]> {
   if (context.store.engine === 'postgres') {
-    const { rows } = await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'mails'`.execute(context.store.db);
+    const { rows } = await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'mails'`.execute(
+      context.store.db,
+    );
     return rows.map((r) => r.name);
   }
   const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'mails'`.execute(
