@@ -58,11 +58,13 @@ describe('delivery writes (migration 016)', () => {
     expect(indexes).toEqual(expect.arrayContaining(['mails_queue_due_idx', 'mails_status_idx', 'mails_status_last_update_idx']));
   });
 
-  it.runIf(testEngine === 'postgres')('PostgreSQL: mail_recipients pages keep room for HOT outcome updates (fillfactor 75)', async () => {
-    const { rows } = await sql<{ options: string[] | null }>`
+  // PostgreSQL's own storage parameter: the SQLite half leaves it out rather than reporting it skipped.
+  if (testEngine === 'postgres')
+    it('PostgreSQL: mail_recipients pages keep room for HOT outcome updates (fillfactor 75)', async () => {
+      const { rows } = await sql<{ options: string[] | null }>`
       select reloptions as options from pg_class where relname = 'mail_recipients'`.execute(context.store.db);
-    expect(rows[0]?.options).toContain('fillfactor=75');
-  });
+      expect(rows[0]?.options).toContain('fillfactor=75');
+    });
 
   it("a relay's refusal with quotes, braces, commas and backslashes is stored as said, per recipient", async () => {
     const reply = '5.1.1 <ann@example.net>: "no such {user}", see \\\\host\\share';
