@@ -44,7 +44,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: onPostgres
-      ? ['test/faults/disk-full.test.ts', 'test/store/sqlite-two-processes.test.ts', 'test/store/wal-sync.test.ts', ...storeFree]
+      ? ['test/faults/disk-full.test.ts', 'test/store/sqlite-two-processes.test.ts', ...storeFree]
       : ['test/multi-instance/**'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: onPostgres ? ['test/support/setup-postgres.ts'] : [],

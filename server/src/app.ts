@@ -170,13 +170,6 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     working.delete(request.raw.socket);
     done(null, payload);
   });
-  // An answer built from reads waits until what it read is on disk: on SQLite a commit is visible to reads one
-  // WAL sync before it is durable (store/wal-sync.ts, docs/decisions.md), and a page must not show a mail that a
-  // power loss could still take back. Writes answer after their own commit's sync already.
-  app.addHook('onSend', async (request, _reply, payload) => {
-    if (request.method === 'GET' || request.method === 'HEAD') await options.store.durable();
-    return payload;
-  });
   app.server.on('timeout', (socket: Socket) => {
     if (!working.has(socket)) socket.destroy();
   });

@@ -8,8 +8,6 @@ import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import {
   Kysely,
-  type Dialect,
-  type Driver,
   PostgresDialect,
   SqliteDialect,
   type PostgresPool,
@@ -22,7 +20,6 @@ import { createChangeFeed, type ChangeFeed } from './change-feed.js';
 import type { Database } from './schema.js';
 import { migrateToLatest } from './migrate.js';
 import { createPrivateFile, PRIVATE_DIRECTORY_MODE } from './private-files.js';
-import { createWalDurability, fdatasyncFile, syncDirectory, type WalDurability, type WalSyncer } from './wal-sync.js';
 
 export type Engine = 'sqlite' | 'postgres';
 export type Db = Kysely<Database>;
@@ -35,12 +32,6 @@ export interface Store {
   file: string | undefined;
   /** Mail changes, told to this process and, on PostgreSQL, to every instance sharing the database. */
   changes: ChangeFeed;
-  /**
-   * Resolves once every commit made so far through this store is on disk. A transaction already waits for
-   * its own commit; this is for an answer built from reads, which may see another's commit a sync early
-   * (SQLite, wal-sync.ts). Resolves at once on PostgreSQL, whose commits are durable before they are seen.
-   */
-  durable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,19 +42,12 @@ export interface StoreOptions {
   maxConnections?: number;
   /** Run migrations before handing the store out (default true). */
   migrate?: boolean;
-  /**
-   * SQLite: how the WAL file is synced after commits (default `fdatasync` in the thread pool; wal-sync.ts).
-   * Tests pass one they can hold back; `'full'` keeps SQLite's own sync inside COMMIT (`synchronous = FULL`).
-   */
-  walSync?: WalSyncer | 'full';
 }
 
 export const SQLITE_FILE_NAME = 'outbox.sqlite';
 
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store = options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.maxConnections ?? 10)
-    : openSqlite(options.dataDir, options.walSync ?? fdatasyncFile);
+  const store = options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openSqlite(options.dataDir);
   if (options.migrate !== false) {
     try {
       await migrateToLatest(store);
@@ -78,7 +62,7 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 /** SQLite's compiled-in ceiling of the memory map (SQLITE_MAX_MMAP_SIZE, 0x7fff0000); a larger value is cut to it. */
 const SQLITE_MMAP_BYTES = 0x7fff0000;
 
-function openSqlite(dataDir: string, walSync: WalSyncer | 'full'): Store {
+function openSqlite(dataDir: string): Store {
   // The store holds every mail, operator and key hash: only the service's user may read it. Modes are set
   // when Outbox creates the folder and file; an existing folder keeps the modes its operator chose.
   fs.mkdirSync(dataDir, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
@@ -87,9 +71,8 @@ function openSqlite(dataDir: string, walSync: WalSyncer | 'full'): Store {
   // a world-readable one.
   createPrivateFile(file);
   const sqlite = new SqliteDatabase(file);
-  const journalMode = sqlite.pragma('journal_mode = WAL', { simple: true });
-  // FULL: a commit that answered is on disk, power loss included (docs/decisions.md, better-sqlite3). Kept
-  // where the WAL cannot be synced from here (below).
+  sqlite.pragma('journal_mode = WAL');
+  // FULL: a commit that answered is on disk, power loss included (docs/decisions.md, better-sqlite3).
   sqlite.pragma('synchronous = FULL');
   // The CLI may write while the server runs; wait for the lock instead of failing at once.
   sqlite.pragma('busy_timeout = 10000');
@@ -99,84 +82,9 @@ function openSqlite(dataDir: string, walSync: WalSyncer | 'full'): Store {
   // walk) spends a third of its CPU in those calls at 1M mails. Writes still go through the journal as
   // before. Up to 2 GiB of the file is mapped (address space, not memory: the kernel's page cache backs it).
   sqlite.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
-  const wal = journalMode === 'wal' && walSync !== 'full' ? syncingWal(sqlite, file, walSync) : undefined;
-  const dialect = new SqliteDialect({ database: withStatementCache(sqlite, wal) });
-  const db = new Kysely<Database>({ dialect: wal ? durableDialect(dialect, wal) : dialect });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   const changes = createChangeFeed({ engine: 'sqlite', db });
-  return {
-    engine: 'sqlite',
-    db,
-    file,
-    changes,
-    durable: () => (wal ? wal.durable() : Promise.resolve()),
-    async close() {
-      await changes.close();
-      await db.destroy();
-      // The last commits' sync ends before its file is closed (their callers were told already or fail with it).
-      await wal?.durable().catch(() => undefined);
-      wal?.close();
-    },
-  };
-}
-
-/**
- * Commits with `synchronous = NORMAL` and a grouped fdatasync of the WAL off the event loop (wal-sync.ts,
- * docs/decisions.md). Undefined, and FULL kept, when the WAL file cannot be opened here.
- */
-function syncingWal(sqlite: SqliteDatabase.Database, file: string, walSync: WalSyncer): WalDurability | undefined {
-  // A read makes SQLite open (and, for a new store, create) its WAL file and keep it for the connection's
-  // life: while this connection is open no other process deletes or replaces it (that takes the exclusive
-  // lock this connection's shared lock on the -shm file forbids).
-  sqlite.prepare('select count(*) from sqlite_master').get();
-  let fd: number;
-  try {
-    fd = fs.openSync(`${file}-wal`, 'r');
-  } catch {
-    return undefined;
-  }
-  // The WAL's directory entry made durable once: FULL does it at the WAL's first sync.
-  syncDirectory(path.dirname(file));
-  sqlite.pragma('synchronous = NORMAL');
-  return createWalDurability(fd, walSync);
-}
-
-/**
- * Kysely's SQLite driver, except that handing the connection back after a commit (a transaction's, or a
- * write's outside one) waits until it is on disk, once the connection is free for the next transaction: a
- * transaction's or statement's result resolves only once it is durable, while the next transaction already
- * runs during the sync. Reads wait for nothing here; HTTP answers to reads wait in app.ts (`store.durable`).
- */
-function durableDialect(dialect: SqliteDialect, wal: WalDurability): Dialect {
-  return {
-    createAdapter: () => dialect.createAdapter(),
-    createIntrospector: (db) => dialect.createIntrospector(db),
-    createQueryCompiler: () => dialect.createQueryCompiler(),
-    createDriver(): Driver {
-      const inner = dialect.createDriver();
-      /** Commits marked when the connection was handed out: more at release means this user committed. */
-      let markedAtAcquire = 0;
-      return {
-        init: () => inner.init(),
-        async acquireConnection() {
-          const connection = await inner.acquireConnection();
-          markedAtAcquire = wal.marked;
-          return connection;
-        },
-        beginTransaction: (connection, settings) => inner.beginTransaction(connection, settings),
-        commitTransaction: (connection) => inner.commitTransaction(connection),
-        rollbackTransaction: (connection) => inner.rollbackTransaction(connection),
-        savepoint: (connection, name, compile) => inner.savepoint!(connection, name, compile),
-        rollbackToSavepoint: (connection, name, compile) => inner.rollbackToSavepoint!(connection, name, compile),
-        releaseSavepoint: (connection, name, compile) => inner.releaseSavepoint!(connection, name, compile),
-        async releaseConnection(connection) {
-          const committed = wal.marked > markedAtAcquire;
-          await inner.releaseConnection(connection);
-          if (committed) await wal.durable();
-        },
-        destroy: () => inner.destroy(),
-      };
-    },
-  };
+  return { engine: 'sqlite', db, file, changes, close: () => changes.close().then(() => db.destroy()) };
 }
 
 /** What `prepare('rollback')` hands out when SQLite has already ended the transaction (see below). */
@@ -193,7 +101,7 @@ const alreadyRolledBack: SqliteStatement = {
  * (bounded; statements with a varying number of placeholders make many texts). The driver runs each
  * statement to completion before the next (all() or run(), never an open iterator), so reuse is safe.
  */
-function withStatementCache(sqlite: SqliteDatabase.Database, wal: WalDurability | undefined, capacity = 500) {
+function withStatementCache(sqlite: SqliteDatabase.Database, capacity = 500) {
   const cache = new Map<string, SqliteDatabase.Statement>();
   return {
     prepare(text: string) {
@@ -216,21 +124,6 @@ function withStatementCache(sqlite: SqliteDatabase.Database, wal: WalDurability 
         if (cache.size >= capacity) cache.delete(cache.keys().next().value!);
       }
       cache.set(sql, statement);
-      if (wal) {
-        // Kysely runs the statement right after preparing it: a commit, or a write outside a transaction (which
-        // commits by itself), is marked for the next WAL sync. BEGIN IMMEDIATE is not read-only but commits nothing.
-        if (
-          sql === 'commit' ||
-          (!sqlite.inTransaction && !statement.readonly && sql !== 'begin immediate') ||
-          /^\s*(release|end)\b/i.test(sql)
-        )
-          wal.written();
-        else if (wal.wantsFull && sql === 'begin immediate') {
-          // A sync failed (wal-sync.ts): back to SQLite's own sync in COMMIT, outside a transaction as SQLite asks.
-          sqlite.pragma('synchronous = FULL');
-          wal.switchedToFull();
-        }
-      }
       return statement;
     },
     close() {
@@ -271,14 +164,7 @@ function openPostgres(url: string, max: number): Store {
     databaseUrl: url,
     onError: (error) => process.emitWarning(`PostgreSQL change feed (LISTEN/NOTIFY): ${error.message}; reconnecting`),
   });
-  return {
-    engine: 'postgres',
-    db,
-    file: undefined,
-    changes,
-    durable: () => Promise.resolve(),
-    close: () => changes.close().then(() => db.destroy()),
-  };
+  return { engine: 'postgres', db, file: undefined, changes, close: () => changes.close().then(() => db.destroy()) };
 }
 
 /**

@@ -27,11 +27,6 @@ export interface GroupCommitOptions<T, R> {
    * (an idempotency race), or fail them all (a store outage, which the caller retries as a whole).
    */
   splitOnFailure: boolean;
-  /**
-   * Groups committing at once (default 1). With 2, the next group is taken and committed while the previous
-   * one waits for its durable sync (SQLite, wal-sync.ts) or its COMMIT round trip (PostgreSQL).
-   */
-  concurrency?: number;
 }
 
 export interface GroupCommit<T, R> {
@@ -44,20 +39,11 @@ export interface GroupCommit<T, R> {
 
 export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): GroupCommit<T, R> {
   const weightOf = options.weightOf ?? (() => 1);
-  const concurrency = options.concurrency ?? 1;
   const waiting: Array<{ item: T; since: number; resolve: (result: R) => void; reject: (error: unknown) => void }> = [];
   /** Set and cleared synchronously with the check of `waiting`, so no item is left behind a finishing drain. */
   let isCommitting = false;
   let drained: Promise<void> = Promise.resolve();
   let lastCommitEnd = -Infinity;
-  let inFlight = 0;
-  /** Wakes the drain when an item arrives or a commit ends while it waits for either. */
-  let wake: (() => void) | null = null;
-  const wakeUp = () => {
-    const resume = wake;
-    wake = null;
-    resume?.();
-  };
 
   async function commitAlone(entry: (typeof waiting)[number]): Promise<void> {
     try {
@@ -67,30 +53,11 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
     }
   }
 
-  async function commitGroup(group: typeof waiting): Promise<void> {
-    try {
-      const results = await options.commit(group.map((g) => g.item));
-      lastCommitEnd = performance.now();
-      group.forEach((g, i) => g.resolve(results[i]!));
-    } catch (error) {
-      lastCommitEnd = performance.now();
-      if (group.length > 1 && options.splitOnFailure) {
-        for (const entry of group) await commitAlone(entry);
-      } else {
-        for (const entry of group) entry.reject(error);
-      }
-    }
-  }
-
   async function drain(): Promise<void> {
     for (;;) {
-      if (waiting.length === 0 && inFlight === 0) {
+      if (waiting.length === 0) {
         isCommitting = false;
         return;
-      }
-      if (waiting.length === 0 || inFlight >= concurrency) {
-        await new Promise<void>((resolve) => (wake = resolve));
-        continue;
       }
       const now = performance.now();
       await options.gather({ queued: waiting.length, msSinceLastCommit: now - lastCommitEnd, oldestWaitMs: now - waiting[0]!.since });
@@ -101,12 +68,18 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
         take += 1;
       }
       const group = waiting.splice(0, take);
-      inFlight += 1;
-      const committed = commitGroup(group).finally(() => {
-        inFlight -= 1;
-        wakeUp();
-      });
-      if (concurrency === 1) await committed;
+      try {
+        const results = await options.commit(group.map((g) => g.item));
+        lastCommitEnd = performance.now();
+        group.forEach((g, i) => g.resolve(results[i]!));
+      } catch (error) {
+        lastCommitEnd = performance.now();
+        if (group.length > 1 && options.splitOnFailure) {
+          for (const entry of group) await commitAlone(entry);
+        } else {
+          for (const entry of group) entry.reject(error);
+        }
+      }
     }
   }
 
@@ -117,7 +90,7 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
         if (!isCommitting) {
           isCommitting = true;
           drained = drain();
-        } else wakeUp();
+        }
       });
     },
     get queued() {

@@ -121,10 +121,6 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     weightOf: (submission) => submission.prepared.length,
     // One submission spoiled the group (an idempotency race): commit each alone, so only it fails.
     splitOnFailure: true,
-    // SQLite: the next group commits while the previous one waits for its fdatasync off the event loop
-    // (store/wal-sync.ts), so a session's next message need not wait for both. Not on PostgreSQL: two at once
-    // measured no better there (load 19-27; both groups update the same status-counter row, the suspect).
-    concurrency: store.engine === 'sqlite' ? 2 : 1,
     // Let submissions being parsed and built right now join this commit. SQLite commits synchronously, so
     // without a turn of the event loop they would never get the chance; when commits follow each other (a
     // busy server), a millisecond more gathers the requests still on their way. An idle server commits at once.

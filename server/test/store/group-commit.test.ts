@@ -25,36 +25,6 @@ describe('createGroupCommit', () => {
     ]);
   });
 
-  it('concurrency 2: the next group commits while the previous one is still waiting, never a third', async () => {
-    const groups: number[][] = [];
-    const releases: Array<() => void> = [];
-    const commit = createGroupCommit<number, number>({
-      commit: async (items) => {
-        groups.push(items);
-        await new Promise<void>((resolve) => releases.push(resolve));
-        return items;
-      },
-      gather: immediately,
-      maxGroupWeight: 10,
-      splitOnFailure: false,
-      concurrency: 2,
-    });
-    const first = commit.submit(1);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const second = [commit.submit(2), commit.submit(3)];
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const third = commit.submit(4);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(groups).toEqual([[1], [2, 3]]);
-    releases.shift()!();
-    expect(await first).toBe(1);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(groups).toEqual([[1], [2, 3], [4]]);
-    for (const release of releases.splice(0)) release();
-    expect(await Promise.all([...second, third])).toEqual([2, 3, 4]);
-    await commit.idle();
-  });
-
   it('splitOnFailure: one spoiling item fails alone, the others of its group commit', async () => {
     const commit = createGroupCommit<number, number>({
       commit: async (items) => {

@@ -13,7 +13,6 @@ import { buildApp, type AppOptions, type AppServices } from '../../src/app.js';
 import { LoginThrottle } from '../../src/auth/login-throttle.js';
 import { ManualClock } from '../../src/clock.js';
 import { openStore, type Engine, type Store } from '../../src/store/connection.js';
-import type { WalSyncer } from '../../src/store/wal-sync.js';
 import { acquireTestDatabase } from './postgres-pool.js';
 import { copySqliteTemplate } from './template.js';
 
@@ -55,13 +54,10 @@ export async function createTestDatabase(options: { empty?: boolean } = {}): Pro
  * A store on the engine under test, in its own folder (SQLite) or its own database (PostgreSQL), already
  * migrated: a copy of the template (template.ts). On SQLite a store file already in `dataDir` is opened as it is.
  */
-export async function openTestStore(
-  dataDir: string,
-  options: { walSync?: WalSyncer } = {},
-): Promise<{ store: Store; databaseUrl: string | undefined; dispose(): Promise<void> }> {
+export async function openTestStore(dataDir: string): Promise<{ store: Store; databaseUrl: string | undefined; dispose(): Promise<void> }> {
   if (testEngine === 'sqlite') {
     await copySqliteTemplate(dataDir);
-    const store = await openStore({ dataDir, ...(options.walSync ? { walSync: options.walSync } : {}) });
+    const store = await openStore({ dataDir });
     return { store, databaseUrl: undefined, dispose: () => store.close() };
   }
   const database = await createTestDatabase();
@@ -92,13 +88,11 @@ export async function createTestContext(
     live?: AppOptions['live'];
     remoteImages?: AppOptions['remoteImages'];
     passwordCost?: number;
-    /** SQLite: how the WAL is synced after commits (store/wal-sync.ts), for a test that holds it back. */
-    walSync?: WalSyncer;
   } = {},
 ): Promise<TestContext> {
   const dataDir = makeTempDir();
   const clock = new ManualClock(CONTEXT_START);
-  const { store, dispose } = await openTestStore(dataDir, options.walSync ? { walSync: options.walSync } : {});
+  const { store, dispose } = await openTestStore(dataDir);
   const { app, services } = await buildApp({
     store,
     clock,
