@@ -148,15 +148,19 @@ export async function claimDueMailsWithPayload(
       from mail_recipients where mail_recipients.mail_id = claimed.id and kind = 'envelope'
     ) r on true
     order by claimed.next_attempt_at, claimed.id`.execute(db);
-  if (rows.length > 0) {
-    const moves: StatusCountMoves = new Map([
-      [MailStatus.Queued, -rows.length],
-      [MailStatus.Processing, rows.length],
-    ]);
-    if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
-    else await moveStatusCounts(db, moves);
-  }
+  await countClaimed(db, rows.length, options);
   return rows;
+}
+
+/** `claimed` mails moved Queued → Processing: into the caller's counter moves, or into `status_counts` now. */
+async function countClaimed(db: DbOrTrx, claimed: number, options: Pick<ApplyOptions, 'counts'>): Promise<void> {
+  if (claimed === 0) return;
+  const moves: StatusCountMoves = new Map([
+    [MailStatus.Queued, -claimed],
+    [MailStatus.Processing, claimed],
+  ]);
+  if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
+  else await moveStatusCounts(db, moves);
 }
 
 /**
@@ -176,14 +180,7 @@ export async function claimDueMailsSqlite(db: DbOrTrx, claim: QueueClaim, option
       order by next_attempt_at, id limit ${claim.limit})
     returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(column)))}`.execute(db);
   rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
-  if (rows.length > 0) {
-    const moves: StatusCountMoves = new Map([
-      [MailStatus.Queued, -rows.length],
-      [MailStatus.Processing, rows.length],
-    ]);
-    if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
-    else await moveStatusCounts(db, moves);
-  }
+  await countClaimed(db, rows.length, options);
   return rows;
 }
 
