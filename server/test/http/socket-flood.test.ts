@@ -12,9 +12,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, makeTempDir, PASSWORD, testEngine } from '../support/context.js';
+import { bundleForNode } from '../support/global-setup.js';
 import { waitUntil } from '../support/net.js';
 
 const serverDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -30,18 +30,7 @@ const children: ChildProcess[] = [];
  * per start here, and half a minute at load 25).
  */
 const bundleDir = path.join(serverDir, '.tmp', `socket-flood-${process.pid}`);
-const bundled = build({
-  absWorkingDir: serverDir,
-  entryPoints: { server: 'test/http/socket-flood/server.ts', clients: 'test/http/socket-flood/clients.ts' },
-  outdir: bundleDir,
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  packages: 'external',
-  alias: { '@outbox/contract': '../contract/src/index.ts' },
-  logLevel: 'warning',
-});
+const bundled = bundleForNode({ server: 'test/http/socket-flood/server.ts', clients: 'test/http/socket-flood/clients.ts' }, bundleDir);
 afterAll(() => fs.rmSync(bundleDir, { recursive: true, force: true }));
 
 /** The bundle of `script` ('server' or 'clients') under a shell that first raises the soft open-file limit to `files`. */

@@ -42,19 +42,7 @@ async function bundleServer(): Promise<{ main: string; cli: string }> {
     const pid = /^(?:main|cli)-(\d+)\.js(?:\.map)?$/.exec(entry)?.[1];
     if (pid && !isRunning(Number(pid))) fs.rmSync(path.join(outdir, entry), { force: true });
   }
-  await build({
-    absWorkingDir: serverDir,
-    entryPoints: { [`main-${process.pid}`]: 'src/main.ts', [`cli-${process.pid}`]: 'src/cli/main.ts' },
-    outdir,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    packages: 'external',
-    alias: { '@outbox/contract': '../contract/src/index.ts' },
-    sourcemap: true,
-    logLevel: 'warning',
-  });
+  await bundleForNode({ [`main-${process.pid}`]: 'src/main.ts', [`cli-${process.pid}`]: 'src/cli/main.ts' }, outdir, { sourcemap: true });
   return { main: path.join(outdir, `main-${process.pid}.js`), cli: path.join(outdir, `cli-${process.pid}.js`) };
 }
 
@@ -65,4 +53,28 @@ function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Server-side TypeScript (paths relative to server/) bundled for Node as `npm run build -w server` does:
+ * dependencies stay imports, the contract package is read from its sources. Also for a test's own scripts.
+ */
+export async function bundleForNode(
+  entryPoints: Record<string, string>,
+  outdir: string,
+  options: { sourcemap?: boolean } = {},
+): Promise<void> {
+  await build({
+    absWorkingDir: serverDir,
+    entryPoints,
+    outdir,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    alias: { '@outbox/contract': '../contract/src/index.ts' },
+    sourcemap: options.sourcemap ?? false,
+    logLevel: 'warning',
+  });
 }
