@@ -23,6 +23,8 @@ const only = process.argv.slice(2); // e.g. `npm test -- server web`
 const reportDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-test-report-'));
 const totals = { passed: 0, failed: 0, skipped: 0 };
 const problems = [];
+/** Each failed test: step, file, name and the first lines of its message, repeated at the end of the run. */
+const failures = [];
 /** Per step: its wall time, and its test counts where it runs tests (the closing summary's table). */
 const steps = [];
 
@@ -35,9 +37,26 @@ function count(title, counts) {
   if (step) step.counts = counts;
 }
 
+/** The first lines of a failure's message, without colour codes: enough to tell a timeout from a wrong value. */
+const firstLines = (message) =>
+  String(message ?? '')
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .slice(0, 4)
+    .map((line) => line.slice(0, 240));
+
 function countVitest(title, file) {
   if (!fs.existsSync(file)) return;
   const report = JSON.parse(fs.readFileSync(file, 'utf8'));
+  for (const result of report.testResults ?? []) {
+    const where = path.relative(root, result.name);
+    const failed = (result.assertionResults ?? []).filter((test) => test.status === 'failed');
+    for (const test of failed) failures.push({ title, where, name: test.fullName, message: firstLines(test.failureMessages?.[0]) });
+    // A file that failed outside any test (an import, a hook) has no failed test to name.
+    if (failed.length === 0 && result.status === 'failed')
+      failures.push({ title, where, name: '(the file)', message: firstLines(result.message) });
+  }
   count(title, {
     passed: report.numPassedTests ?? 0,
     failed: report.numFailedTests ?? 0,
@@ -47,7 +66,22 @@ function countVitest(title, file) {
 
 function countPlaywright(title, file) {
   if (!fs.existsSync(file)) return;
-  const { stats } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const { stats, suites } = JSON.parse(fs.readFileSync(file, 'utf8'));
+  const walk = (suite, names) => {
+    for (const spec of suite.specs ?? [])
+      for (const test of spec.tests ?? [])
+        if (test.status === 'unexpected') {
+          const last = test.results?.at(-1);
+          failures.push({
+            title,
+            where: `${spec.file}:${spec.line}`,
+            name: [...names, spec.title].join(' › '),
+            message: firstLines(last?.error?.message),
+          });
+        }
+    for (const child of suite.suites ?? []) walk(child, [...names, child.title]);
+  };
+  for (const suite of suites ?? []) walk(suite, []);
   count(title, { passed: (stats.expected ?? 0) + (stats.flaky ?? 0), failed: stats.unexpected ?? 0, skipped: stats.skipped ?? 0 });
 }
 
@@ -180,6 +214,15 @@ for (const { title, seconds, counts } of steps)
   console.log(
     `  ${title.padEnd(40)} ${`${seconds}s`.padStart(8)}${counts ? `  ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped` : ''}`,
   );
+if (failures.length > 0) {
+  // Repeated here because a long run's log is often read from its end only.
+  console.log(`\nfailed tests (${failures.length}):`);
+  for (const { title, where, name, message } of failures.slice(0, 30)) {
+    console.log(`  ✘ [${title}] ${where} › ${name}`);
+    for (const line of message) console.log(`      ${line}`);
+  }
+  console.log('');
+}
 for (const problem of problems) console.log(`✘ ${problem}`);
 console.log(`npm test: ${((Date.now() - runStarted) / 1000).toFixed(1)}s`);
 console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
