@@ -58,7 +58,8 @@ export default defineConfig({
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.{ts,tsx}'],
     restoreMocks: true,
-    testTimeout: 20_000,
+    // Generous: a test ends when it passes; the deadline only bounds one that hangs on a loaded machine.
+    testTimeout: 60_000,
     // A worker runs its files one after another in one jsdom and one module cache, instead of building both
     // anew for each file: 55 → 26 CPU seconds for the suite, every test passing. What a file changes is put
     // back after each test (src/test/setup.ts: the DOM, MSW's handlers, storage, the address, the viewport).

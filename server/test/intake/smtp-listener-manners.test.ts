@@ -204,7 +204,9 @@ describe('limits', () => {
   });
 
   it('waits longer after each failed AUTH from the same address, and not after a success', async () => {
-    const port = await start({ authFailureDelayMs: 100 });
+    // The waits are long enough to tell apart on a loaded machine: a reply's own time there can reach a second.
+    const base = 300;
+    const port = await start({ authFailureDelayMs: base });
     const timed = async (pass: string) => {
       const started = Date.now();
       const outcome = await submit(port, `${dated}\r\nx\r\n`, { from: 'app@example.com', to: ['a@example.com'] }, pass).then(
@@ -217,13 +219,16 @@ describe('limits', () => {
     const second = await timed('wrong-2');
     const third = await timed('wrong-3');
     expect([first.outcome, second.outcome, third.outcome]).toEqual(['535', '535', '535']);
-    expect(first.ms).toBeGreaterThanOrEqual(100);
-    expect(second.ms).toBeGreaterThanOrEqual(200);
-    expect(third.ms).toBeGreaterThanOrEqual(400);
+    expect(first.ms).toBeGreaterThanOrEqual(base);
+    expect(second.ms).toBeGreaterThanOrEqual(2 * base);
+    expect(third.ms).toBeGreaterThanOrEqual(4 * base);
     const success = await timed(API_KEY);
     expect(success.outcome).toBe('sent');
+    // A success starts the count again: one base wait, where a fourth failure in a row would wait 8 × base.
     const afterSuccess = await timed('wrong-4');
-    expect(afterSuccess.ms).toBeLessThan(400);
+    expect(afterSuccess.outcome).toBe('535');
+    expect(afterSuccess.ms).toBeGreaterThanOrEqual(base);
+    expect(afterSuccess.ms).toBeLessThan(8 * base);
   });
 });
 

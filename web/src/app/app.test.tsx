@@ -87,7 +87,7 @@ describe('login view', () => {
     const { user } = renderApp();
 
     await logIn(user, 'admin', 'secret');
-    expect(await screen.findByRole('heading', { name: 'MAILS LIST' }, { timeout: 2000 })).toBeInTheDocument();
+    expect(await screen.findByRole('heading', { name: 'MAILS LIST' })).toBeInTheDocument();
     expect(screen.getByText('Loading…')).toBeInTheDocument();
 
     answer();

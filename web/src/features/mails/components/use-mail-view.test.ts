@@ -42,7 +42,7 @@ describe('useMailView', () => {
     act(() => result.current.setFilters({ statuses: [4, 5] }));
     // Not in the frame that answers the change (replaceState is a round trip to the browser process).
     expect(window.location.search).toBe('');
-    await waitFor(() => expect(window.location.search).toBe('?status=4%2C5'), { timeout: 1000 });
+    await waitFor(() => expect(window.location.search).toBe('?status=4%2C5'));
 
     act(() => result.current.setFilters({ q: 'invoice' }));
     unmount();
