@@ -31,6 +31,11 @@ const storeFree = [
   'test/remote-images/image-references.test.ts',
   'test/list/list-plan.test.ts',
 ];
+// Files that open a store only as scenery: what they test sits above it and is the same on both engines. They
+// run once, in the SQLite half. The socket flood (2,000 clients against a server child) tests the HTTP
+// server's socket bounds; its one store call is the operator's list, which every list test covers on both.
+const engineNeutral = ['test/http/socket-flood.test.ts'];
+
 const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
 for (const file of storeFree) {
   const source = fs.readFileSync(path.join(here, file), 'utf8'); // throws when the file was moved: update the list
@@ -44,7 +49,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: onPostgres
-      ? ['test/faults/disk-full.test.ts', 'test/store/sqlite-two-processes.test.ts', ...storeFree]
+      ? ['test/faults/disk-full.test.ts', 'test/store/sqlite-two-processes.test.ts', ...storeFree, ...engineNeutral]
       : ['test/multi-instance/**'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: onPostgres ? ['test/support/setup-postgres.ts'] : [],
