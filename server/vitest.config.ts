@@ -30,6 +30,15 @@ const storeFree = [
   'test/submission/summary-headers.test.ts',
   'test/remote-images/image-references.test.ts',
   'test/list/list-plan.test.ts',
+  'test/alerts/alert-state.test.ts',
+  'test/bounces/bounce-settings.test.ts',
+  'test/bounces/report-reading.test.ts',
+  'test/cli/instances-table.test.ts',
+  'test/config/heartbeat-settings.test.ts',
+  'test/config/webhook-settings.test.ts',
+  'test/net/address-guard.test.ts',
+  'test/store/single-writer.test.ts',
+  'test/webhooks/webhook-policy.test.ts',
 ];
 // Files that open a store only as scenery: what they test sits above it and is the same on both engines. They
 // run once, in the SQLite half. The socket flood (2,000 clients against a server child) tests the HTTP
