@@ -42,8 +42,9 @@ const storeFree = [
 ];
 // Files that open a store only as scenery: what they test sits above it and is the same on both engines. They
 // run once, in the SQLite half. The socket flood (2,000 clients against a server child) tests the HTTP
-// server's socket bounds; its one store call is the operator's list, which every list test covers on both.
-const engineNeutral = ['test/http/socket-flood.test.ts'];
+// server's socket bounds; its one store call is the operator's list, which every list test covers on both. The
+// security headers are set before any route runs.
+const engineNeutral = ['test/http/socket-flood.test.ts', 'test/http/security-headers.test.ts'];
 
 const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
 for (const file of storeFree) {

@@ -3,7 +3,6 @@
  * here and never touch SQL themselves.
  */
 import AjvCompiler from '@fastify/ajv-compiler';
-import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Socket } from 'node:net';
@@ -28,6 +27,7 @@ import { consoleRoutes } from './http/console.routes.js';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, registerJsonParser } from './http/errors.js';
 import { healthRoutes } from './http/health.routes.js';
 import { registerInputGuards } from './http/input-guards.js';
+import { registerSecurityHeaders } from './http/security-headers.js';
 import { bulkRoutes } from './http/bulk.routes.js';
 import { eventsRoutes } from './http/events.routes.js';
 import { createLiveHub, type LiveHub, type LiveHubOptions } from './live/live-hub.js';
@@ -216,7 +216,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   registerErrorHandling(app);
   registerInputGuards(app);
 
-  await app.register(helmet, {
+  registerSecurityHeaders(app, {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"],
