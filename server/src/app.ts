@@ -2,7 +2,6 @@
  * Builds the HTTP app without listening (tests call `inject`); main.ts listens. Routes get their services
  * here and never touch SQL themselves.
  */
-import AjvCompiler from '@fastify/ajv-compiler';
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Socket } from 'node:net';
@@ -28,6 +27,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandling, regis
 import { healthRoutes } from './http/health.routes.js';
 import { registerInputGuards } from './http/input-guards.js';
 import { registerSecurityHeaders } from './http/security-headers.js';
+import { buildRequestValidator, buildResponseSerializer } from './http/schema-compilers.js';
 import { bulkRoutes } from './http/bulk.routes.js';
 import { eventsRoutes } from './http/events.routes.js';
 import { createLiveHub, type LiveHub, type LiveHubOptions } from './live/live-hub.js';
@@ -92,37 +92,7 @@ export interface AppServices {
   bounces: BounceService;
 }
 
-// The package's own types describe the compiler's call as (schema) although Fastify hands it the route
-// definition; it is seen here through an accurate local type.
-interface RouteDefinition {
-  schema: unknown;
-  method: string;
-  url: string;
-  httpPart?: string;
-}
-type ValidatorPool = (
-  externalSchemas: unknown,
-  options?: { customOptions?: Record<string, unknown> },
-) => (route: RouteDefinition) => unknown;
-const buildAjv = AjvCompiler() as unknown as ValidatorPool;
-
-/**
- * Request bodies are taken as sent (a number is not a username); query and path strings are coerced. Neither
- * strips unknown properties (Fastify's default): an unknown query parameter is refused like an unknown body
- * field, rather than silently ignored. strictNumbers: ajv otherwise takes Infinity (JSON `1e400`, query
- * `1e400`) for an integer, and it reached the store.
- */
-const buildBodyStrictValidator: ValidatorPool = (externalSchemas, ajvOptions) => {
-  const strict = buildAjv(externalSchemas, {
-    ...ajvOptions,
-    customOptions: { ...ajvOptions?.customOptions, coerceTypes: false, removeAdditional: false, strictNumbers: true },
-  });
-  const coercing = buildAjv(externalSchemas, {
-    ...ajvOptions,
-    customOptions: { ...ajvOptions?.customOptions, removeAdditional: false, strictNumbers: true },
-  });
-  return (route) => (route.httpPart === 'body' ? strict(route) : coercing(route));
-};
+type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
 
 function hopsOf(hops: number) {
   return (_address: string, hop: number) => hop < hops;
@@ -151,9 +121,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     frameworkErrors: frameworkErrorHandler,
     schemaController: {
       compilersFactory: {
-        buildValidator: buildBodyStrictValidator as unknown as NonNullable<
-          NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
-        >['buildValidator'],
+        buildValidator: buildRequestValidator as unknown as CompilersFactory['buildValidator'],
+        buildSerializer: buildResponseSerializer as unknown as CompilersFactory['buildSerializer'],
       },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
