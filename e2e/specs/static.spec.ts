@@ -7,6 +7,10 @@ import { expect, test } from '../support/fixtures';
 const GOAL_BYTES = 150 * 1024;
 
 test.describe('Static files', () => {
+  // What a browser that has not loaded the console before fetches: a context of its own, not the worker's shared
+  // one, whose renderer may hold the script in its memory cache (support/fixtures.ts).
+  test.use({ ownContext: true });
+
   test('Beyond the spec: the console script is sent brotli-compressed, under 150 KB on the wire', async ({ page, request }) => {
     const scripts: { url: string; encoding: string | undefined }[] = [];
     page.on('response', (response) => {

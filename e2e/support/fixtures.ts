@@ -7,7 +7,7 @@
  * never change each other's data; a worker's files run one after another on its server, as they did when the
  * whole suite shared one.
  */
-import { test as base, expect, type Dialog } from '@playwright/test';
+import { test as base, expect, type BrowserContext, type BrowserContextOptions, type Dialog, type Page } from '@playwright/test';
 import { Api } from './api';
 import { ConsolePage } from './console';
 import type { SuiteEnv } from './env';
@@ -41,6 +41,12 @@ export class Alerts {
 }
 
 interface Fixtures {
+  /**
+   * true: the test's page lives in a browser context of its own, made for it and closed after it (Playwright's
+   * default), rather than in a context its worker shares (see `context` below). For a test that measures what a
+   * cold browser fetches (specs/static.spec.ts).
+   */
+  ownContext: boolean;
   env: SuiteEnv;
   api: Api;
   traffic: Traffic;
@@ -57,6 +63,16 @@ interface WorkerFixtures {
    * Tests that need a session of their own log in (the console's `app.login()`, or Api.login).
    */
   operatorToken: string;
+  /** The worker's browser contexts, one per set of context options its tests ask for (see `context` below). */
+  sharedContexts: Map<string, SharedContext>;
+}
+
+interface SharedContext {
+  context: BrowserContext;
+  /** A page that stays on the server's /healthz (no script) so that the console's renderer process stays warm. */
+  keeper: Page | null;
+  /** Every http(s) origin a page of the context has been on: the ones whose storage a reset clears. */
+  origins: Set<string>;
 }
 
 export const test = base.extend<Fixtures, WorkerFixtures>({
@@ -79,6 +95,96 @@ export const test = base.extend<Fixtures, WorkerFixtures>({
     },
     { scope: 'worker' },
   ],
+  sharedContexts: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const contexts = new Map<string, SharedContext>();
+      await use(contexts);
+      for (const { context } of contexts.values()) await context.close();
+    },
+    { scope: 'worker' },
+  ],
+  ownContext: [false, { option: true }],
+  /**
+   * The test's browser context. Playwright's default, a context per test, costs Chromium about a second of CPU
+   * per test on this suite: a new context's page gets a renderer process of its own, which compiles the
+   * console's script and draws its first list cold, and every context's close takes a screenshot (kept only on
+   * a failure, `screenshot: 'only-on-failure'`). So a worker keeps a context per set of options (the suite's
+   * defaults, or e.g. cells.spec's time zone), with a keeper page on the server's /healthz (a JSON document, no
+   * script): Chromium puts the test's page on the same site in the keeper's renderer process, already warm.
+   * Each test still gets a new page (the built-in `page` fixture), in a context reset to what a new one holds:
+   * no other page, cookies, permissions, context routes or offline mode; no HTTP cache; and on every origin a
+   * page has been on no localStorage (the table's layout lives there), IndexedDB, service workers or caches
+   * (CDP Storage.clearDataForOrigin: `setStorageState` does the same through a page of its own, ~0.15 s of CPU
+   * more per test); and the test's timeouts. After the test its pages are closed; after a failure the keeper is
+   * closed instead (the next test opens another), so that Playwright's error context snapshots the test's page.
+   */
+  context: async (
+    {
+      browser,
+      sharedContexts,
+      ownContext,
+      baseURL,
+      viewport,
+      colorScheme,
+      locale,
+      timezoneId,
+      contextOptions,
+      actionTimeout,
+      navigationTimeout,
+    },
+    use,
+    testInfo,
+  ) => {
+    const options: BrowserContextOptions = { ...contextOptions, baseURL, viewport, colorScheme, locale, timezoneId };
+    if (ownContext) {
+      const context = await browser.newContext(options);
+      await use(context);
+      await context.close();
+      return;
+    }
+    const key = JSON.stringify(options);
+    let shared = sharedContexts.get(key);
+    if (shared) {
+      const { context, keeper, origins } = shared;
+      for (const page of context.pages()) if (page !== keeper) await page.close();
+      await context.clearCookies();
+      await context.clearPermissions();
+      await context.unrouteAll();
+      await context.setOffline(false);
+      if (keeper) {
+        const cdp = await keeper.context().newCDPSession(keeper);
+        await cdp.send('Network.clearBrowserCache');
+        for (const origin of origins) await cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' });
+        await cdp.detach();
+      } else {
+        await context.setStorageState({ cookies: [], origins: [] });
+      }
+    } else {
+      shared = { context: await browser.newContext(options), keeper: null, origins: new Set() };
+      const { origins } = shared;
+      shared.context.on('page', (page) =>
+        page.on('framenavigated', (frame) => {
+          if (/^https?:/.test(frame.url())) origins.add(new URL(frame.url()).origin);
+        }),
+      );
+      sharedContexts.set(key, shared);
+    }
+    const { context } = shared;
+    if (!shared.keeper && baseURL) {
+      shared.keeper = await context.newPage();
+      await shared.keeper.goto('/healthz');
+    }
+    context.setDefaultTimeout(actionTimeout ?? 0);
+    context.setDefaultNavigationTimeout(navigationTimeout ?? 0);
+    await use(context);
+    if (testInfo.status === testInfo.expectedStatus) {
+      for (const page of context.pages()) if (page !== shared.keeper) await page.close();
+    } else {
+      await shared.keeper?.close();
+      shared.keeper = null;
+    }
+  },
   env: async ({ suiteServer }, use) => {
     const { baseURL, username, password, apiKey, smtpPort } = suiteServer;
     await use({ baseURL, username, password, apiKey, smtpPort });
