@@ -168,8 +168,8 @@ const built = e2eRuns ? runStep('build for e2e', 'npm', ['run', '-s', 'build']) 
 phaseOne.push(built);
 await Promise.all(phaseOne);
 
-// Phase 2: three lanes at once. The browser suite is the longest single step (one Playwright worker, its
-// tests in order against one server), so it starts first.
+// Phase 2: three lanes at once. The browser suite is the longest single step (two Playwright workers, each
+// with its own server and its files in order), so it starts first.
 const lanes = [];
 if (wanted('e2e')) {
   if (!e2eRuns)
