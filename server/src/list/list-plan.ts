@@ -199,3 +199,38 @@ export function planList(filter: ListFilter, sort: MailSort, stats: ListStats, o
   const bound = filter.search === undefined || isIndexedSearch(filter.search) ? options.walkRows : undefined;
   return { name: 'walk', bound, throughCandidates: stats.expectedMatches !== undefined && stats.expectedMatches <= options.candidateRows };
 }
+
+/** Trigrams of a search ANDed in the FTS5 query: at most this many when their frequencies are known. */
+const MAX_CHOSEN_TRIGRAMS = 3;
+/** A trigram on more than this share of the mails narrows the candidates too little to pay for its doclist. */
+const NARROWING_SHARE = 0.05;
+/** Without frequencies: every third trigram and the last, at most this many. */
+const MAX_SPREAD_TRIGRAMS = 12;
+
+/**
+ * The trigrams of a search (3+ characters) that the FTS5 query ANDs (SQLite). Any non-empty subset of the
+ * search's trigrams finds a superset of its matches, which the `LIKE` that follows removes, so the choice is
+ * about cost alone: FTS5 reads the whole doclist of every trigram it ANDs, and a common one (`exa`, `ple`,
+ * `.co` of every address) is most of the index. With `share` (the share of mails holding a trigram, from a
+ * sample; trigram-sample.ts) the rarest is taken, then the next rarest while they hold at most 5 % of the
+ * mails, three at most: a full address cost 33–40 ms of FTS5 at 1M mails through every third trigram, and
+ * 0.5–1 ms through its three rarest. Without it, every third trigram and the last.
+ */
+export function chooseTrigrams(search: string, share?: (trigram: string) => number): string[] {
+  const chars = Array.from(search);
+  if (chars.length < 3) return [];
+  const at = (start: number) => chars.slice(start, start + 3).join('');
+  if (!share) {
+    const starts = new Set<number>();
+    for (let start = 0; start + 3 <= chars.length; start += 3) starts.add(start);
+    starts.add(chars.length - 3);
+    return [...new Set([...starts].slice(0, MAX_SPREAD_TRIGRAMS).map(at))];
+  }
+  const trigrams = [...new Set(Array.from({ length: chars.length - 2 }, (_, start) => at(start)))];
+  const byShare = trigrams.map((trigram, position) => ({ trigram, position, share: share(trigram) }));
+  // Stable: among equally rare trigrams, the earlier one.
+  byShare.sort((a, b) => a.share - b.share || a.position - b.position);
+  const chosen = [byShare[0]!];
+  for (const next of byShare.slice(1, MAX_CHOSEN_TRIGRAMS)) if (next.share <= NARROWING_SHARE) chosen.push(next);
+  return chosen.map((c) => c.trigram);
+}

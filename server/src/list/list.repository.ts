@@ -8,7 +8,7 @@ import type { MailSort } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRow } from '../store/schema.js';
-import { isIndexedSearch, LIST_SORTS, type MatchSource, type ListFilter, type Position, type SortValue } from './list-plan.js';
+import { LIST_SORTS, type MatchSource, type ListFilter, type Position, type SortValue } from './list-plan.js';
 
 export type MailFilter = ListFilter;
 
@@ -192,16 +192,18 @@ export async function readIdsPage(db: DbOrTrx, engine: Engine, read: PageRead, i
  * range; PostgreSQL: its choice), and sorted by the engine. A page is sorted as ids only: the engine keeps
  * each match's id and sort value in its sorter, not its whole row, and the page's rows are read by id after.
  */
-export async function readSortedPage(db: DbOrTrx, engine: Engine, read: PageRead, source: MatchSource): Promise<MailRow[]> {
-  const byTrigrams = engine === 'sqlite' && source === 'trigrams' && isIndexedSearch(read.filter.search);
+export async function readSortedPage(
+  db: DbOrTrx,
+  engine: Engine,
+  read: PageRead,
+  source: MatchSource,
+  trigrams: readonly string[] = [],
+): Promise<MailRow[]> {
+  const byTrigrams = engine === 'sqlite' && source === 'trigrams' && trigrams.length > 0;
   const matches = <O>(q: MailQuery<O>) => {
     const checked = matching(q, read.filter, byTrigrams);
     if (!byTrigrams) return checked;
-    return checked.where(
-      'id',
-      'in',
-      sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(read.filter.search!)})`,
-    );
+    return checked.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(trigrams)})`);
   };
   if (read.take === undefined) return sortedPage(matches(db.selectFrom('mails').selectAll()), engine, read).execute();
   const page = await sortedPage(matches(db.selectFrom('mails').select('id')), engine, read).execute();
@@ -232,11 +234,12 @@ export async function findMatchingIds(
   filter: ListFilter,
   limit: number,
   source: MatchSource,
+  trigrams: readonly string[] = [],
 ): Promise<number[]> {
-  if (engine === 'sqlite' && isIndexedSearch(filter.search) && source === 'trigrams') {
+  if (engine === 'sqlite' && trigrams.length > 0 && source === 'trigrams') {
     const terms = termsOf(filter, true);
     const { rows } = await sql<{ id: number }>`select mails.id from mails_fts join mails on mails.id = mails_fts.rowid
-      where mails_fts match ${trigramMatchQuery(filter.search)} and ${sql.join(terms, sql` and `)}
+      where mails_fts match ${trigramMatchQuery(trigrams)} and ${sql.join(terms, sql` and `)}
       order by mails_fts.rowid desc limit ${limit}`.execute(db);
     return rows.map((r) => Number(r.id));
   }
@@ -254,9 +257,9 @@ export async function findMatchingAmong(db: DbOrTrx, filter: ListFilter, candida
   return rows.map((r) => Number(r.id));
 }
 
-/** SQLite: the ids the trigram index holds for `search` (3+ characters), newest first, `limit` at most. No row is read. */
-export async function findTrigramCandidates(db: DbOrTrx, search: string, limit: number): Promise<number[]> {
-  const { rows } = await sql<{ id: number }>`select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(search)}
+/** SQLite: the ids holding every one of `trigrams` (chooseTrigrams), newest first, `limit` at most. No row is read. */
+export async function findTrigramCandidates(db: DbOrTrx, trigrams: readonly string[], limit: number): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`select rowid as id from mails_fts where mails_fts match ${trigramMatchQuery(trigrams)}
     order by rowid desc limit ${limit}`.execute(db);
   return rows.map((r) => Number(r.id));
 }
@@ -302,25 +305,11 @@ export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: nu
 }
 
 /**
- * The FTS5 query for a substring: some of its trigrams ANDed (every third and the last; any subset finds a
- * superset of the matches, and the LIKE that follows removes the rest). Each is a quoted string, so `"`,
- * `*`, `NEAR`, `OR` and the like are text, never query syntax. `search` has at least 3 characters.
+ * The FTS5 query ANDing these trigrams (chooseTrigrams in list-plan.ts). Each is a quoted string, so `"`,
+ * `*`, `NEAR`, `OR` and the like are text, never query syntax.
  */
-function trigramMatchQuery(search: string): string {
-  const chars = Array.from(search);
-  const starts = new Set<number>();
-  for (let i = 0; i + 3 <= chars.length; i += 3) starts.add(i);
-  starts.add(chars.length - 3);
-  return [...starts]
-    .slice(0, 12)
-    .map(
-      (i) =>
-        `"${chars
-          .slice(i, i + 3)
-          .join('')
-          .replaceAll('"', '""')}"`,
-    )
-    .join(' AND ');
+function trigramMatchQuery(trigrams: readonly string[]): string {
+  return trigrams.map((trigram) => `"${trigram.replaceAll('"', '""')}"`).join(' AND ');
 }
 
 /**

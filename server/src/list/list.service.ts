@@ -10,6 +10,7 @@ import type { MailRow } from '../store/schema.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
 import {
   chooseMatchSource,
+  chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
   decodeListCursor,
   encodeListCursor,
@@ -24,6 +25,7 @@ import {
   type ListPlan,
 } from './list-plan.js';
 import * as repo from './list.repository.js';
+import { createTrigramSample } from './trigram-sample.js';
 
 /** The plan that read a page: one of the four, or the walk through a search's trigram candidates (SQLite). */
 export type ListPlanLabel = ListPlan['name'] | 'walk through candidates';
@@ -42,6 +44,8 @@ export interface ListMailsInput {
 
 export function createListService({ store, withRecipients }: { store: Store; withRecipients: (rows: MailRow[]) => Promise<Mail[]> }) {
   const { db } = store;
+  // SQLite: which of a search's trigrams are rare enough to look up (chooseTrigrams).
+  const trigramSample = store.engine === 'sqlite' ? createTrigramSample(db) : undefined;
 
   /**
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
@@ -72,7 +76,8 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const counts = await getStatusCounts(db);
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
     const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
-    const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, options) : undefined;
+    const trigrams = trigramSample && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, trigramSample.shareOf(totalRows)) : [];
+    const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, trigrams, options) : undefined;
     const stats = probed?.stats;
     const countSource = stats && chooseMatchSource(filter, store.engine, stats, options.countCap + 1);
     // The probe read every candidate of a rare search already: its rows are checked by id, without asking the
@@ -81,7 +86,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       ? undefined
       : countSource === 'trigrams' && probed?.everyCandidate
         ? await repo.findMatchingAmong(db, filter, probed.everyCandidate)
-        : await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource);
+        : await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource, trigrams);
     // SQLite counted a search through its trigram index, newest first: the share of the ids its matches
     // spanned tells how many mails it is on, if they are spread like the ids. Counted through a seek, the
     // probe of its candidates told it.
@@ -95,7 +100,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
     const found =
       plan.name === 'walk' && plan.throughCandidates
-        ? await repo.findTrigramCandidates(db, filter.search!, options.candidateRows + 1)
+        ? await repo.findTrigramCandidates(db, trigrams, options.candidateRows + 1)
         : undefined;
     const candidates = found && found.length <= options.candidateRows ? found : undefined;
 
@@ -110,7 +115,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     let answered: ListPlanLabel = candidates ? 'walk through candidates' : plan.name;
     // Every match is read through the source that reads the fewest rows to get them all.
     const readSorted = () =>
-      repo.readSortedPage(db, store.engine, read, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek');
+      repo.readSortedPage(db, store.engine, read, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek', trigrams);
     let rows: MailRow[];
     if (plan.name === 'gather') rows = await repo.readIdsPage(db, store.engine, read, matchIds!);
     else if (plan.name === 'sort') rows = await readSorted();
@@ -166,6 +171,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     filter: ListFilter,
     statusRows: number,
     totalRows: number,
+    trigrams: readonly string[],
     options: ListOptions,
   ): Promise<{ stats: MatchStats; everyCandidate?: number[] | undefined }> {
     const stats: MatchStats = { statusRows, totalRows };
@@ -178,7 +184,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       const to = Math.min(filter.receivedTo ?? last, last);
       stats.rangeRows = Math.round((totalRows * Math.max(to - from, 0)) / (last - first));
     }
-    const probe = await repo.findTrigramCandidates(db, filter.search, options.countCap + 1);
+    const probe = await repo.findTrigramCandidates(db, trigrams, options.countCap + 1);
     const idRange = probe.length > options.countCap ? await repo.findIdRange(db) : undefined;
     stats.candidates = idRange
       ? Math.round((probe.length * (idRange.max - idRange.min + 1)) / (probe[0]! - probe.at(-1)! + 1))

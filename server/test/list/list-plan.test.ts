@@ -4,7 +4,14 @@
  * read the matches from, and which plan reads the page. The rows each choice returns are asserted there, on both engines.
  */
 import { describe, expect, it } from 'vitest';
-import { chooseMatchSource, DEFAULT_LIST_OPTIONS, planList, type ListFilter, type MatchStats } from '../../src/list/list-plan.js';
+import {
+  chooseMatchSource,
+  chooseTrigrams,
+  DEFAULT_LIST_OPTIONS,
+  planList,
+  type ListFilter,
+  type MatchStats,
+} from '../../src/list/list-plan.js';
 
 const MILLION = 1_000_000;
 
@@ -186,4 +193,34 @@ describe('planList', () => {
     it(`${c.name}: ${JSON.stringify(c.plan)}`, () => {
       expect(planList(c.filter, c.sort, { matches: c.matches, expectedMatches: c.expected }, DEFAULT_LIST_OPTIONS)).toEqual(c.plan);
     });
+});
+
+describe('chooseTrigrams: the trigrams the FTS5 query ANDs (SQLite)', () => {
+  // Shares sampled from the 1M benchmark store (2,000 mails): every address holds `.ex`, `amp`, `ple`.
+  const sampled = new Map(Object.entries({ n12: 0.004, 'n.a': 0.0085, '12@': 0.0135, en1: 0.017, bjo: 0.05, and: 0.115 }));
+  const share = (trigram: string) => sampled.get(trigram) ?? (/ex|amp|ple|hop|sho/.test(trigram) ? 0.3 : 0.02);
+
+  it('without a sample: every third trigram and the last, as before the sample existed', () => {
+    expect(chooseTrigrams('bjorn.andersen12@shop.example')).toEqual(['bjo', 'rn.', 'and', 'ers', 'en1', '2@s', 'hop', '.ex', 'amp', 'ple']);
+    expect(chooseTrigrams('clav!')).toEqual(['cla', 'av!']);
+  });
+
+  it('with a sample: the rarest three of a full address, none of its common ones', () => {
+    expect(chooseTrigrams('bjorn.andersen12@shop.example', share)).toEqual(['n12', 'n.a', '12@']);
+  });
+
+  it('a second or third trigram only while it holds at most 5 % of the mails', () => {
+    expect(chooseTrigrams('example', () => 0.9)).toEqual(['exa']);
+    expect(chooseTrigrams('bjorn', share)).toEqual(['jor', 'orn', 'bjo']);
+    expect(chooseTrigrams('shop', () => 0.3)).toEqual(['sho']);
+  });
+
+  it('equally rare trigrams: the earlier first; a trigram twice in the search counts once', () => {
+    expect(chooseTrigrams('abcabc', () => 0)).toEqual(['abc', 'bca', 'cab']);
+  });
+
+  it('fewer than three characters: nothing to look up', () => {
+    expect(chooseTrigrams('ab', share)).toEqual([]);
+    expect(chooseTrigrams('ab')).toEqual([]);
+  });
 });

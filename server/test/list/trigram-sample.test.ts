@@ -1,0 +1,84 @@
+/**
+ * The trigram sample (SQLite; list/trigram-sample.ts) that tells the list which of a search's trigrams are
+ * rare enough to look up in FTS5 (chooseTrigrams, list-plan.ts): read in the background, refreshed when stale,
+ * and never a reason for a search to miss a mail.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTrigramSample } from '../../src/list/trigram-sample.js';
+import { createTestContext, type TestContext } from '../support/context.js';
+import { seedMails } from '../support/mails.js';
+
+let context: TestContext;
+
+beforeAll(async () => {
+  context = await createTestContext();
+});
+afterAll(() => context.close());
+
+describe('the trigram sample', () => {
+  it('reads nothing for an empty store, then the mails in the background once there are some', async () => {
+    const sample = createTrigramSample(context.store.db, { size: 50 });
+    expect(sample.shareOf(0)).toBeUndefined();
+    await sample.settled();
+    expect(sample.shareOf(0)).toBeUndefined();
+
+    await seedMails(
+      context.store,
+      Array.from({ length: 40 }, (_, i) => ({ subject: i % 4 === 0 ? `Zebra crossing ${i}` : `Plain ${i}` })),
+    );
+    // The first call starts the read and answers without it: a search never waits for the sample.
+    expect(sample.shareOf(40)).toBeUndefined();
+    await sample.settled();
+    const share = sample.shareOf(40)!;
+    expect(share('zeb')).toBe(10 / 40);
+    expect(share('pla')).toBe(30 / 40);
+    expect(share('sam')).toBe(1); // every sender is sam@example.com
+    expect(share('qqq')).toBe(0);
+  });
+
+  it('reads again when the store has grown by more than a quarter, or the sample is older than its age', async () => {
+    let now = 0;
+    const sample = createTrigramSample(context.store.db, { size: 1_000, maxAgeMs: 60_000, now: () => now });
+    sample.shareOf(40);
+    await sample.settled();
+    expect(sample.shareOf(40)!('yak')).toBe(0);
+
+    await seedMails(
+      context.store,
+      Array.from({ length: 20 }, (_, i) => ({ subject: `Yak ${i}` })),
+    );
+    expect(sample.shareOf(48)!('yak')).toBe(0); // grown by a fifth: still the old sample
+    await sample.settled();
+    expect(sample.shareOf(60)!('yak')).toBe(0); // by a half: this call starts a read
+    await sample.settled();
+    expect(sample.shareOf(60)!('yak')).toBe(20 / 60);
+
+    await seedMails(context.store, [{ subject: 'Yak late' }]);
+    now = 60_001;
+    sample.shareOf(61);
+    await sample.settled();
+    expect(sample.shareOf(61)!('yak')).toBe(21 / 61);
+  });
+
+  it('samples at random ids in a store larger than the sample, with a share between 0 and 1', async () => {
+    const sample = createTrigramSample(context.store.db, { size: 10 });
+    sample.shareOf(61);
+    await sample.settled();
+    const share = sample.shareOf(61)!('sam');
+    expect(share).toBe(1);
+  });
+
+  it('a full address is found through its rarest trigrams, the common ones left out', async () => {
+    // Every mail's To holds "example.com"; one holds the address searched for, another the same but one letter.
+    await seedMails(context.store, [
+      { subject: 'For Bjorn', to: [{ name: 'Bjorn', address: 'bjorn.andersen12@shop.example.com' }] },
+      { subject: 'Not for Bjorn', to: [{ name: 'Bjorn', address: 'bjorn.andersen13@shop.example.com' }] },
+    ]);
+    const list = (q: string) => context.services.mails.listMails({ q, limit: 50 });
+    const before = await list('bjorn.andersen12@shop.example.com'); // the sample is stale (61 → 63 is fine), or missing
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await list('bjorn.andersen12@shop.example.com');
+    for (const page of [before, after]) expect(page.data.map((m) => m.subject)).toEqual(['For Bjorn']);
+    expect((await list('andersen1')).data.map((m) => m.subject).sort()).toEqual(['For Bjorn', 'Not for Bjorn']);
+  });
+});
