@@ -100,9 +100,14 @@ export interface ListOptions {
    * row to check it ~6 µs: the two meet near 15,000 at 1M mails.
    */
   candidateRows: number;
+  /**
+   * A walk is skipped for `sort` when it is expected to pass more than `walkMargin` times the entries its
+   * bound lets it (`Infinity`: always walk, as a test of the walk's own paths does).
+   */
+  walkMargin: number;
 }
 
-export const DEFAULT_LIST_OPTIONS: ListOptions = { countCap: LIST_COUNT_CAP, walkRows: 5_000, candidateRows: 15_000 };
+export const DEFAULT_LIST_OPTIONS: ListOptions = { countCap: LIST_COUNT_CAP, walkRows: 5_000, candidateRows: 15_000, walkMargin: 1 };
 
 /**
  * What the planner knows before reading a page: the matches counted up to `countCap + 1`, when there is a
@@ -112,6 +117,20 @@ export const DEFAULT_LIST_OPTIONS: ListOptions = { countCap: LIST_COUNT_CAP, wal
 export interface ListStats {
   matches?: number | undefined;
   expectedMatches?: number | undefined;
+  /**
+   * The share of the rows a walk passes that it keeps: the terms its seeks do not hold (a search, a date range
+   * outside received order), estimated as if matches were spread evenly; undefined: not known (a search on
+   * PostgreSQL).
+   */
+  walkShare?: number | undefined;
+  /** Rows the page needs (limit + 1); undefined: every match (a request without `limit`). */
+  pageRows?: number | undefined;
+  /**
+   * The chosen statuses' mails over those of the largest of them (1 without a status filter, or with one
+   * status). A walk of several statuses knows its page up to the nearest frontier, the largest status's: its
+   * seeks together pass about `walkRows × seekSpread` entries of the order before that frontier.
+   */
+  seekSpread?: number | undefined;
 }
 
 /**
@@ -180,7 +199,10 @@ export type ListPlan =
    * page. `throughCandidates`: only the search's trigram candidates are read (a word of middling frequency).
    */
   | { name: 'walk'; bound: number | undefined; throughCandidates: boolean }
-  /** Every match through the search's or the date's own index, sorted by the engine. */
+  /**
+   * Every match through the search's or the date's own index, sorted by the engine: when a walk found no page
+   * within its bound, or is expected to find none, or the request wants every match (no `limit`).
+   */
   | { name: 'sort' };
 
 export const isIndexedSearch = (search: string | undefined): search is string =>
@@ -197,7 +219,15 @@ export function planList(filter: ListFilter, sort: MailSort, stats: ListStats, o
   if (stats.matches !== undefined && stats.matches <= options.countCap) return { name: 'gather' };
   // 1–2 characters have no trigram index to read the matches through: the walk goes on to the end if need be.
   const bound = filter.search === undefined || isIndexedSearch(filter.search) ? options.walkRows : undefined;
-  return { name: 'walk', bound, throughCandidates: stats.expectedMatches !== undefined && stats.expectedMatches <= options.candidateRows };
+  // Every match: a bounded walk would stop at its bound, so the matches are read through their own index.
+  if (stats.pageRows === undefined) return bound === undefined ? { name: 'walk', bound, throughCandidates: false } : { name: 'sort' };
+  const throughCandidates = stats.expectedMatches !== undefined && stats.expectedMatches <= options.candidateRows;
+  // A walk expected to pass more entries than its bound before it has a page ends in `sort` after paying for
+  // them (a date range of one hour sorted by To: 5,000 rows read per status for nothing). Through candidates,
+  // the bound counts the candidates read, not the entries passed: the estimate does not apply.
+  const reach = (bound ?? Infinity) * (stats.seekSpread ?? 1) * options.walkMargin;
+  if (!throughCandidates && stats.walkShare !== undefined && stats.pageRows > stats.walkShare * reach) return { name: 'sort' };
+  return { name: 'walk', bound, throughCandidates };
 }
 
 /** Trigrams of a search ANDed in the FTS5 query: at most this many when their frequencies are known. */

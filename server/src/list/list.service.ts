@@ -96,7 +96,21 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       idRange && matchIds
         ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
         : stats?.candidates;
-    const plan = planList(filter, sort, { matches: matchIds?.length, expectedMatches }, options);
+    const walkShare = walkShareOf(filter, sort, {
+      statusRows,
+      totalRows,
+      rangeRows: stats?.rangeRows,
+      candidates: stats?.candidates,
+      // Counted through the trigrams, newest first: the matches of every term, spread over the ids.
+      matchesOfEveryTerm: idRange ? expectedMatches : undefined,
+    });
+    const pageRows = input.limit === undefined ? undefined : input.limit + 1;
+    const largestStatus = Math.max(
+      ...[...counts].filter(([status]) => !filter.statuses || filter.statuses.includes(status)).map(([, n]) => n),
+      1,
+    );
+    const seekSpread = filter.statuses ? Math.max(statusRows / largestStatus, 1) : 1;
+    const plan = planList(filter, sort, { matches: matchIds?.length, expectedMatches, walkShare, pageRows, seekSpread }, options);
     // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
     const found =
       plan.name === 'walk' && plan.throughCandidates
@@ -175,15 +189,15 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     options: ListOptions,
   ): Promise<{ stats: MatchStats; everyCandidate?: number[] | undefined }> {
     const stats: MatchStats = { statusRows, totalRows };
-    const narrowed = filter.statuses !== undefined || filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
-    if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || !narrowed) return { stats };
-    if (filter.receivedFrom !== undefined || filter.receivedTo !== undefined) {
+    const hasRange = filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
+    if (hasRange) {
       const span = await repo.findReceivedSpan(db);
       const [first, last] = span ? [span.min, span.max + 1] : [0, 1];
       const from = Math.max(filter.receivedFrom ?? first, first);
       const to = Math.min(filter.receivedTo ?? last, last);
       stats.rangeRows = Math.round((totalRows * Math.max(to - from, 0)) / (last - first));
     }
+    if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || (filter.statuses === undefined && !hasRange)) return { stats };
     const probe = await repo.findTrigramCandidates(db, trigrams, options.countCap + 1);
     const idRange = probe.length > options.countCap ? await repo.findIdRange(db) : undefined;
     stats.candidates = idRange
@@ -193,6 +207,35 @@ export function createListService({ store, withRecipients }: { store: Store; wit
   }
 
   return { listMails };
+}
+
+/**
+ * The share of the entries a walk passes that match (planList's `walkShare`), as if matches were spread evenly
+ * along the sort: the walk's seeks hold the statuses (and a date range in received order); it checks the rest.
+ * `matchesOfEveryTerm` (a count through the trigrams) covers every term at once; otherwise a search's share is
+ * its candidates' (SQLite's probe), unknown without one, times the date range's share when the walk checks it.
+ */
+function walkShareOf(
+  filter: ListFilter,
+  sort: MailSort,
+  known: {
+    statusRows: number;
+    totalRows: number;
+    rangeRows?: number | undefined;
+    candidates?: number | undefined;
+    matchesOfEveryTerm?: number | undefined;
+  },
+): number | undefined {
+  const total = Math.max(known.totalRows, 1);
+  const rangeShare = known.rangeRows === undefined ? 1 : Math.min(known.rangeRows / total, 1);
+  const seekHoldsRange = sort === 'receivedDate';
+  if (known.matchesOfEveryTerm !== undefined) {
+    const seekRows = known.statusRows * (seekHoldsRange ? rangeShare : 1);
+    return Math.min(known.matchesOfEveryTerm / Math.max(seekRows, 1), 1);
+  }
+  const searchShare = filter.search === undefined ? 1 : known.candidates === undefined ? undefined : Math.min(known.candidates / total, 1);
+  if (searchShare === undefined) return undefined;
+  return searchShare * (seekHoldsRange ? 1 : rangeShare);
 }
 
 export type ListService = ReturnType<typeof createListService>;

@@ -285,7 +285,7 @@ describe('paging through every plan', () => {
     { name: 'defaults: few matches are read by id', options: DEFAULT_LIST_OPTIONS, index: 'index', counted: 'gather' },
     {
       name: 'more matches than the count cap: the sort index walked',
-      options: { countCap: 5, walkRows: 5_000, candidateRows: 0 },
+      options: { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1 },
       index: 'index',
       counted: 'walk',
     },
@@ -293,13 +293,13 @@ describe('paging through every plan', () => {
       // SQLite: the search is expected on few mails (the first 6 matches spanned most ids), so the walk checks
       // each index entry against its trigram candidates; a date range alone has none. PostgreSQL walks as above.
       name: 'a search expected on few mails: walked through its trigram candidates (SQLite)',
-      options: { countCap: 5, walkRows: 5_000, candidateRows: 1_000 },
+      options: { countCap: 5, walkRows: 5_000, candidateRows: 1_000, walkMargin: 1 },
       index: 'index',
       counted: 'walk',
     },
     {
       name: 'a walk that finds no page in its bound: sorted by the engine',
-      options: { countCap: 5, walkRows: 1, candidateRows: 0 },
+      options: { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity },
       index: 'index',
       counted: 'sort',
     },
@@ -543,7 +543,7 @@ describe('paging through every plan', () => {
   // (limit 2 + 1). Status 0 holds 6, at minutes 32 and 36: its walk stops at the bound with 2, but every row
   // it has not looked at sorts after status 3. The page is known from the status-3 rows: no sort.
   it('a walk of several statuses keeps its page when a status that stopped at its bound sorts after it', async () => {
-    const options: ListOptions = { countCap: 5, walkRows: 5, candidateRows: 0 };
+    const options: ListOptions = { countCap: 5, walkRows: 5, candidateRows: 0, walkMargin: Infinity };
     const params = { status: '0,3', sort: 'status', order: 'desc', receivedFrom: minute(30), limit: 2 };
     const page1 = await viaService(options)(params);
     const expected = expectedOrder(
@@ -556,6 +556,27 @@ describe('paging through every plan', () => {
     expect(page1.ids).toEqual(expected.slice(0, 2));
     expect((await walkForward(viaService(options), params)).ids).toEqual(expected);
     expect((await walkBackwardFromLast(viaService(options), params)).ids).toEqual(expected);
+  });
+
+  // A request without `limit` (the spec's client) wants every match. A bounded walk stopped at its bound and
+  // answered what it had found as if it were all: none of the 80 mails holding "common" when the first entries
+  // of the subject order hold none.
+  it('without limit: every match, in order, with thresholds that would bound a walk', async () => {
+    const options: ListOptions = { countCap: 5, walkRows: 3, candidateRows: 0, walkMargin: Infinity };
+    const requests: Array<{ params: Record<string, string>; rows: Seeded[]; key: (r: Seeded) => string | number }> = [
+      { params: { q: 'common', sort: 'subject' }, rows: seeded.filter((r) => r.common), key: (r) => r.subject },
+      {
+        params: { receivedFrom: minute(10), status: '0,3', sort: 'to' },
+        rows: seeded.filter((r) => r.receivedAt >= T0 + 10 * 60_000 && is(r, [0, 3])),
+        key: (r) => r.firstTo,
+      },
+    ];
+    for (const { params, rows, key } of requests)
+      for (const order of ['asc', 'desc'] as const) {
+        const answer = await viaService(options)({ ...params, order });
+        expect(answer.ids, `${JSON.stringify(params)} ${order}`).toEqual(expectedOrder(rows, key, order));
+        expect(answer.plan).toBe('sort');
+      }
   });
 
   it('answers over HTTP as the service does, without the plan', async () => {

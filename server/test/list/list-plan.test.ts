@@ -153,6 +153,10 @@ describe('planList', () => {
     sort: 'receivedDate' | 'subject';
     matches?: number;
     expected?: number;
+    walkShare?: number;
+    seekSpread?: number;
+    /** Rows a page needs; 'every' for a request without limit. Default 51 (limit 50). */
+    pageRows?: number | 'every';
     plan: object;
   }> = [
     { name: 'statuses alone', filter: { statuses: [1, 5] }, sort: 'subject', plan: { name: 'index' } },
@@ -181,6 +185,80 @@ describe('planList', () => {
       expected: 66_000,
       plan: { name: 'walk', bound: 5_000, throughCandidates: false },
     },
+    // A page needs 51 / share entries; the bound lets the walk pass 5,000 (per status, to the nearest frontier).
+    {
+      name: 'a date range of one hour sorted by subject (0.15 % of the mails): the walk would pass ~34,000',
+      filter: { receivedFrom: 1 },
+      sort: 'subject',
+      matches: 1_001,
+      walkShare: 0.0015,
+      plan: { name: 'sort' },
+    },
+    {
+      name: 'a date range of a week sorted by subject (25 %): ~200 entries',
+      filter: { receivedFrom: 1 },
+      sort: 'subject',
+      matches: 1_001,
+      walkShare: 0.25,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: false },
+    },
+    {
+      name: 'a word on 0.9 % of the mails, four statuses of which the largest holds 60 %: ~5,700 entries against ~8,300',
+      filter: { search: 'ischer', statuses: [0, 1, 3, 5] },
+      sort: 'subject',
+      matches: 1_001,
+      walkShare: 0.009,
+      seekSpread: 1 / 0.6,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: false },
+    },
+    {
+      name: 'the same word alone: ~5,700 entries against 5,000',
+      filter: { search: 'ischer' },
+      sort: 'subject',
+      matches: 1_001,
+      walkShare: 0.009,
+      plan: { name: 'sort' },
+    },
+    {
+      name: 'a middling word walked through its candidates: the bound counts candidates, the estimate does not apply',
+      filter: { search: 'kowalski7' },
+      sort: 'subject',
+      matches: 1_001,
+      expected: 5_700,
+      walkShare: 0.0057,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: true },
+    },
+    {
+      name: 'a search on PostgreSQL (no estimate): the walk, which falls back to sort if it finds no page',
+      filter: { search: 'ischer' },
+      sort: 'subject',
+      matches: 1_001,
+      plan: { name: 'walk', bound: 5_000, throughCandidates: false },
+    },
+    {
+      name: 'every match (no limit) of a common word: read through its index, not a bounded walk',
+      filter: { search: 'shipped' },
+      sort: 'subject',
+      matches: 1_001,
+      pageRows: 'every',
+      plan: { name: 'sort' },
+    },
+    {
+      name: 'every match of 2 characters: the walk, unbounded',
+      filter: { search: 'sh' },
+      sort: 'subject',
+      matches: 1_001,
+      pageRows: 'every',
+      plan: { name: 'walk', bound: undefined, throughCandidates: false },
+    },
+    {
+      name: 'every match of a rare word: gathered by id',
+      filter: { search: 'kowalski77' },
+      sort: 'subject',
+      matches: 600,
+      pageRows: 'every',
+      plan: { name: 'gather' },
+    },
     {
       name: 'a search of 2 characters',
       filter: { search: 'sh' },
@@ -191,7 +269,9 @@ describe('planList', () => {
   ];
   for (const c of cases)
     it(`${c.name}: ${JSON.stringify(c.plan)}`, () => {
-      expect(planList(c.filter, c.sort, { matches: c.matches, expectedMatches: c.expected }, DEFAULT_LIST_OPTIONS)).toEqual(c.plan);
+      const pageRows = c.pageRows === 'every' ? undefined : (c.pageRows ?? 51);
+      const stats = { matches: c.matches, expectedMatches: c.expected, walkShare: c.walkShare, seekSpread: c.seekSpread, pageRows };
+      expect(planList(c.filter, c.sort, stats, DEFAULT_LIST_OPTIONS)).toEqual(c.plan);
     });
 });
 
