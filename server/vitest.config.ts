@@ -59,13 +59,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: onPostgres
-      ? [
-          'test/faults/disk-full.test.ts',
-          'test/store/sqlite-two-processes.test.ts',
-          'test/list/trigram-sample.test.ts',
-          ...storeFree,
-          ...engineNeutral,
-        ]
+      ? ['test/faults/disk-full.test.ts', 'test/store/sqlite-two-processes.test.ts', ...storeFree, ...engineNeutral]
       : ['test/multi-instance/**'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: onPostgres ? ['test/support/setup-postgres.ts'] : [],

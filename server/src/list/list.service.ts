@@ -10,6 +10,7 @@ import type { MailRow } from '../store/schema.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
 import {
   chooseMatchSource,
+  chooseIndexKey,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
   decodeListCursor,
@@ -25,7 +26,7 @@ import {
   type ListPlan,
 } from './list-plan.js';
 import * as repo from './list.repository.js';
-import { createTrigramSample } from './trigram-sample.js';
+import { createSearchSample } from './search-sample.js';
 
 /** The plan that read a page: one of the four, or the walk through a search's trigram candidates (SQLite). */
 export type ListPlanLabel = ListPlan['name'] | 'walk through candidates';
@@ -44,8 +45,8 @@ export interface ListMailsInput {
 
 export function createListService({ store, withRecipients }: { store: Store; withRecipients: (rows: MailRow[]) => Promise<Mail[]> }) {
   const { db } = store;
-  // SQLite: which of a search's trigrams are rare enough to look up (chooseTrigrams).
-  const trigramSample = store.engine === 'sqlite' ? createTrigramSample(db) : undefined;
+  // Which part of a search is rare enough to look up in the trigram index (chooseTrigrams, chooseIndexKey).
+  const searchSample = createSearchSample(db);
 
   /**
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
@@ -76,7 +77,9 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const counts = await getStatusCounts(db);
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
     const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
-    const trigrams = trigramSample && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, trigramSample.shareOf(totalRows)) : [];
+    const shares = isIndexedSearch(filter.search) ? searchSample.sharesFor(totalRows) : undefined;
+    const trigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, shares?.trigram) : [];
+    if (store.engine === 'postgres' && shares && filter.search !== undefined) filter.indexKey = chooseIndexKey(filter.search, shares.text);
     const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, trigrams, options) : undefined;
     const stats = probed?.stats;
     const countSource = stats && chooseMatchSource(filter, store.engine, stats, options.countCap + 1);

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  chooseIndexKey,
   chooseMatchSource,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
@@ -302,5 +303,29 @@ describe('chooseTrigrams: the trigrams the FTS5 query ANDs (SQLite)', () => {
   it('fewer than three characters: nothing to look up', () => {
     expect(chooseTrigrams('ab', share)).toEqual([]);
     expect(chooseTrigrams('ab')).toEqual([]);
+  });
+});
+
+describe('chooseIndexKey: the part of a search the trigram index looks up (PostgreSQL)', () => {
+  // Shares of a 1M benchmark store's sample: every address holds example, most shop, mail or com.
+  const common = new Set(['example', 'shop', 'mail', 'com', 'net', 'org', 'corp', 'user']);
+  const share = (text: string) => (common.has(text) ? 0.4 : 0.01);
+
+  it('a full address: from its first to its last rare word, through the separator after it', () => {
+    expect(chooseIndexKey('user.weber10@mail.example.net', share)).toBe('weber10@');
+    expect(chooseIndexKey('dmitri.weber1@shop.example', share)).toBe('dmitri.weber1@');
+    expect(chooseIndexKey('bjorn.andersen12@shop.example', share)).toBe('bjorn.andersen12@');
+  });
+
+  it('nothing to leave out, or no rare word of 3+ characters: the whole search', () => {
+    expect(chooseIndexKey('weber10', share)).toBeUndefined();
+    expect(chooseIndexKey('lav.v', share)).toBe('lav.');
+    expect(chooseIndexKey('12@shop', share)).toBeUndefined();
+    expect(chooseIndexKey('shop.example', share)).toBeUndefined();
+    expect(chooseIndexKey('7/2', share)).toBeUndefined();
+  });
+
+  it('letters beyond ASCII are word characters', () => {
+    expect(chooseIndexKey('søren.ødegård@example.com', share)).toBe('søren.ødegård@');
   });
 });

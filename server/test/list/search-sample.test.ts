@@ -1,10 +1,10 @@
 /**
- * The trigram sample (SQLite; list/trigram-sample.ts) that tells the list which of a search's trigrams are
- * rare enough to look up in FTS5 (chooseTrigrams, list-plan.ts): read in the background, refreshed when stale,
- * and never a reason for a search to miss a mail.
+ * The search sample (list/search-sample.ts) that tells the list which part of a search is rare enough to look
+ * up in its trigram index (chooseTrigrams on SQLite, chooseIndexKey on PostgreSQL; list-plan.ts): read in the
+ * background, refreshed when stale, and never a reason for a search to miss a mail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTrigramSample } from '../../src/list/trigram-sample.js';
+import { createSearchSample } from '../../src/list/search-sample.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 
@@ -15,56 +15,60 @@ beforeAll(async () => {
 });
 afterAll(() => context.close());
 
-describe('the trigram sample', () => {
+describe('the search sample', () => {
   it('reads nothing for an empty store, then the mails in the background once there are some', async () => {
-    const sample = createTrigramSample(context.store.db, { size: 50 });
-    expect(sample.shareOf(0)).toBeUndefined();
+    const sample = createSearchSample(context.store.db, { size: 50 });
+    expect(sample.sharesFor(0)).toBeUndefined();
     await sample.settled();
-    expect(sample.shareOf(0)).toBeUndefined();
+    expect(sample.sharesFor(0)).toBeUndefined();
 
     await seedMails(
       context.store,
       Array.from({ length: 40 }, (_, i) => ({ subject: i % 4 === 0 ? `Zebra crossing ${i}` : `Plain ${i}` })),
     );
     // The first call starts the read and answers without it: a search never waits for the sample.
-    expect(sample.shareOf(40)).toBeUndefined();
+    expect(sample.sharesFor(40)).toBeUndefined();
     await sample.settled();
-    const share = sample.shareOf(40)!;
-    expect(share('zeb')).toBe(10 / 40);
-    expect(share('pla')).toBe(30 / 40);
-    expect(share('sam')).toBe(1); // every sender is sam@example.com
-    expect(share('qqq')).toBe(0);
+    const shares = sample.sharesFor(40)!;
+    expect(shares.trigram('zeb')).toBe(10 / 40);
+    expect(shares.trigram('pla')).toBe(30 / 40);
+    expect(shares.trigram('sam')).toBe(1); // every sender is sam@example.com
+    expect(shares.trigram('qqq')).toBe(0);
+    expect(shares.text('zebra crossing')).toBe(10 / 40);
+    expect(shares.text('plain 1')).toBe(9 / 40); // Plain 1, 10, 11, 13, 14, 15, 17, 18, 19
+    expect(shares.text('@example.com')).toBe(1);
+    expect(shares.text('no such text')).toBe(0);
   });
 
   it('reads again when the store has grown by more than a quarter, or the sample is older than its age', async () => {
     let now = 0;
-    const sample = createTrigramSample(context.store.db, { size: 1_000, maxAgeMs: 60_000, now: () => now });
-    sample.shareOf(40);
+    const sample = createSearchSample(context.store.db, { size: 1_000, maxAgeMs: 60_000, now: () => now });
+    sample.sharesFor(40);
     await sample.settled();
-    expect(sample.shareOf(40)!('yak')).toBe(0);
+    expect(sample.sharesFor(40)!.trigram('yak')).toBe(0);
 
     await seedMails(
       context.store,
       Array.from({ length: 20 }, (_, i) => ({ subject: `Yak ${i}` })),
     );
-    expect(sample.shareOf(48)!('yak')).toBe(0); // grown by a fifth: still the old sample
+    expect(sample.sharesFor(48)!.trigram('yak')).toBe(0); // grown by a fifth: still the old sample
     await sample.settled();
-    expect(sample.shareOf(60)!('yak')).toBe(0); // by a half: this call starts a read
+    expect(sample.sharesFor(60)!.trigram('yak')).toBe(0); // by a half: this call starts a read
     await sample.settled();
-    expect(sample.shareOf(60)!('yak')).toBe(20 / 60);
+    expect(sample.sharesFor(60)!.trigram('yak')).toBe(20 / 60);
 
     await seedMails(context.store, [{ subject: 'Yak late' }]);
     now = 60_001;
-    sample.shareOf(61);
+    sample.sharesFor(61);
     await sample.settled();
-    expect(sample.shareOf(61)!('yak')).toBe(21 / 61);
+    expect(sample.sharesFor(61)!.trigram('yak')).toBe(21 / 61);
   });
 
   it('samples at random ids in a store larger than the sample, with a share between 0 and 1', async () => {
-    const sample = createTrigramSample(context.store.db, { size: 10 });
-    sample.shareOf(61);
+    const sample = createSearchSample(context.store.db, { size: 10 });
+    sample.sharesFor(61);
     await sample.settled();
-    const share = sample.shareOf(61)!('sam');
+    const share = sample.sharesFor(61)!.trigram('sam');
     expect(share).toBe(1);
   });
 
