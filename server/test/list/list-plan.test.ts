@@ -317,9 +317,12 @@ describe('chooseIndexKey: the part of a search the trigram index looks up (Postg
     expect(chooseIndexKey('bjorn.andersen12@shop.example', share)).toBe('bjorn.andersen12@');
   });
 
-  it('nothing to leave out, or no rare word of 3+ characters: the whole search', () => {
+  it('nothing to leave out, a short word at the end, or no rare word of 3+ characters: the whole search', () => {
     expect(chooseIndexKey('weber10', share)).toBeUndefined();
-    expect(chooseIndexKey('lav.v', share)).toBe('lav.');
+    expect(chooseIndexKey('lav.v', share)).toBeUndefined();
+    expect(chooseIndexKey('orn.us', share)).toBeUndefined();
+    expect(chooseIndexKey('weber10@mail', share)).toBe('weber10@');
+    expect(chooseIndexKey('user.ab@mail', share)).toBeUndefined();
     expect(chooseIndexKey('12@shop', share)).toBeUndefined();
     expect(chooseIndexKey('shop.example', share)).toBeUndefined();
     expect(chooseIndexKey('7/2', share)).toBeUndefined();
