@@ -142,10 +142,14 @@ async function readSeek(
   // not drive, or SQLite reads them by id and sorts them).
   const candidateTerm = candidates && sql<boolean>`+mails.id in (select value from json_each(${JSON.stringify(candidates)}))`;
   const seek = <O>(q: MailQuery<O>) => {
-    const seeking = matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
+    let seeking = matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
       statuses: statuses && statuses.length > 1 ? statuses : undefined,
       ...(inReceivedOrder ? { receivedFrom, receivedTo } : {}),
     });
+    // No mail is updated before its receipt (migration 017): a mail received since `from` sorts at or after it
+    // in last-update order, so the seek starts there (ascending) or ends there (descending). The received range
+    // is still checked on each row.
+    if (read.sort === 'lastUpdate' && receivedFrom !== undefined) seeking = seeking.where('last_update_at', '>=', receivedFrom);
     return candidateTerm ? seeking.where(candidateTerm) : seeking;
   };
   // The terms the seek does not hold, checked on each row it reads.

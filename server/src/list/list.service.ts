@@ -99,7 +99,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       idRange && matchIds
         ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
         : stats?.candidates;
-    const walkShare = walkShareOf(filter, sort, {
+    const walkShare = walkShareOf(filter, sort, (order === 'desc') === (cursor?.direction === 'prev'), {
       statusRows,
       totalRows,
       rangeRows: stats?.rangeRows,
@@ -214,13 +214,15 @@ export function createListService({ store, withRecipients }: { store: Store; wit
 
 /**
  * The share of the entries a walk passes that match (planList's `walkShare`), as if matches were spread evenly
- * along the sort: the walk's seeks hold the statuses (and a date range in received order); it checks the rest.
+ * along the sort: the walk's seeks hold the statuses (and a date range in received order, or from its start in
+ * ascending last-update order); it checks the rest.
  * `matchesOfEveryTerm` (a count through the trigrams) covers every term at once; otherwise a search's share is
  * its candidates' (SQLite's probe), unknown without one, times the date range's share when the walk checks it.
  */
 function walkShareOf(
   filter: ListFilter,
   sort: MailSort,
+  ascending: boolean,
   known: {
     statusRows: number;
     totalRows: number;
@@ -231,7 +233,10 @@ function walkShareOf(
 ): number | undefined {
   const total = Math.max(known.totalRows, 1);
   const rangeShare = known.rangeRows === undefined ? 1 : Math.min(known.rangeRows / total, 1);
-  const seekHoldsRange = sort === 'receivedDate';
+  // Read upwards in last-update order, a range without an end starts the seek at `from` (readSeek), and the mails
+  // it passes are mostly those received since: as if the seek held the range.
+  const seekHoldsRange =
+    sort === 'receivedDate' || (sort === 'lastUpdate' && ascending && filter.receivedFrom !== undefined && filter.receivedTo === undefined);
   if (known.matchesOfEveryTerm !== undefined) {
     const seekRows = known.statusRows * (seekHoldsRange ? rangeShare : 1);
     return Math.min(known.matchesOfEveryTerm / Math.max(seekRows, 1), 1);

@@ -134,7 +134,7 @@ export async function claimDueMailsWithPayload(
       limit ${claim.limit}
       for update skip locked
     ), claimed as (
-      update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = ${claim.now}, attempts = mails.attempts + 1,
+      update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = greatest(${claim.now}, mails.received_at), attempts = mails.attempts + 1,
         lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
       where mails.id = any (array(select id from due)) and mails.status = ${queued}
       returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(`mails.${column}`)))}
@@ -173,7 +173,7 @@ async function countClaimed(db: DbOrTrx, claimed: number, options: Pick<ApplyOpt
 export async function claimDueMailsSqlite(db: DbOrTrx, claim: QueueClaim, options: Pick<ApplyOptions, 'counts'> = {}): Promise<MailRow[]> {
   const queued = sql.lit(MailStatus.Queued);
   const { rows } = await sql<MailRow>`
-    update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = ${claim.now}, attempts = attempts + 1,
+    update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = max(${claim.now}, received_at), attempts = attempts + 1,
       lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
     where status = ${queued} and id in (
       select id from mails where status = ${queued} and next_attempt_at <= ${claim.now}
@@ -395,6 +395,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
     const rows = chunk.map((m, i) => ({
       recipient_count: envelopeRecipientCount(m.recipients),
       ...m.row,
+      last_update_at: Math.max(m.row.last_update_at, m.row.received_at),
       status: m.created.to,
       event_seq: (hasEvent[i] ? 1 : 0) + (hasSuppressed[i] ? 1 : 0),
       search_text: searchTextOf(m.row, m.recipients),
@@ -529,10 +530,16 @@ export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Recor
     if (typeof row.status !== 'number' || !isStatusCode(row.status))
       throw new RangeError(`mail ${String(row.id)}: status ${JSON.stringify(row.status)} is not one of the six statuses (0-5)`);
   }
-  if (rows.length > 0)
+  // An export from before migration 017 may hold a change dated before its receipt: moved to the receipt.
+  const clamped = rows.map((row) =>
+    typeof row.last_update_at === 'number' && typeof row.received_at === 'number' && row.last_update_at < row.received_at
+      ? { ...row, last_update_at: row.received_at }
+      : row,
+  );
+  if (clamped.length > 0)
     await db
       .insertInto('mails')
-      .values(rows as unknown as MailRow[])
+      .values(clamped as unknown as MailRow[])
       .execute();
 }
 
@@ -623,7 +630,9 @@ async function updateFrom(
     { name: 'status', type: 'integer', value: (t) => t.to },
     { name: 'at', type: 'bigint', value: (t) => t.at },
   ];
-  const assignments: RawBuilder<unknown>[] = [sql`status = v.status`, sql`last_update_at = v.at`];
+  // Never before the mail's receipt (migration 017: the list's date range sorted by last update relies on it).
+  const later = engineOf(db) === 'postgres' ? sql`greatest(v.at, mails.received_at)` : sql`max(v.at, mails.received_at)`;
+  const assignments: RawBuilder<unknown>[] = [sql`status = v.status`, sql`last_update_at = ${later}`];
   const optional = (name: string, column: string, type: 'bigint' | 'integer' | 'text', value: (t: StatusTransition) => unknown) => {
     if (!chunk.some((t) => value(t) !== undefined)) return;
     columns.push({ name, type, value: (t) => value(t) ?? null });

@@ -18,6 +18,7 @@ import { alertsTables } from './migrations/013-alerts.js';
 import { statusSortIndexes } from './migrations/014-status-sort-indexes.js';
 import { queueDueIndex } from './migrations/015-queue-due-index.js';
 import { deliveryWrites } from './migrations/016-delivery-writes.js';
+import { updateAfterReceipt } from './migrations/017-update-after-receipt.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -35,6 +36,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '014-status-sort-indexes': statusSortIndexes(store.engine),
     '015-queue-due-index': queueDueIndex(store.engine),
     '016-delivery-writes': deliveryWrites(store.engine),
+    '017-update-after-receipt': updateAfterReceipt(),
   };
 }
 
