@@ -293,3 +293,45 @@ export function chooseIndexKey(search: string, share: (text: string) => number):
   const key = search.slice(words[first]!.start, last + 1 < words.length ? words[last + 1]!.start : search.length);
   return key.length < search.length ? key : undefined;
 }
+
+/**
+ * The share of the entries a walk passes that match (planList's `walkShare`), as if matches were spread evenly
+ * along the sort: the walk's seeks hold the statuses (and a date range in received order, or from its start in
+ * ascending last-update order); it checks the rest.
+ * `matchesOfEveryTerm` (a count through the trigrams) covers every term at once; otherwise a search's share is
+ * its candidates' (SQLite's probe) or the search sample's, unknown without either (until the first sample is
+ * read), times the date range's share when the walk checks it.
+ */
+export function estimateWalkShare(
+  filter: ListFilter,
+  sort: MailSort,
+  ascending: boolean,
+  known: {
+    statusRows: number;
+    totalRows: number;
+    rangeRows?: number | undefined;
+    candidates?: number | undefined;
+    matchesOfEveryTerm?: number | undefined;
+    /** The share of the search sample's mails holding the search (search-sample.ts). */
+    sampledShare?: number | undefined;
+    /** Matches the count found (of every term): the search is on at least that many mails. */
+    counted?: number | undefined;
+  },
+): number | undefined {
+  const total = Math.max(known.totalRows, 1);
+  const rangeShare = known.rangeRows === undefined ? 1 : Math.min(known.rangeRows / total, 1);
+  // Read upwards in last-update order, a range without an end starts the seek at `from` (readSeek), and the mails
+  // it passes are mostly those received since: as if the seek held the range.
+  const seekHoldsRange =
+    sort === 'receivedDate' || (sort === 'lastUpdate' && ascending && filter.receivedFrom !== undefined && filter.receivedTo === undefined);
+  if (known.matchesOfEveryTerm !== undefined) {
+    const seekRows = known.statusRows * (seekHoldsRange ? rangeShare : 1);
+    return Math.min(known.matchesOfEveryTerm / Math.max(seekRows, 1), 1);
+  }
+  // A search's share: its trigram candidates (SQLite's probe), else the sample's share of mails holding it (at
+  // least what the count found: a search on 1 mail in 2,000 may be missing from the sample).
+  const sampled = known.sampledShare === undefined ? undefined : Math.max(known.sampledShare, (known.counted ?? 0) / total);
+  const searchShare = filter.search === undefined ? 1 : known.candidates !== undefined ? Math.min(known.candidates / total, 1) : sampled;
+  if (searchShare === undefined) return undefined;
+  return searchShare * (seekHoldsRange ? 1 : rangeShare);
+}

@@ -13,6 +13,7 @@ import {
   chooseIndexKey,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
+  estimateWalkShare,
   decodeListCursor,
   encodeListCursor,
   isCounted,
@@ -99,11 +100,13 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       idRange && matchIds
         ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
         : stats?.candidates;
-    const walkShare = walkShareOf(filter, sort, (order === 'desc') === (cursor?.direction === 'prev'), {
+    const walkShare = estimateWalkShare(filter, sort, (order === 'desc') === (cursor?.direction === 'prev'), {
       statusRows,
       totalRows,
       rangeRows: stats?.rangeRows,
       candidates: stats?.candidates,
+      sampledShare: shares && filter.search !== undefined ? shares.text(filter.search) : undefined,
+      counted: matchIds?.length,
       // Counted through the trigrams, newest first: the matches of every term, spread over the ids.
       matchesOfEveryTerm: idRange ? expectedMatches : undefined,
     });
@@ -210,40 +213,6 @@ export function createListService({ store, withRecipients }: { store: Store; wit
   }
 
   return { listMails };
-}
-
-/**
- * The share of the entries a walk passes that match (planList's `walkShare`), as if matches were spread evenly
- * along the sort: the walk's seeks hold the statuses (and a date range in received order, or from its start in
- * ascending last-update order); it checks the rest.
- * `matchesOfEveryTerm` (a count through the trigrams) covers every term at once; otherwise a search's share is
- * its candidates' (SQLite's probe), unknown without one, times the date range's share when the walk checks it.
- */
-function walkShareOf(
-  filter: ListFilter,
-  sort: MailSort,
-  ascending: boolean,
-  known: {
-    statusRows: number;
-    totalRows: number;
-    rangeRows?: number | undefined;
-    candidates?: number | undefined;
-    matchesOfEveryTerm?: number | undefined;
-  },
-): number | undefined {
-  const total = Math.max(known.totalRows, 1);
-  const rangeShare = known.rangeRows === undefined ? 1 : Math.min(known.rangeRows / total, 1);
-  // Read upwards in last-update order, a range without an end starts the seek at `from` (readSeek), and the mails
-  // it passes are mostly those received since: as if the seek held the range.
-  const seekHoldsRange =
-    sort === 'receivedDate' || (sort === 'lastUpdate' && ascending && filter.receivedFrom !== undefined && filter.receivedTo === undefined);
-  if (known.matchesOfEveryTerm !== undefined) {
-    const seekRows = known.statusRows * (seekHoldsRange ? rangeShare : 1);
-    return Math.min(known.matchesOfEveryTerm / Math.max(seekRows, 1), 1);
-  }
-  const searchShare = filter.search === undefined ? 1 : known.candidates === undefined ? undefined : Math.min(known.candidates / total, 1);
-  if (searchShare === undefined) return undefined;
-  return searchShare * (seekHoldsRange ? 1 : rangeShare);
 }
 
 export type ListService = ReturnType<typeof createListService>;

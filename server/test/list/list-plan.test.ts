@@ -9,6 +9,7 @@ import {
   chooseMatchSource,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
+  estimateWalkShare,
   planList,
   type ListFilter,
   type MatchStats,
@@ -330,5 +331,36 @@ describe('chooseIndexKey: the part of a search the trigram index looks up (Postg
 
   it('letters beyond ASCII are word characters', () => {
     expect(chooseIndexKey('søren.ødegård@example.com', share)).toBe('søren.ødegård@');
+  });
+});
+
+describe('estimateWalkShare: the share of the entries a walk passes that match', () => {
+  const known = { statusRows: MILLION, totalRows: MILLION };
+
+  it('a count through the trigrams covers every term; the seek of the received order holds the range', () => {
+    expect(estimateWalkShare({ search: 'shipped' }, 'subject', true, { ...known, matchesOfEveryTerm: 66_000 })).toBeCloseTo(0.066);
+    const range = { search: 'shipped', receivedFrom: 1 };
+    const counted = { ...known, rangeRows: 250_000, matchesOfEveryTerm: 16_500 };
+    expect(estimateWalkShare(range, 'receivedDate', true, counted)).toBeCloseTo(0.066);
+    expect(estimateWalkShare(range, 'subject', true, counted)).toBeCloseTo(0.0165);
+  });
+
+  it("SQLite's probe of the candidates, times the range's share where the walk checks it", () => {
+    const stats = { ...known, rangeRows: 100_000, candidates: 50_000 };
+    expect(estimateWalkShare({ search: 'ischer', receivedFrom: 1 }, 'subject', true, stats)).toBeCloseTo(0.005);
+  });
+
+  it("PostgreSQL: the sample's share of the search, at least what the count found", () => {
+    expect(estimateWalkShare({ search: 'lav.v' }, 'lastUpdate', false, { ...known, sampledShare: 0.0015 })).toBeCloseTo(0.0015);
+    // On none of the 2,000 sampled mails, but the count found 1,001.
+    expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, { ...known, sampledShare: 0, counted: 1_001 })).toBeCloseTo(0.001);
+    expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, known)).toBeUndefined();
+  });
+
+  it('a range from a start, read upwards by last update: the seek starts there, as if it held the range', () => {
+    const stats = { ...known, rangeRows: 10_000 };
+    expect(estimateWalkShare({ receivedFrom: 1 }, 'lastUpdate', true, stats)).toBe(1);
+    expect(estimateWalkShare({ receivedFrom: 1 }, 'lastUpdate', false, stats)).toBeCloseTo(0.01);
+    expect(estimateWalkShare({ receivedFrom: 1, receivedTo: 2 }, 'lastUpdate', true, stats)).toBeCloseTo(0.01);
   });
 });
