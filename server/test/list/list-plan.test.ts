@@ -291,10 +291,18 @@ describe('chooseTrigrams: the trigrams the FTS5 query ANDs (SQLite)', () => {
     expect(chooseTrigrams('bjorn.andersen12@shop.example', share)).toEqual(['n12', 'n.a', '12@']);
   });
 
-  it('a second or third trigram only while it holds at most 5 % of the mails', () => {
+  it('a second or third trigram only while it holds at most 10 % of the mails', () => {
     expect(chooseTrigrams('example', () => 0.9)).toEqual(['exa']);
     expect(chooseTrigrams('bjorn', share)).toEqual(['jor', 'orn', 'bjo']);
     expect(chooseTrigrams('shop', () => 0.3)).toEqual(['sho']);
+    const lia = new Map([
+      ['ia.', 0.044],
+      ['a.u', 0.044],
+      ['lia', 0.099],
+      ['.us', 0.18],
+    ]);
+    expect(chooseTrigrams('lia.us', (t) => lia.get(t) ?? 1)).toEqual(['ia.', 'a.u', 'lia']);
+    expect(chooseTrigrams('lia.us', (t) => (t === 'lia' ? 0.11 : (lia.get(t) ?? 1)))).toEqual(['ia.', 'a.u']);
   });
 
   it('equally rare trigrams: the earlier first; a trigram twice in the search counts once', () => {
