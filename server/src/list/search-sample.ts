@@ -5,8 +5,8 @@
  * (`chooseIndexKey`). Neither index can tell how common an entry is without reading it whole, which is the
  * cost the choice avoids; 2,000 mails tell text on 5 % of them from text on 50 % well enough.
  *
- * The sample is read in the background, in chunks with the event loop free between them (2,000 rows and
- * their trigrams cost ~90 ms at 1M mails, too much for one request to wait). Until it is ready a search
+ * The sample is 20 runs of 100 consecutive mails from random ids, read in the background with the event loop
+ * free between runs (2,000 rows and their trigrams cost ~90 ms at 1M mails, too much for one request to wait). Until it is ready a search
  * looks up what it did before the sample existed. It is read again when it is ten minutes old, or when the
  * store has grown or shrunk by a quarter since (an empty store's first mails included).
  */
@@ -20,8 +20,8 @@ export interface SearchSampleOptions {
 }
 
 const DEFAULTS: SearchSampleOptions = { size: 2_000, maxAgeMs: 600_000, now: Date.now };
-/** Rows read between two turns of the event loop. */
-const CHUNK = 250;
+/** Consecutive mails read from each random id, one turn of the event loop each. */
+const RUN = 100;
 /** Shares of text remembered per sample (a search's words; cleared with each new sample). */
 const TEXT_SHARES_KEPT = 10_000;
 
@@ -54,20 +54,22 @@ export function createSearchSample(db: DbOrTrx, options: Partial<SearchSampleOpt
       .executeTakeFirst();
     if (!bounds || bounds.min === null || bounds.max === null) return;
     const [min, max] = [Number(bounds.min), Number(bounds.max)];
-    // A small store is read whole; a large one at random ids (deleted ones are simply missing).
-    const ids =
+    // Runs of consecutive mails from random ids, so ids freed by deletes cost no sample: each run is one seek
+    // of the primary key and takes the next `RUN` mails that exist. A small store is read whole.
+    const starts =
       max - min + 1 <= size
-        ? Array.from({ length: max - min + 1 }, (_, i) => min + i)
-        : Array.from({ length: size }, () => min + Math.floor(Math.random() * (max - min + 1)));
+        ? [min]
+        : Array.from({ length: Math.ceil(size / RUN) }, () => min + Math.floor(Math.random() * (max - min + 1)));
+    const perRun = starts.length === 1 ? size : RUN;
     const texts: string[] = [];
     const holding = new Map<string, number>();
-    for (let start = 0; start < ids.length; start += CHUNK) {
+    for (const start of starts) {
       await new Promise((resolve) => setImmediate(resolve));
-      const rows = await db
-        .selectFrom('mails')
-        .select('search_text')
-        .where('id', 'in', ids.slice(start, start + CHUNK))
-        .execute();
+      const run = (from: number, limit: number) =>
+        db.selectFrom('mails').select('search_text').where('id', '>=', from).orderBy('id').limit(limit).execute();
+      const rows = await run(start, perRun);
+      // A run that reached the last mail goes on from the first.
+      if (rows.length < perRun && start > min) rows.push(...(await run(min, perRun - rows.length)));
       for (const { search_text: text } of rows) {
         texts.push(text);
         const chars = Array.from(text);

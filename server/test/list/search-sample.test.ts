@@ -4,7 +4,10 @@
  * background, refreshed when stale, and never a reason for a search to miss a mail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MailStatus } from '@outbox/contract';
 import { createSearchSample } from '../../src/list/search-sample.js';
+import { deleteTransition } from '../../src/mail/lifecycle.js';
+import { applyTransitions } from '../../src/mail/transition.repository.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 
@@ -64,12 +67,32 @@ describe('the search sample', () => {
     expect(sample.sharesFor(61)!.trigram('yak')).toBe(21 / 61);
   });
 
-  it('samples at random ids in a store larger than the sample, with a share between 0 and 1', async () => {
+  it('samples runs of mails from random ids in a store larger than the sample', async () => {
     const sample = createSearchSample(context.store.db, { size: 10 });
     sample.sharesFor(61);
     await sample.settled();
     const share = sample.sharesFor(61)!.trigram('sam');
     expect(share).toBe(1);
+  });
+
+  it('a store whose ids were mostly deleted is still sampled: runs take the next mails that exist', async () => {
+    await context.reset();
+    const ids = await seedMails(
+      context.store,
+      Array.from({ length: 400 }, (_, i) => ({ status: MailStatus.ProviderSent, subject: i % 2 === 0 ? `Even ${i}` : `Odd ${i}` })),
+    );
+    // Nine mails in ten deleted: a sample of ids drawn at random would hit a live mail one time in ten.
+    await applyTransitions(
+      context.store.db,
+      ids.filter((_, i) => i % 10 !== 0).map((id) => deleteTransition(id)),
+    );
+    const sample = createSearchSample(context.store.db, { size: 100 });
+    sample.sharesFor(40);
+    await sample.settled();
+    const shares = sample.sharesFor(40)!;
+    // Every mail left is an even one (i % 10 === 0): the runs read live mails only.
+    expect(shares.text('even')).toBe(1);
+    expect(shares.text('odd')).toBe(0);
   });
 
   it('a full address is found through its rarest trigrams, the common ones left out', async () => {
