@@ -163,10 +163,20 @@ async function readSeek(
       const rows = await upTo(ordered(check(where(seek(mails().selectAll()))), byId), need).execute();
       return { rows, complete: true };
     }
-    // The walk reads `bound` entries at most, and the check filters what it read.
-    const walk = ordered(where(seek(mails().selectAll())), byId).limit(bound);
-    const walked = db.selectFrom(walk.as('mails')).selectAll() as unknown as MailQuery<MailRow>;
-    const rows = await upTo(ordered(check(walked), byId), need).execute();
+    // The walk reads `bound` entries at most, and the check filters what it read. It carries only the columns
+    // the check and the order need: SQLite copies every column it selects out of each of the entries (at 1M
+    // mails a walk of 5,000 that found nothing took 9.4 ms with every column, 7.4 with these). The page's rows
+    // are read by id after, in the same statement.
+    const walk = ordered(where(seek(mails().select([...new Set(['id', column, 'search_text', 'received_at'] as const)]))), byId).limit(
+      bound,
+    );
+    const walked = db.selectFrom(walk.as('mails')).select('mails.id') as unknown as MailQuery<{ id: number }>;
+    const matched = upTo(ordered(check(walked), byId), need);
+    const rows = await sortedPage(db.selectFrom('mails').selectAll().where('id', 'in', matched), engine, {
+      ...read,
+      after: undefined,
+      take: need,
+    }).execute();
     if (need === undefined || rows.length >= need) return { rows, complete: true };
     // Fewer than wanted: the seek ended (complete), or the walk stopped at its bound, at the entry found in the
     // index alone.
