@@ -285,7 +285,7 @@ describe('paging through every plan', () => {
     { name: 'defaults: few matches are read by id', options: DEFAULT_LIST_OPTIONS, index: 'index', counted: 'gather' },
     {
       name: 'more matches than the count cap: the sort index walked',
-      options: { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1 },
+      options: { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1, candidateWalkFactor: 2 },
       index: 'index',
       counted: 'walk',
     },
@@ -293,13 +293,13 @@ describe('paging through every plan', () => {
       // SQLite: the search is expected on few mails (the first 6 matches spanned most ids), so the walk checks
       // each index entry against its trigram candidates; a date range alone has none. PostgreSQL walks as above.
       name: 'a search expected on few mails: walked through its trigram candidates (SQLite)',
-      options: { countCap: 5, walkRows: 5_000, candidateRows: 1_000, walkMargin: 1 },
+      options: { countCap: 5, walkRows: 5_000, candidateRows: 1_000, walkMargin: 1, candidateWalkFactor: Infinity },
       index: 'index',
       counted: 'walk',
     },
     {
       name: 'a walk that finds no page in its bound: sorted by the engine',
-      options: { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity },
+      options: { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 },
       index: 'index',
       counted: 'sort',
     },
@@ -494,7 +494,7 @@ describe('paging through every plan', () => {
     {
       name: 'a common word with a status',
       params: { q: 'common', status: '4' },
-      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5 },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity },
       sqlite: 'seek',
       plan: 'walk',
     },
@@ -502,7 +502,7 @@ describe('paging through every plan', () => {
     {
       name: 'a rare word with statuses',
       params: { q: 'rarish', status: '0,3' },
-      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5 },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity },
       sqlite: 'trigrams',
       plan: 'walk',
     },
@@ -514,7 +514,13 @@ describe('paging through every plan', () => {
       sqlite: 'seek',
       plan: 'gather',
     },
-    { name: 'a word alone', params: { q: 'common' }, options: { ...DEFAULT_LIST_OPTIONS, countCap: 5 }, sqlite: 'trigrams', plan: 'walk' },
+    {
+      name: 'a word alone',
+      params: { q: 'common' },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity },
+      sqlite: 'trigrams',
+      plan: 'walk',
+    },
   ];
   for (const c of countCases) {
     it(`the count of ${c.name} (${JSON.stringify(c.params)}) reads the cheaper source; rows and totals as ever`, async () => {
@@ -533,7 +539,8 @@ describe('paging through every plan', () => {
       );
       const forward = await walkForward(lister, params);
       expect(forward.ids).toEqual(expectedOrder(rows, (r) => r.receivedAt, 'desc'));
-      // SQLite walks through the search's candidates (the default candidateRows is far above 120 mails).
+      // SQLite walks through the search's candidates (the default candidateRows is far above 120 mails, and the
+      // cases ask for the candidate walk whatever it is expected to pass).
       const plan = c.plan === 'walk' && context.store.engine === 'sqlite' ? 'walk through candidates' : c.plan;
       expect(new Set(forward.plans)).toEqual(new Set([plan]));
     });
@@ -543,7 +550,7 @@ describe('paging through every plan', () => {
   // (limit 2 + 1). Status 0 holds 6, at minutes 32 and 36: its walk stops at the bound with 2, but every row
   // it has not looked at sorts after status 3. The page is known from the status-3 rows: no sort.
   it('a walk of several statuses keeps its page when a status that stopped at its bound sorts after it', async () => {
-    const options: ListOptions = { countCap: 5, walkRows: 5, candidateRows: 0, walkMargin: Infinity };
+    const options: ListOptions = { countCap: 5, walkRows: 5, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 };
     const params = { status: '0,3', sort: 'status', order: 'desc', receivedFrom: minute(30), limit: 2 };
     const page1 = await viaService(options)(params);
     const expected = expectedOrder(
@@ -562,7 +569,7 @@ describe('paging through every plan', () => {
   // answered what it had found as if it were all: none of the 80 mails holding "common" when the first entries
   // of the subject order hold none.
   it('without limit: every match, in order, with thresholds that would bound a walk', async () => {
-    const options: ListOptions = { countCap: 5, walkRows: 3, candidateRows: 0, walkMargin: Infinity };
+    const options: ListOptions = { countCap: 5, walkRows: 3, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 };
     const requests: Array<{ params: Record<string, string>; rows: Seeded[]; key: (r: Seeded) => string | number }> = [
       { params: { q: 'common', sort: 'subject' }, rows: seeded.filter((r) => r.common), key: (r) => r.subject },
       {

@@ -231,6 +231,16 @@ describe('planList', () => {
       plan: { name: 'walk', bound: 5_000, throughCandidates: true },
     },
     {
+      // ~25,500 entries to pass against ~2,000 candidates to read: the candidates, sorted.
+      name: 'a rarer word with few candidates: sorted, not walked through them',
+      filter: { search: 'clav!' },
+      sort: 'subject',
+      matches: 1_001,
+      expected: 2_000,
+      walkShare: 0.002,
+      plan: { name: 'sort' },
+    },
+    {
       name: 'a search on PostgreSQL (no estimate): the walk, which falls back to sort if it finds no page',
       filter: { search: 'ischer' },
       sort: 'subject',
