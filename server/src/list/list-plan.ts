@@ -138,8 +138,8 @@ export interface ListStats {
   expectedMatches?: number | undefined;
   /**
    * The share of the rows a walk passes that it keeps: the terms its seeks do not hold (a search, a date range
-   * outside received order), estimated as if matches were spread evenly; undefined: not known (a search on
-   * PostgreSQL).
+   * outside received order), estimated as if matches were spread evenly (estimateWalkShare); undefined: not
+   * known (a search on PostgreSQL before the first search sample is read).
    */
   walkShare?: number | undefined;
   /** Rows the page needs (limit + 1); undefined: every match (a request without `limit`). */
