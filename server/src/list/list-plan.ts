@@ -336,8 +336,8 @@ export function estimateWalkShare(
     rangeRows?: number | undefined;
     candidates?: number | undefined;
     matchesOfEveryTerm?: number | undefined;
-    /** The share of the search sample's mails holding the search (search-sample.ts). */
-    sampledShare?: number | undefined;
+    /** The share of the search sample's mails holding a text (search-sample.ts), asked only when needed. */
+    sampledShareOf?: ((text: string) => number) | undefined;
     /** Matches the count found (of every term): the search is on at least that many mails. */
     counted?: number | undefined;
   },
@@ -354,8 +354,10 @@ export function estimateWalkShare(
   }
   // A search's share: its trigram candidates (SQLite's probe), else the sample's share of mails holding it (at
   // least what the count found: a search on 1 mail in 2,000 may be missing from the sample).
-  const sampled = known.sampledShare === undefined ? undefined : Math.max(known.sampledShare, (known.counted ?? 0) / total);
-  const searchShare = filter.search === undefined ? 1 : known.candidates !== undefined ? Math.min(known.candidates / total, 1) : sampled;
+  const sampled = (search: string) =>
+    known.sampledShareOf === undefined ? undefined : Math.max(known.sampledShareOf(search), (known.counted ?? 0) / total);
+  const searchShare =
+    filter.search === undefined ? 1 : known.candidates !== undefined ? Math.min(known.candidates / total, 1) : sampled(filter.search);
   if (searchShare === undefined) return undefined;
   return searchShare * (seekHoldsRange ? 1 : rangeShare);
 }

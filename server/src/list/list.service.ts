@@ -105,7 +105,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       totalRows,
       rangeRows: stats?.rangeRows,
       candidates: stats?.candidates,
-      sampledShare: shares && filter.search !== undefined ? shares.text(filter.search) : undefined,
+      sampledShareOf: shares?.text,
       counted: matchIds?.length,
       // Counted through the trigrams, newest first: the matches of every term, spread over the ids.
       matchesOfEveryTerm: idRange ? expectedMatches : undefined,

@@ -363,15 +363,23 @@ describe('estimateWalkShare: the share of the entries a walk passes that match',
     expect(estimateWalkShare(range, 'subject', true, counted)).toBeCloseTo(0.0165);
   });
 
-  it("SQLite's probe of the candidates, times the range's share where the walk checks it", () => {
-    const stats = { ...known, rangeRows: 100_000, candidates: 50_000 };
+  it("SQLite's probe of the candidates, times the range's share where the walk checks it; the sample is not asked", () => {
+    const unasked = () => {
+      throw new Error('the sample was asked although the probe answered');
+    };
+    const stats = { ...known, rangeRows: 100_000, candidates: 50_000, sampledShareOf: unasked };
     expect(estimateWalkShare({ search: 'ischer', receivedFrom: 1 }, 'subject', true, stats)).toBeCloseTo(0.005);
+    expect(
+      estimateWalkShare({ search: 'shipped' }, 'subject', true, { ...known, matchesOfEveryTerm: 66_000, sampledShareOf: unasked }),
+    ).toBeCloseTo(0.066);
   });
 
   it("PostgreSQL: the sample's share of the search, at least what the count found", () => {
-    expect(estimateWalkShare({ search: 'lav.v' }, 'lastUpdate', false, { ...known, sampledShare: 0.0015 })).toBeCloseTo(0.0015);
+    expect(estimateWalkShare({ search: 'lav.v' }, 'lastUpdate', false, { ...known, sampledShareOf: () => 0.0015 })).toBeCloseTo(0.0015);
     // On none of the 2,000 sampled mails, but the count found 1,001.
-    expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, { ...known, sampledShare: 0, counted: 1_001 })).toBeCloseTo(0.001);
+    expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, { ...known, sampledShareOf: () => 0, counted: 1_001 })).toBeCloseTo(
+      0.001,
+    );
     expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, known)).toBeUndefined();
   });
 
