@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort } from '../server/test/support/net.js';
+import { freePort, waitUntil } from '../server/test/support/net.js';
 import {
   benchDir,
   cpuTimeMs,
@@ -19,7 +19,6 @@ import {
   printTable,
   removeDir,
   setupLine,
-  sleep,
   summarize,
   warnIfBusy,
   writeResult,
@@ -57,15 +56,14 @@ async function startOnce(dataDir: string): Promise<{ wallMs: number; cpuMs: numb
     stdio: 'ignore',
   });
   try {
-    for (;;) {
-      if (performance.now() - started > 60_000) throw new Error('the server did not answer /healthz within 60 s');
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (response) => response.ok,
-        () => false,
-      );
-      if (ok) break;
-      await sleep(10);
-    }
+    await waitUntil(
+      () =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (response) => response.ok,
+          () => false,
+        ),
+      { timeoutMs: 60_000, intervalMs: 10, what: 'the server to answer /healthz' },
+    );
     const wallMs = performance.now() - started;
     const cpuMs = cpuTimeMs(child.pid);
     if (cpuMs === undefined) throw new Error('no /proc on this machine: the start-up CPU cannot be read');
