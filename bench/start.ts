@@ -51,7 +51,6 @@ async function startOnce(dataDir: string): Promise<{ wallMs: number; cpuMs: numb
       LOG_LEVEL: 'error',
       OUTBOX_ADMIN_USER: 'ops',
       OUTBOX_ADMIN_PASSWORD: 'correct horse battery',
-      PASSWORD_HASH_COST: '14',
     },
     stdio: 'ignore',
   });

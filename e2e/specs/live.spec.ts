@@ -101,7 +101,7 @@ test.describe('Live updates with deliveries (a server of its own, worker on)', (
   /** Logs in and waits until the live stream is open (the server answers once the stream is registered). */
   async function loginTo(page: Page): Promise<string> {
     await page.goto(server.baseURL);
-    // Generous: the login hashes a password (scrypt), seconds at load 30 on two cores, before the stream opens.
+    // Generous: the login hashes a password (argon2id), seconds at load 30 on two cores, before the stream opens.
     const stream = page.waitForResponse((r) => r.url().endsWith('/api/v1/events') && r.status() === 200, { timeout: 30_000 });
     await page.getByLabel('Username', { exact: true }).fill(server.username);
     await page.getByLabel('Password', { exact: true }).fill(server.password);

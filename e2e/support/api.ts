@@ -34,8 +34,7 @@ export class Api {
   ) {}
 
   static async login(request: APIRequestContext, username: string, password: string): Promise<Api> {
-    // A login hashes the password with scrypt (slow on purpose; 2^14 for this suite's server), at most two at
-    // once: on a loaded machine that can take longer than the 5 s other calls are given.
+    // A login hashes the password with argon2id (slow on purpose), at most two at once: on a loaded machine that can take longer than the 5 s other calls are given.
     const response = await request.post('/api/v1/login', { data: { username, password }, timeout: 30_000 });
     expect(response.status(), 'API login').toBe(200);
     const body = (await response.json()) as { data: { token: string }[] };

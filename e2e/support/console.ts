@@ -100,7 +100,7 @@ export class ConsolePage {
     await this.fillLogin(this.env.username, this.env.password);
     const mark = this.traffic.mark();
     await this.loginButton.click();
-    // The server hashes with scrypt (slow by design): past the 10 s default at load 20 at the product's 2^17.
+    // The server hashes the password (slow by design): past the 10 s default at load 20 with scrypt 2^17 once.
     const loginCall = await this.traffic.next((c) => isLogin(c) && c.status === 200, mark, 30_000);
     const token = (loginCall.body as { data: { token: string }[] }).data[0]!.token;
     const list = await this.traffic.nextList(mark);

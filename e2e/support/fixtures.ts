@@ -58,8 +58,8 @@ interface WorkerFixtures {
   /** This worker's server: the built server on a fresh DATA_DIR seeded with the demo data (support/server.ts). */
   suiteServer: RunningServer;
   /**
-   * The operator's session for `api`, one per worker: a login hashes the password with scrypt on purpose
-   * (server.ts sets 2^14), and most tests want an API client beside the console, not a login.
+   * The operator's session for `api`, one per worker: a login hashes the password with argon2id on purpose,
+   * and most tests want an API client beside the console, not a login.
    * Tests that need a session of their own log in (the console's `app.login()`, or Api.login).
    */
   operatorToken: string;

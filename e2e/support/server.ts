@@ -113,9 +113,6 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
     // The drawer spec's image host, standing for a sender's, listens on loopback: the image proxy refuses that
     // by default (docs/operations.md), as a server test shows.
     IMAGE_PROXY_ALLOW_PRIVATE: 'true',
-    // The suite logs in through the console about a hundred times; at the product's scrypt 2^17 that was ~45 s of
-    // the server's CPU. 2^14 is the lowest the server takes (docs/operations.md); the server suite tests 2^17.
-    PASSWORD_HASH_COST: '14',
     ...options.env,
   };
   delete env.DATABASE_URL; // the embedded store, always

@@ -65,7 +65,7 @@ export interface AppOptions {
   metricsToken?: string | undefined;
   /** Live updates' timing and limits (tests shorten the intervals); defaults in live/live-hub.ts. */
   live?: Omit<LiveHubOptions, 'store' | 'auth' | 'logger'>;
-  /** scrypt's N for new password hashes: 2^17 by default (auth/password.ts); tests pass a lower one. */
+  /** argon2id's memory in KiB for new password hashes: 19 MiB by default (auth/password.ts); tests pass less. */
   passwordCost?: number;
   /** Socket bounds (HTTP_* in config.ts, docs/operations.md); config.ts's defaults when left out. */
   http?: Partial<HttpLimits>;

@@ -41,7 +41,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     store,
     clock,
     sessionTtlSeconds: config.sessionTtlSeconds,
-    passwordCost: 2 ** config.passwordHashCost,
+    passwordCost: config.passwordHashMemoryMiB * 1024,
     consoleDir: options.consoleDir ?? process.env.OUTBOX_CONSOLE_DIR ?? defaultConsoleDir,
     logger: { level: config.logLevel },
     trustProxy: config.trustProxy,

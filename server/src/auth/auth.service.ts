@@ -1,6 +1,6 @@
 /**
  * Operators, their sessions (tokens) and the API keys applications submit mail with. Tokens and keys are
- * 256-bit random secrets; only their SHA-256 is stored. Passwords are scrypt hashes.
+ * 256-bit random secrets; only their SHA-256 is stored. Passwords are argon2id hashes (password.ts).
  */
 import type { Clock } from '../clock.js';
 import { badRequest, conflict, notFound, RateLimitError, unauthorized } from '../errors.js';
@@ -43,7 +43,7 @@ export interface AuthServiceOptions {
   throttle?: LoginThrottle;
   /** Told when an attempt is made to wait because its name failed from many addresses (for logs and metrics). */
   onLoginSlowed?: (event: { username: string; client: string; delayMs: number }) => void;
-  /** scrypt's N for new hashes (password.ts, DEFAULT_PASSWORD_COST); tests choose a lower one to run fast. */
+  /** argon2id's memory in KiB for new hashes (password.ts, DEFAULT_PASSWORD_COST); tests choose less to run fast. */
   passwordCost?: number;
   /** Password hashes computed at once; more wait their turn (password.ts, createHashingLimit). */
   maxConcurrentHashes?: number;
@@ -119,7 +119,7 @@ export function createAuthService({
       await sleep(attempt.delayMs);
     }
     const operator = await repo.findOperatorByUsername(db, username);
-    // Unknown users cost the same scrypt work as a wrong password: the answer and its timing match.
+    // Unknown users cost the same hashing work as a wrong password: the answer and its timing match.
     const isValid = await verify(password, operator?.password_hash);
     if (!operator || !isValid) {
       // The audit log keeps failed logins beside the successful ones (issue 9, item 6). Bounded by the login

@@ -148,7 +148,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       store,
       clock: systemClock,
       sessionTtlSeconds: config.sessionTtlSeconds,
-      passwordCost: 2 ** config.passwordHashCost,
+      passwordCost: config.passwordHashMemoryMiB * 1024,
     });
     const needName = () => {
       if (!name) throw new UsageError(`${group} ${action} needs a NAME.\n\n${USAGE}`);

@@ -55,8 +55,8 @@ describe('CLI', () => {
     expect((await login('second password 2')).status).toBe(200);
     expect((await cli(['user', 'remove', 'maria'], env)).code).toBe(0);
     expect((await login('second password 2')).status).toBe(401);
-    // Six scrypt hashes at the product's 2^17 (~0.4 s each: the CLI and the server as they ship), migrations
-    // from empty and a child process: it took 63 s at load 30 on two cores, over the 60 s it had.
+    // Six password hashes at the product's cost (the CLI and the server as they ship; ~0.4 s each while that
+    // was scrypt 2^17), migrations from empty and a child process: it took 63 s at load 30 on two cores then.
   }, 180_000);
 
   it('apikey create prints the key alone on the last line; it submits mail until apikey revoke (within API_KEY_CACHE_MS)', async () => {

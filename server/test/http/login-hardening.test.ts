@@ -1,16 +1,17 @@
 /**
  * Login limits that cannot be dodged or made to forget (issue 24, item 4), on the engine under test: IPv6 counted
  * by /64, a slowed name's attempts serialised (and refused past the queue's bound), expired windows forgotten
- * before a live `user:` counter, at most two password hashes at once, scrypt at N = 2^17 with older hashes
- * re-hashed at the next login.
+ * before a live `user:` counter, at most two password hashes at once, argon2id at OWASP's 19 MiB and 2 passes
+ * with older hashes (scrypt before issue 25, or cheaper argon2id) re-hashed at the next login.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type AppServices } from '../../src/app.js';
 import { clientKeyOf, LoginThrottle, type LoginThrottleOptions } from '../../src/auth/login-throttle.js';
-import { costOf, hashPassword } from '../../src/auth/password.js';
+import { describeHash, hashPassword, verifyPassword } from '../../src/auth/password.js';
 import { ManualClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { openStore, type Store } from '../../src/store/connection.js';
@@ -41,7 +42,7 @@ async function start(
     store,
     clock,
     loginThrottle: new LoginThrottle(() => clock.now(), options.throttle),
-    // The product's cost only where a test says so; 2^14 elsewhere keeps the file fast.
+    // The product's cost only where a test says so; 16 MiB elsewhere keeps the file fast.
     passwordCost: options.passwordCost ?? 2 ** 14,
   });
   await app.ready();
@@ -161,57 +162,95 @@ describe(`login limits that cannot be dodged (${testEngine})`, () => {
 });
 
 describe(`password hashing (${testEngine})`, () => {
-  it('hashes new passwords with scrypt N = 2^17 by default, and re-hashes an older one at the next successful login', async () => {
+  it('hashes new passwords with argon2id (19 MiB, 2 passes) by default, and re-hashes a scrypt one or a cheaper argon2id one at the next successful login', async () => {
     const opened = await openTestStore(makeTempDir());
     try {
       const old = await start({ store: opened.store, passwordCost: 2 ** 14 });
       await old.services.auth.addOperator('ops', PASSWORD);
-      const before = await storedHash(opened.store, 'ops');
-      expect(costOf(before)).toBe(2 ** 14);
+      await old.services.auth.addOperator('legacy', PASSWORD);
+      const cheaper = await storedHash(opened.store, 'ops');
+      expect(describeHash(cheaper)).toEqual({ scheme: 'argon2id', memoryKiB: 2 ** 14, passes: 2 });
       await old.close();
       open.splice(open.indexOf(old), 1);
+      // A hash as the server wrote them before issue 25: scrypt, N = 2^14, r = 8, p = 1.
+      const salt = crypto.randomBytes(16);
+      const scryptHash = [
+        'scrypt',
+        2 ** 14,
+        8,
+        1,
+        salt.toString('base64url'),
+        crypto.scryptSync(PASSWORD, salt, 32, { N: 2 ** 14, r: 8, p: 1 }).toString('base64url'),
+      ].join('$');
+      await opened.store.db.updateTable('operators').set({ password_hash: scryptHash }).where('username', '=', 'legacy').execute();
 
       // The product's default: no passwordCost given.
       const clock = new ManualClock(Date.parse('2026-11-23T10:00:00Z'));
       const { app, services } = await buildApp({ store: opened.store, clock, loginThrottle: new LoginThrottle(() => clock.now()) });
+      const login = (username: string, password: string) =>
+        app.inject({ method: 'POST', url: '/api/v1/login', payload: { username, password } });
       try {
         await services.auth.addOperator('fresh', PASSWORD);
-        expect(await storedHash(opened.store, 'fresh')).toMatch(/^scrypt\$131072\$8\$1\$/);
+        expect(await storedHash(opened.store, 'fresh')).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
 
-        const wrong = await app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: 'wrong' } });
-        expect(wrong.statusCode).toBe(401);
-        expect(await storedHash(opened.store, 'ops')).toBe(before);
+        for (const [username, before] of [
+          ['ops', cheaper],
+          ['legacy', scryptHash],
+        ] as const) {
+          expect((await login(username, 'wrong')).statusCode).toBe(401);
+          expect(await storedHash(opened.store, username)).toBe(before);
 
-        const right = await app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: PASSWORD } });
-        expect(right.statusCode, right.body).toBe(200);
-        const after = await storedHash(opened.store, 'ops');
-        expect(after).not.toBe(before);
-        expect(costOf(after)).toBe(2 ** 17);
-        // The new hash is of the same password, and an old session-less login works with it.
-        const again = await app.inject({ method: 'POST', url: '/api/v1/login', payload: { username: 'ops', password: PASSWORD } });
-        expect(again.statusCode).toBe(200);
-        expect(await storedHash(opened.store, 'ops')).toBe(after);
+          const right = await login(username, PASSWORD);
+          expect(right.statusCode, right.body).toBe(200);
+          const after = await storedHash(opened.store, username);
+          expect(describeHash(after)).toEqual({ scheme: 'argon2id', memoryKiB: 19 * 1024, passes: 2 });
+          // The new hash is of the same password, and is kept at the next login.
+          expect((await login(username, PASSWORD)).statusCode).toBe(200);
+          expect((await login(username, 'wrong')).statusCode).toBe(401);
+          expect(await storedHash(opened.store, username)).toBe(after);
+        }
       } finally {
         await app.close();
       }
     } finally {
       await opened.dispose();
     }
-    // Four hashes at 2^17 (about 0.5 s of a core each): past 30 s at load 25 on two cores.
-  }, 120_000);
+  }, 60_000);
 
-  it('PASSWORD_HASH_COST sets the power of two for new hashes, in the command line as in the server; out of 14–20 is refused by name', async () => {
-    expect(loadConfig({ DATA_DIR: '/tmp/outbox-config-cost' }).passwordHashCost).toBe(17);
-    expect(() => loadConfig({ DATA_DIR: '/tmp/outbox-config-cost', PASSWORD_HASH_COST: '12' })).toThrow(
-      'PASSWORD_HASH_COST must be a whole number from 14 to 20, got "12"',
+  it('refuses a stored hash it did not make: another argon2 variant, one lane more, or parameters past its bounds', async () => {
+    const { services, store } = await start();
+    await services.auth.addOperator('ops', PASSWORD);
+    const good = await storedHash(store, 'ops');
+    const forged = [
+      good.replace('$argon2id$', '$argon2i$'),
+      good.replace(',p=1,', ',p=2,'),
+      good.replace(/m=\d+/, `m=${2 ** 30}`),
+      good.replace('$v=19$', '$v=16$'),
+      'scrypt$2097152$8$1$c2FsdA$aGFzaA',
+      'plain text',
+    ];
+    for (const hash of forged) {
+      expect(describeHash(hash), hash).toBeUndefined();
+      expect(await verifyPassword(PASSWORD, hash), hash).toBe(false);
+    }
+    expect(await verifyPassword(PASSWORD, good)).toBe(true);
+  });
+
+  it("PASSWORD_HASH_MEMORY sets argon2id's memory in MiB for new hashes, in the command line as in the server; out of 19–1024 is refused by name, and so is the old PASSWORD_HASH_COST", async () => {
+    expect(loadConfig({ DATA_DIR: '/tmp/outbox-config-cost' }).passwordHashMemoryMiB).toBe(19);
+    expect(() => loadConfig({ DATA_DIR: '/tmp/outbox-config-cost', PASSWORD_HASH_MEMORY: '12' })).toThrow(
+      'PASSWORD_HASH_MEMORY must be a whole number from 19 to 1024, got "12"',
     );
-    const environment = await freshEnvironment({ PASSWORD_HASH_COST: '15' });
+    expect(() => loadConfig({ DATA_DIR: '/tmp/outbox-config-cost', PASSWORD_HASH_COST: '17' })).toThrow(
+      'PASSWORD_HASH_COST is no longer read: passwords are hashed with argon2id; set PASSWORD_HASH_MEMORY (MiB, 19–1024) instead, or remove it',
+    );
+    const environment = await freshEnvironment({ PASSWORD_HASH_MEMORY: '24' });
     try {
       const added = await cli(['user', 'add', 'ann', '--password-stdin'], environment.env, `${PASSWORD}\n`);
       expect(added.code, added.stderr).toBe(0);
       const store = await openStore({ dataDir: environment.dataDir, databaseUrl: environment.env.DATABASE_URL, maxConnections: 1 });
       try {
-        expect(costOf(await storedHash(store, 'ann'))).toBe(2 ** 15);
+        expect(describeHash(await storedHash(store, 'ann'))).toEqual({ scheme: 'argon2id', memoryKiB: 24 * 1024, passes: 2 });
       } finally {
         await store.close();
       }
@@ -234,7 +273,7 @@ describe(`password hashing (${testEngine})`, () => {
     fs.writeFileSync(file, 'x');
 
     const flood = Promise.all(Array.from({ length: 8 }, (_, i) => login('ops', `wrong${i}`, `192.0.2.${i + 1}`)));
-    // File reads go through the same four libuv threads as scrypt.
+    // File reads go through the same four libuv threads as the password hashes.
     const reads: number[] = [];
     await new Promise((resolve) => setTimeout(resolve, 5));
     for (let i = 0; i < 10; i++) {
@@ -245,7 +284,7 @@ describe(`password hashing (${testEngine})`, () => {
     const answers = await flood;
     expect(answers.every((a) => a.status === 401)).toBe(true);
     const slowestRead = Math.max(...reads);
-    console.log(`login flood at N=2^16: one hash ${Math.round(hashMs)} ms; slowest file read meanwhile ${slowestRead.toFixed(1)} ms`);
+    console.log(`login flood at 64 MiB: one hash ${Math.round(hashMs)} ms; slowest file read meanwhile ${slowestRead.toFixed(1)} ms`);
     // Before: eight hashes took all four threads, and a read waited for one to finish (about a hash's time).
     expect(slowestRead).toBeLessThan(hashMs / 2);
   });

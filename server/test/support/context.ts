@@ -73,9 +73,9 @@ export async function openTestStore(dataDir: string): Promise<{ store: Store; da
 }
 
 /**
- * scrypt's N for the operators of a test context. The product's 2^17 costs ~0.4 s and 128 MiB a hash, and the
- * suite logs in hundreds of times; 2^10 hashes in about a millisecond. The product's cost is tested where it
- * is the subject (login-hardening.test.ts), and a test that times a login passes a higher one.
+ * argon2id's memory in KiB for the operators of a test context: 1 MiB hashes in about a millisecond, and the
+ * suite logs in hundreds of times. The product's 19 MiB is tested where it is the subject
+ * (login-hardening.test.ts), and a test that times a login passes more.
  */
 export const TEST_PASSWORD_COST = 2 ** 10;
 

@@ -61,11 +61,11 @@ function isRunning(pid: number): boolean {
 }
 
 /**
- * Packages left as imports when the dependencies are bundled: a native addon (better-sqlite3, pg's optional
- * pg-native), and packages that read files beside their own modules at run time (swagger-ui's assets, pino's
- * transport workers).
+ * Packages left as imports when the dependencies are bundled: native addons (better-sqlite3, argon2, pg's
+ * optional pg-native), and packages that read files beside their own modules at run time (swagger-ui's assets,
+ * pino's transport workers).
  */
-const unbundled = ['better-sqlite3', 'pg-native', '@fastify/swagger-ui', 'pino', 'thread-stream'];
+const unbundled = ['better-sqlite3', 'argon2', 'pg-native', '@fastify/swagger-ui', 'pino', 'thread-stream'];
 
 /**
  * Server-side TypeScript (paths relative to server/) bundled for Node as `npm run build -w server` does, the

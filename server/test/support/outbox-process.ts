@@ -44,9 +44,6 @@ export async function freshEnvironment(
       LOG_LEVEL: 'silent',
       OUTBOX_ADMIN_USER: 'ops',
       OUTBOX_ADMIN_PASSWORD: 'correct horse battery',
-      // The lowest the server takes (the product's 2^17 is login-hardening.test.ts's): every start hashes the
-      // configured operator's password, and many tests log in.
-      PASSWORD_HASH_COST: '14',
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...env,
     },
