@@ -116,7 +116,12 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       1,
     );
     const seekSpread = filter.statuses ? Math.max(statusRows / largestStatus, 1) : 1;
-    const plan = planList(filter, sort, { matches: matchIds?.length, expectedMatches, walkShare, pageRows, seekSpread }, options);
+    const plan = planList(
+      filter,
+      sort,
+      { matches: matchIds?.length, expectedMatches, candidates: stats?.candidates, walkShare, pageRows, seekSpread },
+      options,
+    );
     // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
     const found =
       plan.name === 'walk' && plan.throughCandidates

@@ -11,6 +11,7 @@
  * store has grown or shrunk by a quarter since (an empty store's first mails included).
  */
 import type { DbOrTrx } from '../store/connection.js';
+import { findIdRange } from './list.repository.js';
 
 export interface SearchSampleOptions {
   /** Mails in a sample. */
@@ -48,12 +49,11 @@ export function createSearchSample(db: DbOrTrx, options: Partial<SearchSampleOpt
 
   async function read(totalRows: number): Promise<void> {
     const at = now();
-    const bounds = await db
-      .selectFrom('mails')
-      .select((eb) => [eb.fn.min('id').as('min'), eb.fn.max('id').as('max')])
-      .executeTakeFirst();
-    if (!bounds || bounds.min === null || bounds.max === null) return;
-    const [min, max] = [Number(bounds.min), Number(bounds.max)];
+    // Two seeks of the primary key (findIdRange): one query asking min(id) and max(id) together is a scan of
+    // the whole table on SQLite, 70 ms at 1M mails with the event loop held.
+    const bounds = await findIdRange(db);
+    if (!bounds) return;
+    const { min, max } = bounds;
     // Runs of consecutive mails from random ids, so ids freed by deletes cost no sample: each run is one seek
     // of the primary key and takes the next `RUN` mails that exist. A small store is read whole.
     const starts =
