@@ -48,9 +48,9 @@ function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> 
   if (filter.statuses) terms.push(sql<boolean>`${ref('status')} in (${sql.join(filter.statuses)})`);
   if (filter.receivedFrom !== undefined) terms.push(sql<boolean>`${ref('received_at')} >= ${filter.receivedFrom}`);
   if (filter.receivedTo !== undefined) terms.push(sql<boolean>`${ref('received_at')} < ${filter.receivedTo}`);
-  if (filter.indexKey !== undefined) {
-    // The key is what the index looks up; the whole search, hidden from the index, is checked on its rows.
-    terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(filter.indexKey)}%`} escape '\\'`);
+  if (filter.indexKeys !== undefined) {
+    // The keys are what the index looks up; the whole search, hidden from the index, is checked on its rows.
+    for (const key of filter.indexKeys) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(key)}%`} escape '\\'`);
     if (filter.search !== undefined)
       terms.push(sql<boolean>`(mails.search_text || '') like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
   } else if (filter.search !== undefined) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);

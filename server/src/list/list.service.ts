@@ -10,7 +10,7 @@ import type { MailRow } from '../store/schema.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
 import {
   chooseMatchSource,
-  chooseIndexKey,
+  chooseIndexKeys,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
   estimateWalkShare,
@@ -46,19 +46,27 @@ export interface ListMailsInput {
 
 export function createListService({ store, withRecipients }: { store: Store; withRecipients: (rows: MailRow[]) => Promise<Mail[]> }) {
   const { db } = store;
-  // Which part of a search is rare enough to look up in the trigram index (chooseTrigrams, chooseIndexKey).
+  // Which part of a search is rare enough to look up in the trigram index (chooseTrigrams, chooseIndexKeys).
   const searchSample = createSearchSample(db);
 
   /**
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
    * term is counted up to the cap, and that count (the matches' ids) is what `planList` chooses from.
-   * `plan` names the plan that read the page and `countSource` where the count read its matches (undefined:
-   * nothing to count), for tests and the benchmark; the route's schema leaves both out of the answer.
+   * `plan` names the plan that read the page, `countSource` where the count read its matches (undefined:
+   * nothing to count) and `indexKeys` what PostgreSQL's index looked the search up by, for tests and the
+   * benchmark; the route's schema leaves them out of the answer.
    */
   async function listMails(
     input: ListMailsInput,
     options: ListOptions = DEFAULT_LIST_OPTIONS,
-  ): Promise<{ data: Mail[]; meta: MailListMeta; plan: ListPlanLabel; countSource: MatchSource | undefined }> {
+  ): Promise<{
+    data: Mail[];
+    meta: MailListMeta;
+    plan: ListPlanLabel;
+    countSource: MatchSource | undefined;
+    /** PostgreSQL: what the trigram index looked the search up by (chooseIndexKeys); undefined: the whole search. */
+    indexKeys: readonly string[] | undefined;
+  }> {
     const sort = input.sort ?? 'receivedDate';
     const order = input.order ?? 'desc';
     const cursor = input.cursor === undefined ? undefined : decodeListCursor(input.cursor, sort, order);
@@ -80,7 +88,8 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
     const shares = isIndexedSearch(filter.search) ? searchSample.sharesFor(totalRows) : undefined;
     const trigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, shares?.trigram) : [];
-    if (store.engine === 'postgres' && shares && filter.search !== undefined) filter.indexKey = chooseIndexKey(filter.search, shares.text);
+    if (store.engine === 'postgres' && shares && filter.search !== undefined)
+      filter.indexKeys = chooseIndexKeys(filter.search, shares, statusRows / Math.max(totalRows, 1));
     const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, trigrams, options) : undefined;
     const stats = probed?.stats;
     const countSource = stats && chooseMatchSource(filter, store.engine, stats, options.countCap + 1);
@@ -183,6 +192,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       },
       plan: answered,
       countSource,
+      indexKeys: filter.indexKeys,
     };
   }
 
@@ -217,7 +227,10 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     return { stats, everyCandidate: idRange ? undefined : probe };
   }
 
-  return { listMails };
+  /** Resolves when the search sample being read, if any, is read (tests). */
+  const searchSampleSettled = () => searchSample.settled();
+
+  return { listMails, searchSampleSettled };
 }
 
 export type ListService = ReturnType<typeof createListService>;

@@ -78,6 +78,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
   return {
     queueHealth,
     listMails: list.listMails,
+    searchSampleSettled: list.searchSampleSettled,
     getMailDetail,
     getRawMessage,
     ...actions,

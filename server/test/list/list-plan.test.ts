@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   chooseIndexKey,
+  chooseIndexKeys,
   chooseMatchSource,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
@@ -379,6 +380,54 @@ describe('chooseIndexKey: the part of a search the trigram index looks up (Postg
 
   it('letters beyond ASCII are word characters', () => {
     expect(chooseIndexKey('søren.ødegård@example.com', share)).toBe('søren.ødegård@');
+  });
+});
+
+describe('chooseIndexKeys: the trigrams PostgreSQL looks a search up by', () => {
+  // A sample of 2,000 mails shaped like the benchmark store's: a surname on 5 % of them, a word on 10 %.
+  const texts = Array.from({ length: 2_000 }, (_, i) => {
+    const name = i % 20 === 0 ? `bjorn.andersen${i % 1_000}` : i % 10 === 1 ? `lumi.weber${i % 100}` : `user.weber${i % 1_000}`;
+    return `${name}@shop.example order #${1_000 + (i % 1_000)} parcel ${(i * 37) % 10_000} shipped`;
+  });
+  const holding = (parts: readonly string[]) => texts.filter((t) => parts.every((part) => t.includes(part))).length / texts.length;
+  const shares = { trigram: (t: string) => holding([t]), text: (t: string) => holding([t]), together: holding };
+
+  it('a surname beside a rare status: its rarest trigram, which finds the same mails', () => {
+    expect(holding(['andersen'])).toBe(0.05);
+    expect(chooseIndexKeys('andersen', shares, 0.06)).toEqual(['and']);
+    expect(holding(['and'])).toBe(holding(['andersen']));
+  });
+
+  it('the same surname alone, or beside most statuses: looked up whole, as PostgreSQL plans it', () => {
+    expect(chooseIndexKeys('andersen', shares, 1)).toBeUndefined();
+    expect(chooseIndexKeys('andersen', shares, 0.5)).toBeUndefined();
+    // On 10 %: whole, beside any status.
+    expect(chooseIndexKeys('lumi', shares, 0.06)).toBeUndefined();
+  });
+
+  it('a full address: its rarest trigram, then the next that halves what it finds, until none is left', () => {
+    // `n20` is on andersen20 alone (two mails of the sample); `r13` on weber13, 113, 213 … and `r13` with `1 `
+    // would narrow it, but `1 ` is not three letters or digits: then `113`... the rarest that halve it.
+    expect(chooseIndexKeys('bjorn.andersen20@shop.example', shares)).toEqual(['n20']);
+    const weber = chooseIndexKeys('user.weber313@shop.example', shares)!;
+    expect(weber.length).toBeGreaterThan(0);
+    expect(holding(weber)).toBeLessThanOrEqual(2 * holding(['user.weber313@shop.example']));
+  });
+
+  it('trigrams are kept only when they find at most twice the mails the search is on; never seen: none', () => {
+    // `757` alone is on parcel numbers too; with `175`, on little more than `#1757`.
+    expect(holding(['757'])).toBeGreaterThan(2 * holding(['#1757']));
+    const keys = chooseIndexKeys('#1757', shares, 0.06)!;
+    expect(keys).toEqual(['757', '175']);
+    expect(holding(keys)).toBeLessThanOrEqual(2 * holding(['#1757']));
+    // Never seen by the sample: trigrams the sample never saw together (three at most).
+    const unseen = chooseIndexKeys('#57573', shares)!;
+    expect(unseen).toEqual(['575', '757', '573']);
+    expect(holding(unseen)).toBe(0);
+  });
+
+  it('no piece of three letters or digits (`7/2`): the words', () => {
+    expect(chooseIndexKeys('7/2', shares)).toBeUndefined();
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * The search sample (list/search-sample.ts) that tells the list which part of a search is rare enough to look
- * up in its trigram index (chooseTrigrams on SQLite, chooseIndexKey on PostgreSQL; list-plan.ts): read in the
+ * up in its trigram index (chooseTrigrams on SQLite, chooseIndexKeys on PostgreSQL; list-plan.ts): read in the
  * background, refreshed when stale, and never a reason for a search to miss a mail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +41,14 @@ describe('the search sample', () => {
     expect(shares.text('plain 1')).toBe(9 / 40); // Plain 1, 10, 11, 13, 14, 15, 17, 18, 19
     expect(shares.text('@example.com')).toBe(1);
     expect(shares.text('no such text')).toBe(0);
+    // Shorter than a trigram: every text is looked at.
+    expect(shares.text('zz')).toBe(0);
+    expect(shares.text('n ')).toBe(30 / 40); // every "Plain "
+    // Every one of several texts (PostgreSQL's index keys): looked up through each one's trigrams.
+    expect(shares.together(['zeb', 'cro'])).toBe(10 / 40);
+    expect(shares.together(['zeb', 'pla'])).toBe(0);
+    expect(shares.together(['pla', 'n 1'])).toBe(9 / 40);
+    expect(shares.together(['zebra', 'sam@'])).toBe(10 / 40);
   });
 
   it('reads again when the store has grown by more than a quarter, or the sample is older than its age', async () => {
