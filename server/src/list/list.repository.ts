@@ -257,9 +257,18 @@ export async function findMatchingIds(
 ): Promise<number[]> {
   if (engine === 'sqlite' && trigrams.length > 0 && source === 'trigrams') {
     const terms = termsOf(filter, true);
-    const { rows } = await sql<{ id: number }>`select mails.id from mails_fts join mails on mails.id = mails_fts.rowid
-      where mails_fts match ${trigramMatchQuery(trigrams)} and ${sql.join(terms, sql` and `)}
-      order by mails_fts.rowid desc limit ${limit}`.execute(db);
+    const match = trigramMatchQuery(trigrams);
+    // With statuses, each candidate's status is first looked up in the small `(status, id)` index, and only
+    // the candidates in them read their row (a word on 5 % of the mails with a status of 6 %: ~17,000 rows
+    // read for 1,001 matches before, ~3,000 now). The candidates are a co-routine, so that SQLite cannot
+    // join the row first (LIMIT keeps it from flattening the subquery); it yields them newest first.
+    const candidates = filter.statuses
+      ? sql`(select rowid as id from mails_fts where mails_fts match ${match}
+          and exists (select 1 from mails s indexed by mails_status_idx where s.status in (${sql.join(filter.statuses)}) and s.id = mails_fts.rowid)
+          order by rowid desc limit -1 offset 0)`
+      : sql`(select rowid as id from mails_fts where mails_fts match ${match} order by rowid desc limit -1 offset 0)`;
+    const { rows } = await sql<{ id: number }>`select mails.id from ${candidates} as f join mails on mails.id = f.id
+      where ${sql.join(terms, sql` and `)} order by f.id desc limit ${limit}`.execute(db);
     return rows.map((r) => Number(r.id));
   }
   const rows = await matching(db.selectFrom('mails').select('id'), filter).limit(limit).execute();
