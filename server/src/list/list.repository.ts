@@ -49,7 +49,8 @@ function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> 
   if (filter.receivedFrom !== undefined) terms.push(sql<boolean>`${ref('received_at')} >= ${filter.receivedFrom}`);
   if (filter.receivedTo !== undefined) terms.push(sql<boolean>`${ref('received_at')} < ${filter.receivedTo}`);
   if (filter.indexKeys !== undefined) {
-    // The keys are what the index looks up; the whole search, hidden from the index, is checked on its rows.
+    // The keys are what the index looks up (none: the index is not asked); the whole search, hidden from the
+    // index, is checked on the rows found.
     for (const key of filter.indexKeys) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(key)}%`} escape '\\'`);
     if (filter.search !== undefined)
       terms.push(sql<boolean>`(mails.search_text || '') like ${`%${escapeLike(filter.search)}%`} escape '\\'`);

@@ -19,6 +19,7 @@ import { statusSortIndexes } from './migrations/014-status-sort-indexes.js';
 import { queueDueIndex } from './migrations/015-queue-due-index.js';
 import { deliveryWrites } from './migrations/016-delivery-writes.js';
 import { updateAfterReceipt } from './migrations/017-update-after-receipt.js';
+import { statusSearchIndex } from './migrations/018-status-search-index.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -37,6 +38,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '015-queue-due-index': queueDueIndex(store.engine),
     '016-delivery-writes': deliveryWrites(store.engine),
     '017-update-after-receipt': updateAfterReceipt(),
+    '018-status-search-index': statusSearchIndex(store.engine),
   };
 }
 

@@ -5,6 +5,7 @@
  * thresholds are options of the call, lowered so that a hundred mails take the plans a million do.
  */
 import { MailStatus } from '@outbox/contract';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListMailsInput } from '../../src/list/list.service.js';
 import { DEFAULT_LIST_OPTIONS, type ListOptions } from '../../src/list/list-plan.js';
@@ -270,6 +271,24 @@ describe('a search looked up by its rarest trigrams finds what the whole search 
       expect(zanzibar.indexKeys).toBeUndefined();
     }
   });
+
+  // PostgreSQL's own index (migration 018): the SQLite half leaves it out rather than reporting it skipped.
+  if (testEngine === 'postgres')
+    it('PostgreSQL: the trigram index holds the status too (migration 018), so a search with a status is one GIN scan', async () => {
+      const { rows } = await sql<{ name: string; definition: string }>`
+        select indexname as name, indexdef as definition from pg_indexes where tablename = 'mails'`.execute(context.store.db);
+      const gin = rows.filter((r) => / USING gin /.test(r.definition));
+      expect(gin.map((r) => r.name)).toEqual(['mails_status_search_idx']);
+      expect(gin[0]!.definition).toContain('USING gin (status, search_text gin_trgm_ops)');
+      // At 1M mails the planner counts `status in (…) and search_text like …` in one scan of it (3.5–6 ms
+      // against 18–50 ms for two bitmaps ANDed: docs/query-plans.md); a test table is too small for that
+      // plan, so the rows it finds are what is checked here.
+      const found = await context.services.mails.listMails(
+        { q: 'andersen', statuses: [MailStatus.Error], limit: 50 },
+        DEFAULT_LIST_OPTIONS,
+      );
+      expect(found.data.map((m) => m.id).sort((a, b) => a - b)).toEqual([...expected.andersenError].sort((a, b) => a - b));
+    });
 });
 
 describe('paging through every plan', () => {

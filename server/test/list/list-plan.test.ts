@@ -426,6 +426,13 @@ describe('chooseIndexKeys: the trigrams PostgreSQL looks a search up by', () => 
     expect(holding(unseen)).toBe(0);
   });
 
+  it('a search on half the mails or more: not looked up beside few statuses, looked up whole otherwise', () => {
+    expect(holding(['shop.example'])).toBe(1);
+    expect(chooseIndexKeys('shop.example', shares, 0.04)).toEqual([]);
+    expect(chooseIndexKeys('shop.example', shares, 0.5)).toBeUndefined();
+    expect(chooseIndexKeys('shipped', shares)).toBeUndefined();
+  });
+
   it('no piece of three letters or digits (`7/2`): the words', () => {
     expect(chooseIndexKeys('7/2', shares)).toBeUndefined();
   });
