@@ -93,6 +93,10 @@ export async function readIndexPage(
   candidates?: number[],
 ): Promise<{ rows: MailRow[]; complete: boolean }> {
   const { statuses } = read.filter;
+  if (engine === 'postgres' && bound === undefined && !candidates && statuses && statuses.length > 1 && read.take !== undefined) {
+    if (read.filter.search === undefined && read.filter.receivedFrom === undefined && read.filter.receivedTo === undefined)
+      return { rows: await readStatusesAtOnce(db, read, statuses, read.take), complete: true };
+  }
   // Every match (no limit) is one read with the statuses as one term: nothing to merge.
   const seeks = statuses && read.take !== undefined ? statuses.map((status) => [status]) : [statuses];
   const parts = await Promise.all(seeks.map((only) => readSeek(db, engine, read, only, bound, candidates)));
@@ -110,6 +114,25 @@ export async function readIndexPage(
   const order = await sortedPage(merged, engine, { ...read, after: undefined }).execute();
   const known = complete || (read.take !== undefined && order.length >= read.take);
   return { rows: order.map((r) => rows.get(r.id)!), complete: known };
+}
+
+/**
+ * PostgreSQL, statuses alone: one statement that seeks `(status, column, id)` past the cursor for each status
+ * (a row comparison is one seek there) and orders the union, instead of one statement per status and a third
+ * that orders their ids (`status=0,4`: 6 round trips per request → 4, and 51 rows parsed instead of 102).
+ */
+async function readStatusesAtOnce(db: DbOrTrx, read: PageRead, statuses: number[], take: number): Promise<MailRow[]> {
+  const { column } = LIST_SORTS[read.sort];
+  const direction = read.descending ? 'desc' : 'asc';
+  const past = sql.raw(read.descending ? '<' : '>');
+  const seeks = statuses.map((status) => {
+    let seek = db.selectFrom('mails').selectAll().where('status', '=', status);
+    if (read.after) seek = seek.where(sql<boolean>`(${sql.ref(column)}, id) ${past} (${read.after.value}, ${read.after.id})`);
+    return db.selectFrom(seek.orderBy(column, direction).orderBy('id', direction).limit(take).as('seek')).selectAll();
+  });
+  const union = seeks.slice(1).reduce((all, seek) => all.unionAll(seek), seeks[0]!);
+  const merged = db.selectFrom(union.as('mails')).selectAll() as unknown as MailQuery<MailRow>;
+  return sortedPage(merged, 'postgres', { ...read, after: undefined }).execute();
 }
 
 /** The page's sort value as `sortedPage` orders it: hidden from the indexes (SQLite `+column`; PostgreSQL an expression). */
