@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
+import { createTrustedExtension } from './extensions.js';
 
 /**
  * Issue 8, items 8 and 10: a text search that does not read the table, and the list sorted by To.
@@ -45,22 +46,7 @@ export function searchIndexAndToSort(engine: Engine): Migration {
           end`.execute(db);
         await sql`insert into mails_fts(mails_fts) values ('rebuild')`.execute(db);
       } else {
-        try {
-          // Savepoint: a failed CREATE EXTENSION would otherwise abort the migration's transaction before
-          // we could say why.
-          await sql`savepoint create_pg_trgm`.execute(db);
-          await sql`create extension if not exists pg_trgm`.execute(db);
-          await sql`release savepoint create_pg_trgm`.execute(db);
-        } catch (error) {
-          const cause = error instanceof Error ? error.message : String(error);
-          throw new Error(
-            `the PostgreSQL extension pg_trgm (trigram index for the list's text search) could not be created: ${cause}. ` +
-              'It ships with PostgreSQL (package postgresql-contrib on some systems) and is a trusted extension since ' +
-              'PostgreSQL 13, so the database owner can create it: run `CREATE EXTENSION pg_trgm;` in this database ' +
-              'as its owner or a superuser, then start Outbox again.',
-            { cause: error },
-          );
-        }
+        await createTrustedExtension(db, 'pg_trgm', "trigram index for the list's text search");
         await sql`create index mails_search_trgm_idx on mails using gin (search_text gin_trgm_ops)`.execute(db);
         // The planner picks between this index and walking a sort index from its estimate of how many rows a
         // pattern matches; a finer histogram of search_text makes that estimate better.

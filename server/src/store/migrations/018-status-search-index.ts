@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
+import { createTrustedExtension } from './extensions.js';
 
 /**
  * PostgreSQL: the trigram index holds the status too (issue 25 item 5, the console's filter change).
@@ -20,21 +21,7 @@ export function statusSearchIndex(engine: Engine): Migration {
   return {
     async up(db: Kysely<unknown>) {
       if (engine !== 'postgres') return;
-      try {
-        // Savepoint: a failed CREATE EXTENSION would otherwise abort the migration's transaction before we could say why.
-        await sql`savepoint create_btree_gin`.execute(db);
-        await sql`create extension if not exists btree_gin`.execute(db);
-        await sql`release savepoint create_btree_gin`.execute(db);
-      } catch (error) {
-        const cause = error instanceof Error ? error.message : String(error);
-        throw new Error(
-          `the PostgreSQL extension btree_gin (the status in the list's trigram index) could not be created: ${cause}. ` +
-            'It ships with PostgreSQL (package postgresql-contrib on some systems) and is a trusted extension since ' +
-            'PostgreSQL 13, so the database owner can create it: run `CREATE EXTENSION btree_gin;` in this database ' +
-            'as its owner or a superuser, then start Outbox again.',
-          { cause: error },
-        );
-      }
+      await createTrustedExtension(db, 'btree_gin', "the status in the list's trigram index");
       await sql`create index mails_status_search_idx on mails using gin (status, search_text gin_trgm_ops)`.execute(db);
       await sql`drop index mails_search_trgm_idx`.execute(db);
     },
