@@ -283,6 +283,12 @@ const MAX_SPREAD_TRIGRAMS = 12;
  * mails, three at most: a full address cost 33–40 ms of FTS5 at 1M mails through every third trigram, and
  * 0.5–1 ms through its three rarest. Without it, every third trigram and the last.
  */
+/** Every 3-character piece of a text, in order, repeats included (characters, not UTF-16 units). */
+export function trigramsOf(text: string): string[] {
+  const chars = Array.from(text);
+  return Array.from({ length: Math.max(chars.length - 2, 0) }, (_, start) => chars[start]! + chars[start + 1]! + chars[start + 2]!);
+}
+
 export function chooseTrigrams(search: string, share?: (trigram: string) => number): string[] {
   const chars = Array.from(search);
   if (chars.length < 3) return [];
@@ -293,7 +299,7 @@ export function chooseTrigrams(search: string, share?: (trigram: string) => numb
     starts.add(chars.length - 3);
     return [...new Set([...starts].slice(0, MAX_SPREAD_TRIGRAMS).map(at))];
   }
-  const trigrams = [...new Set(Array.from({ length: chars.length - 2 }, (_, start) => at(start)))];
+  const trigrams = [...new Set(trigramsOf(search))];
   const byShare = trigrams.map((trigram, position) => ({ trigram, position, share: share(trigram) }));
   // Stable: among equally rare trigrams, the earlier one.
   byShare.sort((a, b) => a.share - b.share || a.position - b.position);
@@ -345,8 +351,7 @@ export function chooseIndexKeys(search: string, shares: SampleShares, statusShar
   const whole = shares.text(search);
   if (whole >= UNINDEXED_SHARE && statusShare <= STATUS_SHARE) return [];
   if (whole > MAX_KEYED_SHARE || (whole > RARE_SEARCH_SHARE && statusShare > STATUS_SHARE)) return chooseWordKey(search, shares);
-  const chars = Array.from(search);
-  const pieces = [...new Set(Array.from({ length: Math.max(chars.length - 2, 0) }, (_, start) => chars.slice(start, start + 3).join('')))]
+  const pieces = [...new Set(trigramsOf(search))]
     .filter((piece) => PG_TRIGRAM.test(piece))
     .map((piece, position) => ({ piece, position, share: shares.trigram(piece) }))
     // Stable: among equally rare trigrams, the earlier one.

@@ -286,11 +286,11 @@ export async function findMatchingIds(
     // the candidates in them read their row (a word on 5 % of the mails with a status of 6 %: ~17,000 rows
     // read for 1,001 matches before, ~3,000 now). The candidates are a co-routine, so that SQLite cannot
     // join the row first (LIMIT keeps it from flattening the subquery); it yields them newest first.
-    const candidates = filter.statuses
-      ? sql`(select rowid as id from mails_fts where mails_fts match ${match}
-          and exists (select 1 from mails s indexed by mails_status_idx where s.status in (${sql.join(filter.statuses)}) and s.id = mails_fts.rowid)
-          order by rowid desc limit -1 offset 0)`
-      : sql`(select rowid as id from mails_fts where mails_fts match ${match} order by rowid desc limit -1 offset 0)`;
+    const inStatuses = filter.statuses
+      ? sql`and exists (select 1 from mails s indexed by mails_status_idx where s.status in (${sql.join(filter.statuses)}) and s.id = mails_fts.rowid)`
+      : sql``;
+    const candidates = sql`(select rowid as id from mails_fts where mails_fts match ${match} ${inStatuses}
+      order by rowid desc limit -1 offset 0)`;
     const { rows } = await sql<{ id: number }>`select mails.id from ${candidates} as f join mails on mails.id = f.id
       where ${sql.join(terms, sql` and `)} order by f.id desc limit ${limit}`.execute(db);
     return rows.map((r) => Number(r.id));

@@ -11,6 +11,7 @@
  * store has grown or shrunk by a quarter since (an empty store's first mails included).
  */
 import type { DbOrTrx } from '../store/connection.js';
+import { trigramsOf } from './list-plan.js';
 import { findIdRange } from './list.repository.js';
 
 export interface SearchSampleOptions {
@@ -127,11 +128,6 @@ export function createSearchSample(db: DbOrTrx, options: Partial<SearchSampleOpt
     },
     settled: () => reading ?? Promise.resolve(),
   };
-}
-
-function trigramsOf(text: string): string[] {
-  const chars = Array.from(text);
-  return Array.from({ length: Math.max(chars.length - 2, 0) }, (_, i) => chars[i]! + chars[i + 1]! + chars[i + 2]!);
 }
 
 /** Whether an ascending list holds `value` (binary search). */
