@@ -104,11 +104,9 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     // spanned tells how many mails it is on, if they are spread like the ids. Counted through a seek, the
     // probe of its candidates told it.
     const fromTrigrams = countSource === 'trigrams';
-    const idRange = fromTrigrams && matchIds && matchIds.length > options.countCap ? await repo.findIdRange(db) : undefined;
-    const expectedMatches =
-      idRange && matchIds
-        ? Math.round((matchIds.length * (idRange.max - idRange.min + 1)) / (matchIds[0]! - matchIds.at(-1)! + 1))
-        : stats?.candidates;
+    const idRange =
+      fromTrigrams && matchIds && matchIds.length > options.countCap ? (probed?.idRange ?? (await repo.findIdRange(db))) : undefined;
+    const expectedMatches = idRange && matchIds ? spreadOverIds(matchIds, idRange) : stats?.candidates;
     const walkShare = estimateWalkShare(filter, sort, (order === 'desc') === (cursor?.direction === 'prev'), {
       statusRows,
       totalRows,
@@ -208,7 +206,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     totalRows: number,
     trigrams: readonly string[],
     options: ListOptions,
-  ): Promise<{ stats: MatchStats; everyCandidate?: number[] | undefined }> {
+  ): Promise<{ stats: MatchStats; everyCandidate?: number[] | undefined; idRange?: { min: number; max: number } | undefined }> {
     const stats: MatchStats = { statusRows, totalRows };
     const hasRange = filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
     if (hasRange) {
@@ -221,10 +219,8 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || (filter.statuses === undefined && !hasRange)) return { stats };
     const probe = await repo.findTrigramCandidates(db, trigrams, options.countCap + 1);
     const idRange = probe.length > options.countCap ? await repo.findIdRange(db) : undefined;
-    stats.candidates = idRange
-      ? Math.round((probe.length * (idRange.max - idRange.min + 1)) / (probe[0]! - probe.at(-1)! + 1))
-      : probe.length;
-    return { stats, everyCandidate: idRange ? undefined : probe };
+    stats.candidates = idRange ? spreadOverIds(probe, idRange) : probe.length;
+    return { stats, everyCandidate: idRange ? undefined : probe, idRange };
   }
 
   /** Resolves when the search sample being read, if any, is read (tests). */
@@ -234,3 +230,11 @@ export function createListService({ store, withRecipients }: { store: Store; wit
 }
 
 export type ListService = ReturnType<typeof createListService>;
+
+/**
+ * How many ids of the store a run of them stands for, read newest first and cut short: their count times the
+ * share of all ids (`range`) that the run spanned, as if they were spread like the ids.
+ */
+function spreadOverIds(newestFirst: number[], range: { min: number; max: number }): number {
+  return Math.round((newestFirst.length * (range.max - range.min + 1)) / (newestFirst[0]! - newestFirst.at(-1)! + 1));
+}
