@@ -11,7 +11,9 @@
  *   npx tsx bench/intake-http.ts [--engine sqlite|postgres] [--connections 32] [--seconds 10]
  *                                [--batch-connections 4] [--batch-seconds 10] [--batch-size 500]
  *                                [--suppressions N]  (N addresses on the suppression list: the check's cost)
+ *                                [--profile]  (a CPU profile of the server's thread per phase, bench/results/profiles/)
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
@@ -21,6 +23,7 @@ import {
   describeSetup,
   formatNumber,
   printTable,
+  resultsDir,
   rate,
   setupLine,
   summarize,
@@ -31,6 +34,7 @@ import {
   type LatencySummary,
 } from './support/common.js';
 import { runLoadInChild, type LoadResult, type LoadSpec } from './support/http-load.js';
+import { startCpuProfile } from './support/cpu-profile.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import { upsertSuppressions } from '../server/src/suppression/suppression.repository.js';
 
@@ -46,6 +50,7 @@ const { values } = parseArgs({
     'batch-seconds': { type: 'string', default: '10' },
     'batch-size': { type: 'string', default: '500' },
     suppressions: { type: 'string', default: '0' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const engine = values.engine as Engine;
@@ -106,11 +111,20 @@ async function main(): Promise<void> {
       goal: number,
       spec: Pick<LoadSpec, 'body' | 'connections' | 'durationMs'> & { extraHeaders?: Record<string, string> },
     ): Promise<Phase> => {
+      const stopProfile = values.profile ? await startCpuProfile() : undefined;
       const cpuBefore = cpuTimeMs();
       const { extraHeaders, ...load } = spec;
       const headers = { ...base.headers, ...extraHeaders };
       const result = await withTimeout(runLoadInChild({ ...base, ...load, headers, firstIndex }), spec.durationMs + 60_000, name);
       const cpuAfter = cpuTimeMs();
+      if (stopProfile) {
+        const profile = await stopProfile();
+        const file = profile.file(
+          `intake-http-${engine}-${name.replace(/\W+/g, '-')}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+          path.join(resultsDir, 'profiles'),
+        );
+        console.log(`CPU profile of the server's thread, ${name}, ${engine}: ${file}\n${profile.summary}\n`);
+      }
       firstIndex += 10_000_000;
       const phase: Phase = {
         name,

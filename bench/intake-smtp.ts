@@ -11,8 +11,12 @@
  * or the benchmark fails instead of printing a figure.
  *
  *   npx tsx bench/intake-smtp.ts [--engine sqlite|postgres] [--client both|nodemailer|pipelining] [--count 5000]
- *     [--connections 8] [--concurrency 32]
+ *     [--connections 8] [--concurrency 32] [--profile]
+ *
+ * `--profile` writes a CPU profile of the server's thread during each measured run (bench/results/profiles/)
+ * and prints its summary: self time by package and by function.
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
@@ -30,7 +34,9 @@ import {
   warnIfBusy,
   withTimeout,
   writeResult,
+  resultsDir,
 } from './support/common.js';
+import { startCpuProfile } from './support/cpu-profile.js';
 import { startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
 import { runSmtpLoadInChild } from './support/smtp-load.js';
 
@@ -41,6 +47,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '5000' },
     connections: { type: 'string', default: '8' },
     concurrency: { type: 'string', default: '32' },
+    profile: { type: 'boolean', default: false },
   },
 });
 const engine = values.engine as Engine;
@@ -80,6 +87,7 @@ async function measure(outbox: BenchOutbox, client: 'nodemailer' | 'pipelining',
   // Warm-up: JIT, prepared statements, sessions.
   await withTimeout(runSmtpLoadInChild({ ...spec, count: Math.min(500, count), firstIndex }), 60_000, `${client} warm-up`);
   const queuedBefore = await queuedNow();
+  const stopProfile = values.profile ? await startCpuProfile() : undefined;
   const cpuBefore = cpuTimeMs();
   const result = await withTimeout(
     runSmtpLoadInChild({ ...spec, count, firstIndex: firstIndex + 100_000 }),
@@ -87,6 +95,14 @@ async function measure(outbox: BenchOutbox, client: 'nodemailer' | 'pipelining',
     `${client} run`,
   );
   const cpuAfter = cpuTimeMs();
+  if (stopProfile) {
+    const profile = await stopProfile();
+    const file = profile.file(
+      `intake-smtp-${engine}-${client}-${new Date().toISOString().replace(/[:.]/g, '-')}`,
+      path.join(resultsDir, 'profiles'),
+    );
+    console.log(`CPU profile of the server's thread, ${client} client on ${engine}: ${file}\n${profile.summary}\n`);
+  }
   const queuedDelta = (await queuedNow()) - queuedBefore;
   if (result.firstError) console.log(`  ${client}: first failure: ${result.firstError}`);
   if (result.sent + result.failed < count)

@@ -151,15 +151,15 @@ export async function recordRecipientOutcomes(
           and m.lease_owner = ${owner} and m.lease_expires_at = v.held_until)`.execute(db);
     return;
   }
+  // The updates as one JSON parameter read by `json_each`: one text for every flush (prepared once), not a
+  // VALUES list Kysely compiles anew for each (mail/transition.repository.ts does the same).
   for (let start = 0; start < updates.length; start += 500) {
-    const values = updates
-      .slice(start, start + 500)
-      .map(
-        (u) =>
-          sql`(cast(${u.mailId} as bigint), cast(${u.address} as text), cast(${u.outcome} as text), cast(${u.reply} as text), cast(${u.leaseExpiresAt} as bigint))`,
-      );
+    const rows = JSON.stringify(updates.slice(start, start + 500).map((u) => [u.mailId, u.address, u.outcome, u.reply, u.leaseExpiresAt]));
     await sql`
-      with v (mail_id, address, outcome, reply, held_until) as (values ${sql.join(values)})
+      with v (mail_id, address, outcome, reply, held_until) as (
+        select cast(value ->> 0 as bigint), cast(value ->> 1 as text), cast(value ->> 2 as text), cast(value ->> 3 as text),
+          cast(value ->> 4 as bigint)
+        from json_each(${rows}))
       update mail_recipients set outcome = v.outcome, reply = v.reply, updated_at = ${at}
       from v
       where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address

@@ -5,6 +5,7 @@
  */
 import { pooledRandomBytes } from '../random-pool.js';
 import type { DbOrTrx } from '../store/connection.js';
+import { insertRows } from '../store/row-insert.js';
 import type { StatementBatch } from '../store/statement-batch.js';
 import type { ApplicationEventRow, NewApplicationEventRow } from '../store/schema.js';
 
@@ -47,11 +48,11 @@ export async function appendApplicationEvents(
   writes?: StatementBatch,
 ): Promise<void> {
   for (let start = 0; start < events.length; start += INSERT_CHUNK) {
-    const insert = db.insertInto('application_events').values(events.slice(start, start + INSERT_CHUNK));
+    const insert = insertRows(db, 'application_events', events.slice(start, start + INSERT_CHUNK));
     // The sub-statements of one statement run in no fixed order: the chunks before go first, so `seq` keeps the order.
     if (writes && start > 0) await writes.flush();
     if (writes) await writes.add(insert);
-    else await insert.execute();
+    else await db.executeQuery(insert.compile());
   }
 }
 

@@ -24,6 +24,7 @@ import { isStatusCode, MailStatus, type ApplicationEventType, type MailEventType
 import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../events/application-event-data.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import { PREPARED, type DbOrTrx } from '../store/connection.js';
+import { insertRows } from '../store/row-insert.js';
 import { createStatementBatch, engineOf, type StatementBatch } from '../store/statement-batch.js';
 import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
 import { envelopeRecipientCount, searchTextOf, type NewMail } from './mail.repository.js';
@@ -404,20 +405,19 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
     let inserted: Array<{ id: number; application_name: string | null }>;
     if (drawn) {
       inserted = drawn.slice(start, start + 200);
-      await writes.add(db.insertInto('mails').values(rows.map((row, i) => ({ ...row, id: inserted[i]!.id }))));
+      await writes.add(
+        insertRows(
+          db,
+          'mails',
+          rows.map((row, i) => ({ ...row, id: inserted[i]!.id })),
+        ),
+      );
     } else {
-      inserted = await db
-        .insertInto('mails')
-        .values(rows)
-        // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
-        .returning((eb) => [
-          'id',
-          (withEvents
-            ? eb.selectFrom('api_keys').select('api_keys.name').whereRef('api_keys.id', '=', 'mails.api_key_id')
-            : sql<string | null>`null`
-          ).as('application_name'),
-        ])
-        .execute();
+      // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
+      const returning = `id, ${withEvents ? '(select name from api_keys where api_keys.id = mails.api_key_id)' : 'null'} as application_name`;
+      ({ rows: inserted } = await db.executeQuery<{ id: number; application_name: string | null }>(
+        insertRows(db, 'mails', rows, returning).compile(),
+      ));
       // RETURNING follows VALUES order on SQLite for a single multi-row INSERT.
     }
     ids.push(...inserted.map((r) => r.id));
@@ -470,7 +470,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       })),
     );
     for (let r = 0; r < recipients.length; r += 500) {
-      await writes.add(db.insertInto('mail_recipients').values(recipients.slice(r, r + 500)));
+      await writes.add(insertRows(db, 'mail_recipients', recipients.slice(r, r + 500)));
     }
     const contents = chunk.flatMap((m, i) =>
       m.content
@@ -487,7 +487,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           ]
         : [],
     );
-    if (contents.length > 0) await writes.add(db.insertInto('mail_contents').values(contents));
+    if (contents.length > 0) await writes.add(insertRows(db, 'mail_contents', contents));
   }
   const transitions: CreatedTransition[] = mails.map((m, i) => ({ id: ids[i]!, from: null, ...m.created }));
   // A mail.suppressed event comes after the creation's own event, whose sequence is 1.
@@ -683,19 +683,21 @@ async function updateFrom(
       returning ${returningColumns(returning)}`.execute(db);
     return updated.rows;
   }
-  const values = chunk.map(
-    (t) =>
-      sql`(${sql.join(
-        columns.map((c) => sql`cast(${c.value(t)} as ${sql.raw(c.type)})`),
-        sql`, `,
-      )})`,
-  );
+  // The same idea on SQLite: the group's values as one JSON array of rows, read by `json_each`, so the text
+  // depends on the shape only (prepared once, store/connection.ts) and Kysely compiles one parameter instead
+  // of a VALUES list of ~300.
+  const rows = JSON.stringify(chunk.map((t) => columns.map((c) => c.value(t) ?? null)));
+  const cells = columns.map((c, i) => sql`cast(value ->> ${sql.lit(i)} as ${sql.raw(c.type)})`);
   // Qualified names (the FROM has v.id too); SQLite's RETURNING refuses `mails.*`.
+  // The planner does not know how many rows json_each gives: left to choose, it may read every mail of the
+  // from-status through a status index and probe the JSON for each. The unary `+` takes the status term out of
+  // index use (SQLite's documented way), so the only way to the mails is their primary key, one per value row.
+  const sqliteConditions = [sql`mails.id = v.id`, sql`+mails.status = ${sql.lit(from)}`, ...conditions.slice(2)];
   const updated = await sql<{ id: number }>`
-    with v (${names}) as (values ${sql.join(values)})
+    with v (${names}) as (select ${sql.join(cells)} from json_each(${rows}))
     update mails set ${sql.join(assignments, sql`, `)}
     from v
-    where ${sql.join(conditions, sql` and `)}
+    where ${sql.join(sqliteConditions, sql` and `)}
     returning ${returningColumns(returning)}`.execute(db);
   return updated.rows;
 }
@@ -712,7 +714,9 @@ export interface NewEvent {
 
 async function insertEvents(db: DbOrTrx, events: NewEvent[], writes: StatementBatch | undefined): Promise<void> {
   for (let start = 0; start < events.length; start += CHUNK) {
-    const insert = db.insertInto('mail_events').values(
+    const insert = insertRows(
+      db,
+      'mail_events',
       events.slice(start, start + CHUNK).map((e) => ({
         mail_id: e.mailId,
         at: e.at,
@@ -724,7 +728,7 @@ async function insertEvents(db: DbOrTrx, events: NewEvent[], writes: StatementBa
       })),
     );
     if (writes) await writes.add(insert);
-    else await insert.execute();
+    else await db.executeQuery(insert.compile());
   }
 }
 
