@@ -112,9 +112,12 @@ describe(`login limits that cannot be dodged (${testEngine})`, () => {
     console.log(
       `12 parallel guesses for a slowed name took ${Math.round(spreadMs)} ms (one per ${intervalMs} ms; ${Math.round(baselineMs)} ms for other names); known address in ${Math.round(known.ms)} ms`,
     );
-    // Before: all 12 waited the same short delay side by side and were checked at once.
+    // Before: all 12 waited the same short delay side by side and were checked at once. Now the k-th answer
+    // (in order of arrival) cannot come before k intervals: a busy machine only makes answers later, so this
+    // holds under load, where comparing with the baseline (measured at another moment) did not.
     expect(spreadMs).toBeGreaterThanOrEqual(11 * intervalMs * 0.95);
-    expect(spreadMs - baselineMs).toBeGreaterThanOrEqual(8 * intervalMs);
+    const arrivals = answers.map((a) => a.at - started).sort((a, b) => a - b);
+    arrivals.forEach((at, k) => expect(at, `answer ${k + 1} of 12`).toBeGreaterThanOrEqual(k * intervalMs * 0.95));
     expect(known.status).toBe(200);
     expect(known.ms).toBeLessThan(11 * intervalMs);
   });
