@@ -656,7 +656,11 @@ async function updateFrom(
     columns.push({ name: 'expires', type: 'bigint', value: (t) => t.set?.lease?.expiresAt ?? null });
     assignments.push(sql`lease_owner = v.owner`, sql`lease_expires_at = v.expires`);
   }
-  const conditions: RawBuilder<unknown>[] = [sql`mails.id = v.id`, sql`mails.status = ${sql.lit(from)}`];
+  // SQLite's planner does not know how many rows json_each gives (below): left to choose, it may read every
+  // mail of the from-status through a status index and probe the JSON for each. The unary `+` takes the status
+  // term out of index use (SQLite's documented way), so the only way to the mails is their primary key.
+  const status = engineOf(db) === 'postgres' ? sql`mails.status` : sql`+mails.status`;
+  const conditions: RawBuilder<unknown>[] = [sql`mails.id = v.id`, sql`${status} = ${sql.lit(from)}`];
   if (first.lease?.owner !== undefined) {
     columns.push({ name: 'held_by', type: 'text', value: (t) => t.lease?.owner });
     conditions.push(sql`mails.lease_owner = v.held_by`);
@@ -689,15 +693,11 @@ async function updateFrom(
   const rows = JSON.stringify(chunk.map((t) => columns.map((c) => c.value(t) ?? null)));
   const cells = columns.map((c, i) => sql`cast(value ->> ${sql.lit(i)} as ${sql.raw(c.type)})`);
   // Qualified names (the FROM has v.id too); SQLite's RETURNING refuses `mails.*`.
-  // The planner does not know how many rows json_each gives: left to choose, it may read every mail of the
-  // from-status through a status index and probe the JSON for each. The unary `+` takes the status term out of
-  // index use (SQLite's documented way), so the only way to the mails is their primary key, one per value row.
-  const sqliteConditions = [sql`mails.id = v.id`, sql`+mails.status = ${sql.lit(from)}`, ...conditions.slice(2)];
   const updated = await sql<{ id: number }>`
     with v (${names}) as (select ${sql.join(cells)} from json_each(${rows}))
     update mails set ${sql.join(assignments, sql`, `)}
     from v
-    where ${sql.join(sqliteConditions, sql` and `)}
+    where ${sql.join(conditions, sql` and `)}
     returning ${returningColumns(returning)}`.execute(db);
   return updated.rows;
 }
