@@ -15,7 +15,11 @@ export default defineConfig({
   // Chromium and the server, so two overlap well even on two cores; OUTBOX_E2E_WORKERS sets another number.
   fullyParallel: false,
   workers: Number(process.env.OUTBOX_E2E_WORKERS) || 2,
-  retries: 0,
+  // In CI a test that fails is run once more, and one that then passes is still named in npm test's summary
+  // ("passed only on a retry"). A session's CI run once lost two tests, the first of each worker, to a page
+  // whose evaluate never returned on a machine three times slower than usual (e2e lane 809 s instead of
+  // ~200 s); the same tests passed beside CPU burners and on one core here. Locally a failure stays a failure.
+  retries: process.env.CI ? 1 : 0,
   forbidOnly: Boolean(process.env.CI),
   // Deadlines bound a test that hangs; one that passes ends when it passes. In CI, beside the server suites on
   // two cores, the suppressions spec's tests took 27.8 and 28.2 s of the 30 s they had.

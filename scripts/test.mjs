@@ -25,6 +25,8 @@ const totals = { passed: 0, failed: 0, skipped: 0 };
 const problems = [];
 /** Each failed test: step, file, name and the first lines of its message, repeated at the end of the run. */
 const failures = [];
+/** Each browser test that failed and then passed on its retry (CI only): it passes, and is named at the end. */
+const flaky = [];
 /** Per step: its wall time, and its test counts where it runs tests (the closing summary's table). */
 const steps = [];
 
@@ -69,16 +71,17 @@ function countPlaywright(title, file) {
   const { stats, suites } = JSON.parse(fs.readFileSync(file, 'utf8'));
   const walk = (suite, names) => {
     for (const spec of suite.specs ?? [])
-      for (const test of spec.tests ?? [])
-        if (test.status === 'unexpected') {
-          const last = test.results?.at(-1);
-          failures.push({
-            title,
-            where: `${spec.file}:${spec.line}`,
-            name: [...names, spec.title].join(' › '),
-            message: firstLines(last?.error?.message),
-          });
-        }
+      for (const test of spec.tests ?? []) {
+        // A flaky test's first run failed; an unexpected one's every run did (its last is reported).
+        const failedRun = test.status === 'flaky' ? test.results?.[0] : test.status === 'unexpected' ? test.results?.at(-1) : undefined;
+        if (failedRun === undefined) continue;
+        (test.status === 'flaky' ? flaky : failures).push({
+          title,
+          where: `${spec.file}:${spec.line}`,
+          name: [...names, spec.title].join(' › '),
+          message: firstLines(failedRun.error?.message),
+        });
+      }
     for (const child of suite.suites ?? []) walk(child, [...names, child.title]);
   };
   for (const suite of suites ?? []) walk(suite, []);
@@ -219,6 +222,14 @@ if (failures.length > 0) {
   console.log(`\nfailed tests (${failures.length}):`);
   for (const { title, where, name, message } of failures.slice(0, 30)) {
     console.log(`  ✘ [${title}] ${where} › ${name}`);
+    for (const line of message) console.log(`      ${line}`);
+  }
+  console.log('');
+}
+if (flaky.length > 0) {
+  console.log(`\npassed only on a retry (${flaky.length}): a flake to find, not a pass to forget`);
+  for (const { title, where, name, message } of flaky) {
+    console.log(`  ⚠ [${title}] ${where} › ${name}`);
     for (const line of message) console.log(`      ${line}`);
   }
   console.log('');

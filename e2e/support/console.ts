@@ -163,7 +163,16 @@ export class ConsolePage {
     const texts = await this.table.evaluate(async (table, cellIndex) => {
       const scroller = table.closest('.table-scroll')!;
       const byRow = new Map<number, string>();
-      const frame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+      // The next frame, or at most 250 ms: a page that draws no frame then reads back what is mounted (and the
+      // test fails on the rows it lacks) instead of waiting until the test's deadline.
+      const frame = () =>
+        new Promise((resolve) => {
+          const fallback = setTimeout(resolve, 250);
+          requestAnimationFrame(() => {
+            clearTimeout(fallback);
+            setTimeout(resolve, 0);
+          });
+        });
       for (let top = 0; ; top += Math.max(scroller.clientHeight - 100, 60)) {
         scroller.scrollTo({ top });
         await frame();
