@@ -38,6 +38,7 @@ const storeFree = [
   'test/config/webhook-settings.test.ts',
   'test/net/address-guard.test.ts',
   'test/store/single-writer.test.ts',
+  'test/store/punctuation-keys.test.ts',
   'test/webhooks/webhook-policy.test.ts',
 ];
 // Files that open a store only as scenery: what they test sits above it and is the same on both engines. They

@@ -55,6 +55,14 @@ function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> 
     if (filter.search !== undefined)
       terms.push(sql<boolean>`(mails.search_text || '') like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
   } else if (filter.search !== undefined) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
+  // A key is letters, digits and spelled punctuation only: nothing LIKE reads as a wildcard or an escape.
+  if (filter.punctuationKeys !== undefined && filter.punctuationKeys.length > 0)
+    terms.push(
+      sql<boolean>`mails.id in (select mail_id from mail_search_keys where ${sql.join(
+        filter.punctuationKeys.map((key) => sql`keys like ${`%${key}%`}`),
+        sql` and `,
+      )})`,
+    );
   return terms;
 }
 

@@ -11,6 +11,7 @@ import { getStatusCounts } from '../mail/mail.repository.js';
 import {
   chooseMatchSource,
   chooseIndexKeys,
+  choosePunctuationKeys,
   chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
   estimateWalkShare,
@@ -53,7 +54,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
    * term is counted up to the cap, and that count (the matches' ids) is what `planList` chooses from.
    * `plan` names the plan that read the page, `countSource` where the count read its matches (undefined:
-   * nothing to count) and `indexKeys` what PostgreSQL's index looked the search up by, for tests and the
+   * nothing to count), `indexKeys` and `punctuationKeys` what PostgreSQL's indexes looked the search up by, for tests and the
    * benchmark; the route's schema leaves them out of the answer.
    */
   async function listMails(
@@ -66,6 +67,8 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     countSource: MatchSource | undefined;
     /** PostgreSQL: what the trigram index looked the search up by (chooseIndexKeys); undefined: the whole search. */
     indexKeys: readonly string[] | undefined;
+    /** PostgreSQL: the punctuation keys `mail_search_keys` looked the search up by (choosePunctuationKeys). */
+    punctuationKeys: readonly string[] | undefined;
   }> {
     const sort = input.sort ?? 'receivedDate';
     const order = input.order ?? 'desc';
@@ -88,8 +91,11 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
     const shares = isIndexedSearch(filter.search) ? searchSample.sharesFor(totalRows) : undefined;
     const trigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, shares?.trigram) : [];
-    if (store.engine === 'postgres' && shares && filter.search !== undefined)
-      filter.indexKeys = chooseIndexKeys(filter.search, shares, statusRows / Math.max(totalRows, 1));
+    if (store.engine === 'postgres' && shares && filter.search !== undefined) {
+      filter.punctuationKeys = choosePunctuationKeys(filter.search, shares);
+      // Looked up by its punctuation, the search is kept from the trigram index of `mails`: checked on the rows found.
+      filter.indexKeys = filter.punctuationKeys ? [] : chooseIndexKeys(filter.search, shares, statusRows / Math.max(totalRows, 1));
+    }
     const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, trigrams, options) : undefined;
     const stats = probed?.stats;
     const countSource = stats && chooseMatchSource(filter, store.engine, stats, options.countCap + 1);
@@ -191,6 +197,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       plan: answered,
       countSource,
       indexKeys: filter.indexKeys,
+      punctuationKeys: filter.punctuationKeys,
     };
   }
 

@@ -24,6 +24,7 @@ import { isStatusCode, MailStatus, type ApplicationEventType, type MailEventType
 import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../events/application-event-data.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import { PREPARED, type DbOrTrx } from '../store/connection.js';
+import { punctuationWindowsOf } from '../store/punctuation-keys.js';
 import { insertRows } from '../store/row-insert.js';
 import { createStatementBatch, engineOf, type StatementBatch } from '../store/statement-batch.js';
 import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
@@ -412,6 +413,14 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           rows.map((row, i) => ({ ...row, id: inserted[i]!.id })),
         ),
       );
+      // PostgreSQL's trigram index of punctuation (migration 019), written once with the mail.
+      await writes.add(
+        insertRows(
+          db,
+          'mail_search_keys',
+          rows.map((row, i) => ({ mail_id: inserted[i]!.id, keys: punctuationWindowsOf(row.search_text) })),
+        ),
+      );
     } else {
       // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
       const returning = `id, ${withEvents ? '(select name from api_keys where api_keys.id = mails.api_key_id)' : 'null'} as application_name`;
@@ -536,10 +545,15 @@ export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Recor
       ? { ...row, last_update_at: row.received_at }
       : row,
   );
-  if (clamped.length > 0)
+  if (clamped.length === 0) return;
+  await db
+    .insertInto('mails')
+    .values(clamped as unknown as MailRow[])
+    .execute();
+  if (engineOf(db) === 'postgres')
     await db
-      .insertInto('mails')
-      .values(clamped as unknown as MailRow[])
+      .insertInto('mail_search_keys')
+      .values(clamped.map((row) => ({ mail_id: Number(row.id), keys: punctuationWindowsOf(String(row.search_text ?? '')) })))
       .execute();
 }
 

@@ -20,6 +20,7 @@ import { queueDueIndex } from './migrations/015-queue-due-index.js';
 import { deliveryWrites } from './migrations/016-delivery-writes.js';
 import { updateAfterReceipt } from './migrations/017-update-after-receipt.js';
 import { statusSearchIndex } from './migrations/018-status-search-index.js';
+import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -39,6 +40,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '016-delivery-writes': deliveryWrites(store.engine),
     '017-update-after-receipt': updateAfterReceipt(),
     '018-status-search-index': statusSearchIndex(store.engine),
+    '019-search-punctuation-keys': searchPunctuationKeys(store.engine),
   };
 }
 

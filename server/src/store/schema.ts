@@ -56,6 +56,12 @@ export interface MailRecipientTable {
   updated_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
+/** PostgreSQL only (migration 019): each mail's punctuation windows, for searches with punctuation (punctuation-keys.ts). */
+export interface MailSearchKeysTable {
+  mail_id: number;
+  keys: string;
+}
+
 export interface MailContentTable {
   mail_id: number;
   /** The message as it goes to the provider (RFC 5322, as received over SMTP or as built from JSON). */
@@ -274,6 +280,7 @@ export interface Database {
   mails: MailTable;
   mail_recipients: MailRecipientTable;
   mail_contents: MailContentTable;
+  mail_search_keys: MailSearchKeysTable;
   mail_events: MailEventTable;
   application_events: ApplicationEventTable;
   status_counts: StatusCountTable;

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ListMailsInput } from '../../src/list/list.service.js';
 import { DEFAULT_LIST_OPTIONS, type ListOptions } from '../../src/list/list-plan.js';
+import { searchPunctuationKeys } from '../../src/store/migrations/019-search-punctuation-keys.js';
 import { auth, createTestContext, loginAs, testEngine, type TestContext } from '../support/context.js';
 import { seedMails, type SeedMail } from '../support/mails.js';
 
@@ -288,6 +289,89 @@ describe('a search looked up by its rarest trigrams finds what the whole search 
         DEFAULT_LIST_OPTIONS,
       );
       expect(found.data.map((m) => m.id).sort((a, b) => a - b)).toEqual([...expected.andersenError].sort((a, b) => a - b));
+    });
+});
+
+describe('a search with punctuation', () => {
+  // 600 mails. Subjects: "Order <i>/<i mod 7>", every 80th "Clav! sale", every 50th "re: n.j.smith@x-y.test";
+  // addresses user<i>@mail.example, every 60th n.jensen<i>@shop.example. Searched on both engines; on PostgreSQL
+  // the rare punctuation is looked up in mail_search_keys (store/punctuation-keys.ts).
+  const texts = new Map<number, string>();
+  beforeAll(async () => {
+    context = await createTestContext();
+    const mails: SeedMail[] = Array.from({ length: 600 }, (_, i) => ({
+      subject: i % 50 === 7 ? 're: n.j.smith@x-y.test' : i % 80 === 3 ? 'Clav! sale' : `Order ${i}/${i % 7}`,
+      to: [{ name: 'R', address: i % 60 === 11 ? `n.jensen${i}@shop.example` : `user${i}@mail.example` }],
+    }));
+    const ids = await seedMails(context.store, mails);
+    mails.forEach((mail, i) => texts.set(ids[i]!, `sam sender sam@example.com r ${mail.to![0]!.address} ${mail.subject!}`.toLowerCase()));
+  });
+  afterAll(() => context.close());
+
+  const list = (q: string) => context.services.mails.listMails({ q, sort: 'receivedDate', order: 'asc' }, DEFAULT_LIST_OPTIONS);
+  const expectedIds = (q: string) => [...texts].filter(([, text]) => text.includes(q)).map(([id]) => id);
+
+  it('finds exactly the mails whose text holds it, wherever the punctuation sits in the search and the mail', async () => {
+    await list('warm');
+    await context.services.mails.searchSampleSettled();
+    for (const q of [
+      '123/4',
+      '/4',
+      '3/',
+      'clav!',
+      'v! s',
+      'n.j',
+      'j.sm',
+      'n.j.smith@x-y',
+      '@x-y.t',
+      'n.jensen11@',
+      's: n.',
+      '.example',
+      'r 0/',
+    ]) {
+      const found = await list(q);
+      expect(
+        found.data.map((m) => m.id),
+        q,
+      ).toEqual(expectedIds(q));
+      expect(found.meta.total, q).toBe(expectedIds(q).length);
+    }
+  });
+
+  it('PostgreSQL looks a rare one up by its spelled punctuation, and a common one by its words', async () => {
+    await context.services.mails.searchSampleSettled();
+    const rare = await list('123/4');
+    const edge = await list('clav!');
+    const common = await list('.example');
+    if (testEngine === 'postgres') {
+      expect(rare.punctuationKeys).toEqual(['23qo4']);
+      expect(rare.indexKeys).toEqual([]);
+      expect(edge.punctuationKeys).toEqual(['avqa']);
+      expect(common.punctuationKeys).toBeUndefined();
+    } else {
+      for (const found of [rare, edge, common]) expect(found.punctuationKeys).toBeUndefined();
+    }
+  });
+
+  // PostgreSQL's own table (migration 019): the SQLite half leaves it out rather than reporting it skipped.
+  if (testEngine === 'postgres')
+    it('PostgreSQL: migration 019 gives the mails already stored the keys insertMails writes with a new one', async () => {
+      const readKeys = async () =>
+        (
+          await sql<{ mail_id: string; keys: string }>`select mail_id, keys from mail_search_keys order by mail_id`.execute(
+            context.store.db,
+          )
+        ).rows;
+      const written = await readKeys();
+      expect(written).toHaveLength(600);
+      expect(written.find((r) => Number(r.mail_id) === [...texts.keys()][7])?.keys).toBe(
+        'amqvex leqnco r7qvma ilqnex reqp nqnj jqnsm thqvx xqmy yqnte',
+      );
+      const migration = searchPunctuationKeys('postgres');
+      await migration.down!(context.store.db as never);
+      await migration.up(context.store.db as never);
+      expect(await readKeys()).toEqual(written);
+      expect((await list('j.sm')).data.map((m) => m.id)).toEqual(expectedIds('j.sm'));
     });
 });
 
