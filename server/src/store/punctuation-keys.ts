@@ -28,7 +28,6 @@ const PUNCTUATION = `!"#$%&'()*+,-./:;<=>?@[\\]^_\`{|}~`;
 const SPELLING_LETTERS = 'abcdefghijklmnopqrstuvwxyz012345';
 const SPELLING = new Map([...PUNCTUATION].map((mark, i) => [mark, `q${SPELLING_LETTERS[i]!}`]));
 const RUN = /[!-/:-@[-`{-~]+/g;
-const SPACE = /\s/;
 
 function spell(run: string): string {
   let spelled = '';
