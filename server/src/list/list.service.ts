@@ -54,8 +54,8 @@ export function createListService({ store, withRecipients }: { store: Store; wit
    * One page of the list (docs/query-plans.md): the counters give the total of a status filter; any other
    * term is counted up to the cap, and that count (the matches' ids) is what `planList` chooses from.
    * `plan` names the plan that read the page, `countSource` where the count read its matches (undefined:
-   * nothing to count), `indexKeys` and `punctuationKeys` what PostgreSQL's indexes looked the search up by, for tests and the
-   * benchmark; the route's schema leaves them out of the answer.
+   * nothing to count), `indexKeys` and `punctuationKeys` what PostgreSQL's indexes looked the search up by,
+   * for tests and the benchmark; the route's schema leaves them out of the answer.
    */
   async function listMails(
     input: ListMailsInput,
@@ -93,7 +93,8 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const trigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, shares?.trigram) : [];
     if (store.engine === 'postgres' && shares && filter.search !== undefined) {
       filter.punctuationKeys = choosePunctuationKeys(filter.search, shares);
-      // Looked up by its punctuation, the search is kept from the trigram index of `mails`: checked on the rows found.
+      // Looked up by its punctuation, the search is kept from the trigram index of `mails` (no key) and checked
+      // on the rows found.
       filter.indexKeys = filter.punctuationKeys ? [] : chooseIndexKeys(filter.search, shares, statusRows / Math.max(totalRows, 1));
     }
     const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, trigrams, options) : undefined;
