@@ -84,9 +84,10 @@ describe('GET /api/v1/events', () => {
         isNew: false,
       },
     ]);
-    const counts = await stream.next((e) => e.event === 'counts', { from: 1 });
+    // The counts that come with the change carry its id. On PostgreSQL the seeding's own notification may
+    // reach the hub after the stream opened, with counts of before the dequeue; those carry an earlier id.
+    const counts = await stream.next((e) => e.event === 'counts' && e.id === change.id, { from: 1 });
     expect((counts.data as LiveCountsEvent).counts).toMatchObject({ '0': 1, '1': 1 });
-    expect(counts.id).toBe(change.id);
 
     // A deleted mail comes with status null; a new one is marked isNew.
     const deleted = await fetch(`${baseUrl}/api/v1/mail/${other!}/dequeue`, { headers: auth(token) });
