@@ -27,6 +27,12 @@ export interface GroupCommitOptions<T, R> {
    * (an idempotency race), or fail them all (a store outage, which the caller retries as a whole).
    */
   splitOnFailure: boolean;
+  /**
+   * Groups that may be committing at once (1 by default). More only where each commit runs on a connection
+   * of its own (PostgreSQL's pool): a group gathered while another executes is sent at once, so the server's
+   * thread and the database work at the same time instead of by turns.
+   */
+  maxConcurrentCommits?: number;
 }
 
 export interface GroupCommit<T, R> {
@@ -40,9 +46,14 @@ export interface GroupCommit<T, R> {
 export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): GroupCommit<T, R> {
   const weightOf = options.weightOf ?? (() => 1);
   const waiting: Array<{ item: T; since: number; resolve: (result: R) => void; reject: (error: unknown) => void }> = [];
-  /** Set and cleared synchronously with the check of `waiting`, so no item is left behind a finishing drain. */
-  let isCommitting = false;
-  let drained: Promise<void> = Promise.resolve();
+  const maxConcurrent = Math.max(1, options.maxConcurrentCommits ?? 1);
+  /**
+   * Drains running, and those of them gathering (not yet holding a group): both counted synchronously with
+   * the check of `waiting`, so no item is left behind a finishing drain.
+   */
+  let running = 0;
+  let gathering = 0;
+  const drains = new Set<Promise<void>>();
   let lastCommitEnd = -Infinity;
 
   async function commitAlone(entry: (typeof waiting)[number]): Promise<void> {
@@ -56,11 +67,14 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
   async function drain(): Promise<void> {
     for (;;) {
       if (waiting.length === 0) {
-        isCommitting = false;
+        running -= 1;
+        gathering -= 1;
         return;
       }
       const now = performance.now();
       await options.gather({ queued: waiting.length, msSinceLastCommit: now - lastCommitEnd, oldestWaitMs: now - waiting[0]!.since });
+      // Another drain gathering at the same time may have taken everything.
+      if (waiting.length === 0) continue;
       let weight = 0;
       let take = 0;
       while (take < waiting.length && (take === 0 || weight + weightOf(waiting[take]!.item) <= options.maxGroupWeight)) {
@@ -68,6 +82,9 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
         take += 1;
       }
       const group = waiting.splice(0, take);
+      gathering -= 1;
+      // Items that came after this group (or were left by its weight) get a drain of their own if one may run.
+      startDrainIfNeeded();
       try {
         const results = await options.commit(group.map((g) => g.item));
         lastCommitEnd = performance.now();
@@ -80,24 +97,32 @@ export function createGroupCommit<T, R>(options: GroupCommitOptions<T, R>): Grou
           for (const entry of group) entry.reject(error);
         }
       }
+      gathering += 1;
     }
+  }
+
+  /** A new drain when items wait, none is gathering, and fewer than the allowed run. */
+  function startDrainIfNeeded(): void {
+    if (waiting.length === 0 || gathering > 0 || running >= maxConcurrent) return;
+    running += 1;
+    gathering += 1;
+    const drained = drain();
+    drains.add(drained);
+    void drained.finally(() => drains.delete(drained));
   }
 
   return {
     submit(item: T): Promise<R> {
       return new Promise<R>((resolve, reject) => {
         waiting.push({ item, since: performance.now(), resolve, reject });
-        if (!isCommitting) {
-          isCommitting = true;
-          drained = drain();
-        }
+        startDrainIfNeeded();
       });
     },
     get queued() {
       return waiting.length;
     },
     async idle(): Promise<void> {
-      while (isCommitting) await drained;
+      while (drains.size > 0) await Promise.all(drains);
     },
   };
 }

@@ -121,6 +121,9 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
     weightOf: (submission) => submission.prepared.length,
     // One submission spoiled the group (an idempotency race): commit each alone, so only it fails.
     splitOnFailure: true,
+    // PostgreSQL: a group is gathered and sent while another executes (each has a connection of its own); a
+    // batch's statement then no longer waits for the thread to build the next, nor the thread for it.
+    maxConcurrentCommits: store.engine === 'postgres' ? 2 : 1,
     // Let submissions being parsed and built right now join this commit. SQLite commits synchronously, so
     // without a turn of the event loop they would never get the chance; when commits follow each other (a
     // busy server), a millisecond more gathers the requests still on their way. An idle server commits at once.

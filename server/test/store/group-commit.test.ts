@@ -70,4 +70,45 @@ describe('createGroupCommit', () => {
     await commit.idle();
     expect(commit.queued).toBe(0);
   });
+
+  /** Submits 1..20 a millisecond apart to a commit of 15 ms; tells the most commits that ran at once. */
+  async function overlapOf(maxConcurrentCommits: number | undefined) {
+    let now = 0;
+    let most = 0;
+    const committed: number[] = [];
+    const commit = createGroupCommit<number, number>({
+      commit: async (items) => {
+        now += 1;
+        most = Math.max(most, now);
+        await new Promise((resolve) => setTimeout(resolve, 15));
+        now -= 1;
+        committed.push(...items);
+        return items.map((n) => -n);
+      },
+      gather: immediately,
+      maxGroupWeight: 100,
+      splitOnFailure: false,
+      ...(maxConcurrentCommits === undefined ? {} : { maxConcurrentCommits }),
+    });
+    const answers: Array<Promise<number>> = [];
+    for (let n = 1; n <= 20; n++) {
+      answers.push(commit.submit(n));
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(await Promise.all(answers)).toEqual(Array.from({ length: 20 }, (_, i) => -(i + 1)));
+    await commit.idle();
+    expect(committed.sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(commit.queued).toBe(0);
+    return most;
+  }
+
+  it('maxConcurrentCommits: a group gathered while another commits is sent at once, never more than allowed', async () => {
+    expect(await overlapOf(2)).toBe(2);
+    expect(await overlapOf(3)).toBeGreaterThanOrEqual(2);
+    expect(await overlapOf(3)).toBeLessThanOrEqual(3);
+  });
+
+  it('by default one commit at a time (SQLite: one connection), items arriving meanwhile wait for the next group', async () => {
+    expect(await overlapOf(undefined)).toBe(1);
+  });
 });
