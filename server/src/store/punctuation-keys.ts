@@ -27,7 +27,9 @@
 const PUNCTUATION = `!"#$%&'()*+,-./:;<=>?@[\\]^_\`{|}~`;
 const SPELLING_LETTERS = 'abcdefghijklmnopqrstuvwxyz012345';
 const SPELLING = new Map([...PUNCTUATION].map((mark, i) => [mark, `q${SPELLING_LETTERS[i]!}`]));
-const RUN = /[!-/:-@[-`{-~]+/g;
+/** PUNCTUATION as a character class (its four ranges of ASCII), for the run and its neighbours' end. */
+const PUNCTUATION_CLASS = '!-/:-@[-`{-~';
+const RUN = new RegExp(`[${PUNCTUATION_CLASS}]+`, 'g');
 
 function spell(run: string): string {
   let spelled = '';
@@ -36,7 +38,7 @@ function spell(run: string): string {
 }
 
 /** Characters that end a run's neighbours: white space, and the punctuation of another run. */
-const NOT_NEIGHBOUR = /[\s!-/:-@[-`{-~]/;
+const NOT_NEIGHBOUR = new RegExp(`[\\s${PUNCTUATION_CLASS}]`);
 /** Neighbours kept on either side of a run: two make `r6@ne` of `r6@news`, where one made the common `6@n`. */
 const NEIGHBOURS = 2;
 
