@@ -1,7 +1,7 @@
 /**
  * The mail list's planner (docs/query-plans.md): one table of sorts, the list cursor, and `planList`, a pure
  * function from the request and what is known about its matches to one of four named plans. The plans
- * themselves are the `read…Page` functions of mail.repository.ts.
+ * themselves are the `read…Page` functions of list.repository.ts.
  */
 import { LIST_COUNT_CAP, MIN_INDEXED_SEARCH, type MailSort } from '@outbox/contract';
 import { decodeCursor, encodeCursor, isText, isWholeNumber, type CursorCheck } from './cursor.js';
@@ -13,7 +13,7 @@ export type SortValue = number | string;
 /**
  * Every sort: its column, the check of a cursor's value for it, whether it is text (PostgreSQL hides a text
  * column from its indexes differently), and the two indexes its pages walk: `(column, id)` and, for a status
- * filter, `(status, column, id)`. Migrations 001–004 and 010 create them.
+ * filter, `(status, column, id)`. Migrations 001–004 and 014 create them.
  */
 export const LIST_SORTS = {
   receivedDate: {
