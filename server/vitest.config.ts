@@ -35,6 +35,7 @@ const storeFree = [
   'test/bounces/report-reading.test.ts',
   'test/cli/instances-table.test.ts',
   'test/config/heartbeat-settings.test.ts',
+  'test/config/worker-settings.test.ts',
   'test/config/webhook-settings.test.ts',
   'test/net/address-guard.test.ts',
   'test/store/single-writer.test.ts',

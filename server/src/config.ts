@@ -34,6 +34,8 @@ export interface Config {
   leaseSeconds: number;
   /** Sends in flight at once per worker process. */
   workerConcurrency: number;
+  /** How long an idle worker sleeps before it looks for due mail again when nothing wakes it. */
+  workerIdlePollMs: number;
   /** The retry budget for 4xx replies and an unreachable relay: attempts (the first included) and age. */
   retryMaxAttempts: number;
   retryMaxAgeMs: number;
@@ -286,6 +288,13 @@ export function loadConfig(env: Env = process.env): Config {
     return ms;
   };
   // Alerts: a pending period or cooldown of 0 is meaningful (fire at the first evaluation, no cooldown).
+  /** A duration within [min, max]; `range` says the bounds as an operator writes them ("10ms to 1h"). */
+  const boundedDurationMs = (name: string, fallback: number, min: number, max: number, range: string): number => {
+    const ms = durationMs(name, fallback);
+    if (ms >= min && ms <= max) return ms;
+    problems.push(`${name} must be a duration from ${range}, got "${env[name]}"`);
+    return fallback;
+  };
   const durationMsOrZero = (name: string, fallback: number): number =>
     /^0+\s*(ms|[smhd])?$/.test(env[name]?.trim() ?? '') ? 0 : durationMs(name, fallback);
   // A rate as a fraction (0.2) or a percentage (20%), above 0 and at most 1.
@@ -387,6 +396,7 @@ export function loadConfig(env: Env = process.env): Config {
     passwordHashMemoryMiB: integer('PASSWORD_HASH_MEMORY', 19, 19, 1024),
     leaseSeconds: integer('LEASE_SECONDS', 60, 1, 86400),
     workerConcurrency: integer('WORKER_CONCURRENCY', 50, 1, 1000),
+    workerIdlePollMs: boundedDurationMs('WORKER_IDLE_POLL', 1_000, 10, 3_600_000, '10ms to 1h'),
     retryMaxAttempts: integer('RETRY_MAX_ATTEMPTS', 8, 1, 1000),
     retryMaxAgeMs: durationMs('RETRY_MAX_AGE', 24 * 3_600_000),
     retryBaseDelayMs: durationMs('RETRY_BASE_DELAY', 30_000),

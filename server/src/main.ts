@@ -111,6 +111,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       }),
       concurrency: config.workerConcurrency,
       leaseMs: config.leaseSeconds * 1000,
+      pollIntervalMs: config.workerIdlePollMs,
       logger: log,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
       ...(returnPaths ? { returnPath: (mailId: number) => returnPaths.addressOf(mailId) } : {}),

@@ -1,0 +1,32 @@
+/** WORKER_IDLE_POLL: its default, units, and refusals that name the variable. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+const DATA_DIR = '/tmp/outbox-config-worker';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig({ DATA_DIR, ...env });
+    return [];
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+}
+
+describe('worker settings', () => {
+  it('an idle worker looks for due mail every second by default, and the interval takes durations with units', () => {
+    expect(loadConfig({ DATA_DIR }).workerIdlePollMs).toBe(1_000);
+    expect(loadConfig({ DATA_DIR, WORKER_IDLE_POLL: '250ms' }).workerIdlePollMs).toBe(250);
+    expect(loadConfig({ DATA_DIR, WORKER_IDLE_POLL: '30s' }).workerIdlePollMs).toBe(30_000);
+    expect(loadConfig({ DATA_DIR, WORKER_IDLE_POLL: '1h' }).workerIdlePollMs).toBe(3_600_000);
+  });
+
+  it('refuses what is not a duration, and one outside 10ms to 1h, naming the variable', () => {
+    expect(problemsOf({ WORKER_IDLE_POLL: 'often' })).toEqual([
+      'WORKER_IDLE_POLL must be a duration such as 30s, 250ms, 24h or 3600, got "often"',
+    ]);
+    expect(problemsOf({ WORKER_IDLE_POLL: '5ms' })).toEqual(['WORKER_IDLE_POLL must be a duration from 10ms to 1h, got "5ms"']);
+    expect(problemsOf({ WORKER_IDLE_POLL: '2h' })).toEqual(['WORKER_IDLE_POLL must be a duration from 10ms to 1h, got "2h"']);
+  });
+});
