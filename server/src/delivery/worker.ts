@@ -200,10 +200,20 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     });
   }
 
-  /** Starts sends from the ready mails while a slot is free. */
+  /**
+   * Starts sends from the ready mails while a slot is free. A mail whose lease has less than half its time left
+   * (it waited for a slot while the machine or the process stalled) is given back to the queue instead: its
+   * lease could expire during the send, and the sweeper would hand it to another worker, which would send it
+   * too. PRODUCT.md §1 allows a resend only for a mail in flight at a crash.
+   */
   function fillSlots(): void {
+    const runningLow: number[] = [];
     while (isRunning && !isStoreAway && inFlight < concurrency && ready.length > 0) {
       const mail = ready.shift()!;
+      if (mail.lease_expires_at !== null && mail.lease_expires_at - clock.now() < leaseMs / 2) {
+        runningLow.push(mail.id);
+        continue;
+      }
       inFlight += 1;
       void deliver(mail)
         .catch((error: unknown) => {
@@ -217,6 +227,23 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
           wake();
         });
     }
+    if (runningLow.length > 0) giveBack(runningLow);
+  }
+
+  /** Give-backs under way: a stop waits for them before it lets the store close. */
+  const givingBack = new Set<Promise<void>>();
+
+  /** Mails claimed ahead whose lease ran low before their send began: back to Queued, then claimed afresh. */
+  function giveBack(ids: number[]): void {
+    const done: Promise<void> = releaseLeases(ids, 'the lease ran low before the send began')
+      // Not given back (the store is away): the sweeper requeues them once their leases expire.
+      .catch((error: unknown) => logger?.error({ err: error, mailIds: ids }, 'could not give back mails whose lease ran low'))
+      .finally(() => {
+        givingBack.delete(done);
+        unrecorded -= ids.length;
+        wake();
+      });
+    givingBack.add(done);
   }
 
   /** A claim in a transaction of its own: when no outcome commit is coming to carry it (at start, or idle). */
@@ -326,6 +353,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       if (sweepTimer) clearInterval(sweepTimer);
       wake();
       await loopDone;
+      await Promise.all(givingBack);
       // A claim riding on an outcome commit may still be under way: its mails join the ready ones first.
       while (isClaiming) await new Promise((resolve) => setTimeout(resolve, 5));
       // Mails claimed ahead and not sent yet: back to the queue now, for another instance or the next start.

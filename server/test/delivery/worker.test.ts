@@ -371,6 +371,29 @@ describe('delivery worker', () => {
     }
   });
 
+  it('a mail claimed ahead whose lease ran low while it waited for a send slot is given back, not sent late, then claimed afresh and sent once', async () => {
+    const [first, second] = await submit(2);
+    // One send slot: both mails are claimed at once, the second ahead of its slot. While the first is at the relay,
+    // 0.6 of the lease passes (a stalled process): a send of the second could outlast its lease, and another
+    // worker, handed it by the sweeper, would send it too.
+    harness.relay.answer = (_message, index) => {
+      if (index === 0) context.clock.advance(0.6 * MINUTE);
+      return { accept: true };
+    };
+    startWorker({ concurrency: 1, leaseMs: MINUTE });
+    await waitForStatus(first!, MailStatus.ProviderSent);
+    const mail = await waitForStatus(second!, MailStatus.ProviderSent);
+    const released = mail.events.find((e) => e.type === 'released');
+    expect(released, JSON.stringify(mail.events)).toMatchObject({
+      fromStatus: MailStatus.Processing,
+      toStatus: MailStatus.Queued,
+      detail: { reason: 'the lease ran low before the send began' },
+    });
+    expect(mail.attempts).toBe(2); // the claim given back counts as an attempt, like any claim
+    expect(harness.relay.received.map((m) => m.messageId)).toHaveLength(2);
+    expect(new Set(harness.relay.received.map((m) => m.messageId)).size).toBe(2);
+  });
+
   it('dequeue against a worker claim, 1000 mails fired together: each mail ends Dequeued and never delivered, or delivered and never Dequeued', async () => {
     const ids = await submit(1000);
     const dequeueResults = new Map<number, boolean>();
