@@ -1,18 +1,11 @@
 /** BOUNCE_DOMAIN, BOUNCE_SMTP_PORT, BOUNCE_SMTP_HOST and BOUNCES (issue 22): defaults and refusals naming the variable. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import { configProblems } from '../support/config-problems.js';
 
 const DATA_DIR = '/tmp/outbox-config-bounces';
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ DATA_DIR, ...env });
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
+const problemsOf = (env: Record<string, string>): string[] => configProblems({ DATA_DIR, ...env });
 
 describe('bounce settings', () => {
   it('are off by default; the domain is lower-cased without its final dot; the listener binds loopback', () => {

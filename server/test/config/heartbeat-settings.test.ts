@@ -1,16 +1,9 @@
 /** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER (issue 23): defaults, units, and refusals that name the variable. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import { configProblems } from '../support/config-problems.js';
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ DATA_DIR: '/tmp/outbox-config-heartbeat', ...env });
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
+const problemsOf = (env: Record<string, string>): string[] => configProblems({ DATA_DIR: '/tmp/outbox-config-heartbeat', ...env });
 
 describe('heartbeat settings', () => {
   it('default to a beat every 5 s, stale after 15 s, and take durations with units', () => {

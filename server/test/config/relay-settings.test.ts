@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MailStatus } from '@outbox/contract';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, configWarnings, loadConfig } from '../../src/config.js';
+import { configWarnings, loadConfig } from '../../src/config.js';
+import { configProblems } from '../support/config-problems.js';
 import type { RunningOutbox } from '../../src/main.js';
 import { isPublicDomain } from '../../src/submission/mail-hostname.js';
 import { makeTempDir } from '../support/context.js';
@@ -19,15 +20,7 @@ const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '
 const certFile = path.join(fixtures, 'localhost-cert.pem');
 const keyFile = path.join(fixtures, 'localhost-key.pem');
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ DATA_DIR: makeTempDir('outbox-config-'), ...env });
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
+const problemsOf = (env: Record<string, string>): string[] => configProblems({ DATA_DIR: makeTempDir('outbox-config-'), ...env });
 
 describe('relay TLS and MAIL_HOSTNAME settings', () => {
   it('defaults to opportunistic TLS with certificate checks', () => {

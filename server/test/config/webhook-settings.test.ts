@@ -3,20 +3,13 @@
  * configuration check reads them: defaults, valid values, every problem named.
  */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import { configProblems } from '../support/config-problems.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../../src/webhooks/webhook-policy.js';
 
 const base = { DATA_DIR: '/tmp/outbox-config-webhooks' };
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ ...base, ...env });
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
+const problemsOf = (env: Record<string, string>): string[] => configProblems({ ...base, ...env });
 
 describe('webhook settings', () => {
   it('default to on, 10 s, the Svix schedule (the same list as webhook-policy.ts), private targets refused, 32 in flight', () => {

@@ -1,18 +1,11 @@
 /** WORKER_IDLE_POLL: its default, units, and refusals that name the variable. */
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config.js';
+import { configProblems } from '../support/config-problems.js';
 
 const DATA_DIR = '/tmp/outbox-config-worker';
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig({ DATA_DIR, ...env });
-    return [];
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-}
+const problemsOf = (env: Record<string, string>): string[] => configProblems({ DATA_DIR, ...env });
 
 describe('worker settings', () => {
   it('an idle worker looks for due mail every second by default, and the interval takes durations with units', () => {
