@@ -287,7 +287,6 @@ export function loadConfig(env: Env = process.env): Config {
     }
     return ms;
   };
-  // Alerts: a pending period or cooldown of 0 is meaningful (fire at the first evaluation, no cooldown).
   /** A duration within [min, max]; `range` says the bounds as an operator writes them ("10ms to 1h"). */
   const boundedDurationMs = (name: string, fallback: number, min: number, max: number, range: string): number => {
     const ms = durationMs(name, fallback);
@@ -295,6 +294,7 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`${name} must be a duration from ${range}, got "${env[name]}"`);
     return fallback;
   };
+  // Alerts: a pending period or cooldown of 0 is meaningful (fire at the first evaluation, no cooldown).
   const durationMsOrZero = (name: string, fallback: number): number =>
     /^0+\s*(ms|[smhd])?$/.test(env[name]?.trim() ?? '') ? 0 : durationMs(name, fallback);
   // A rate as a fraction (0.2) or a percentage (20%), above 0 and at most 1.
