@@ -396,7 +396,7 @@ export function loadConfig(env: Env = process.env): Config {
     passwordHashMemoryMiB: integer('PASSWORD_HASH_MEMORY', 19, 19, 1024),
     leaseSeconds: integer('LEASE_SECONDS', 60, 1, 86400),
     workerConcurrency: integer('WORKER_CONCURRENCY', 50, 1, 1000),
-    workerIdlePollMs: boundedDurationMs('WORKER_IDLE_POLL', 1_000, 10, 3_600_000, '10ms to 1h'),
+    workerIdlePollMs: boundedDurationMs('WORKER_IDLE_POLL', 1_000, 10, 60_000, '10ms to 60s'),
     retryMaxAttempts: integer('RETRY_MAX_ATTEMPTS', 8, 1, 1000),
     retryMaxAgeMs: durationMs('RETRY_MAX_AGE', 24 * 3_600_000),
     retryBaseDelayMs: durationMs('RETRY_BASE_DELAY', 30_000),
