@@ -61,7 +61,9 @@ describe('login view', () => {
         return HttpResponse.json(buildMailList([buildMail({ id: 7, subject: 'Hello there' })]));
       }),
     );
-    const { user } = renderApp();
+    // The login waits for its first page as long as the test takes, so a loaded machine cannot outlast the wait
+    // between the request and the checks below (the wait's own length is the next test's).
+    const { user } = renderApp({ firstPageWaitMs: 60_000 });
 
     await logIn(user, 'admin', 'secret');
     // The login answered and its first page was asked for, not answered: the login view stays, its button busy.

@@ -30,7 +30,7 @@ function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
  * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again. The app also
  * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, webhooks, suppressions.
  */
-export function App() {
+export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?: number } = {}) {
   const { session, start, end, expire } = useSession();
   const queryClient = useQueryClient();
   const token = session?.token ?? '';
@@ -38,18 +38,18 @@ export function App() {
   useEffect(() => subscribeUnauthorized(expire), [expire]);
 
   // login → rows is the first thing an operator waits for. The first page is asked for with the login's
-  // answer, and the session starts once it is in (at most FIRST_PAGE_WAIT_MS later; the Login button stays
+  // answer, and the session starts once it is in (at most firstPageWaitMs later; the Login button stays
   // busy meanwhile): the list view is built once, with its rows, not empty and then again with them.
   // Each login gets a fresh login view for the next time it shows: a session ended at once (a 401 on that
   // first page can land in the same render as the login) still finds the fields empty.
   const [logins, setLogins] = useState(0);
   const onLoggedIn = useCallback(
     async (result: LoginResult) => {
-      await withinMs(prefetchMailList(queryClient, result.token, initialListParams()), FIRST_PAGE_WAIT_MS);
+      await withinMs(prefetchMailList(queryClient, result.token, initialListParams()), firstPageWaitMs);
       setLogins((count) => count + 1);
       start(result);
     },
-    [queryClient, start],
+    [queryClient, start, firstPageWaitMs],
   );
 
   // Nothing of a finished session stays in the cache for the next one.

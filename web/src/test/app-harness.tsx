@@ -16,7 +16,8 @@ export function createTestQueryClient(): QueryClient {
   });
 }
 
-export function renderApp() {
+/** The app as main.tsx mounts it; `firstPageWaitMs` replaces the login's wait for its first page (FIRST_PAGE_WAIT_MS). */
+export function renderApp(options: { firstPageWaitMs?: number } = {}) {
   // The list view's health strip polls queue health as soon as a session is held.
   server.use(http.get('/api/v1/queue/health', () => HttpResponse.json({ data: [buildQueueHealth()] })));
   // And the alert banner reads the alert rules (none firing).
@@ -29,7 +30,7 @@ export function renderApp() {
   const queryClient = createTestQueryClient();
   const view = render(
     <AppProvider queryClient={queryClient}>
-      <App />
+      <App {...options} />
     </AppProvider>,
   );
   return { user, queryClient, ...view };
