@@ -125,11 +125,12 @@ describe('live updates in the list view', () => {
 
   it('says so while the stream is down and reconnects with Last-Event-ID', async () => {
     const connections = handleEvents();
-    handleList(buildMailList([buildMail({ id: 1 })]));
+    handleList(buildMailList([buildMail({ id: 1 })], { counts: { '0': 1, '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 } }));
     renderView();
     await waitFor(() => expect(connections).toHaveLength(1));
-    connections[0]!.send('counts', { counts: { '3': 1 } }, 'abc.41');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    connections[0]!.send('counts', { counts: { '0': 0, '1': 0, '2': 0, '3': 2, '4': 0, '5': 0 } }, 'abc.41');
+    // The event was read (its id is the one to resume from) once the view shows its counts.
+    await waitFor(() => expect(screen.getByTestId('footer-total')).toHaveTextContent('total: 2'));
     connections[0]!.end();
     expect(await screen.findByText('Live updates paused — reconnecting…')).toBeInTheDocument();
     expect(screen.getByText('Live updates paused — reconnecting…').closest('[role="status"]')).not.toBeNull();
