@@ -8,7 +8,8 @@ import { requireOperator } from './authenticate.js';
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
 export const alertsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; alerts: AlertService }> = async (app, { auth, alerts }) => {
-  app.addHook('preHandler', requireOperator(auth));
+  // onRequest, before the body is read and the query checked: a stranger learns nothing and holds no socket.
+  app.addHook('onRequest', requireOperator(auth));
 
   app.get(
     '/api/v1/alerts',

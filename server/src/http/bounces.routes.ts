@@ -8,7 +8,8 @@ const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
 /** The reports the bounce listener kept, matched or not (docs/bounces.md); operators only. */
 export const bouncesRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; bounces: BounceService }> = async (app, { auth, bounces }) => {
-  app.addHook('preHandler', requireOperator(auth));
+  // onRequest, before the body is read and the query checked: a stranger learns nothing and holds no socket.
+  app.addHook('onRequest', requireOperator(auth));
 
   app.get(
     '/api/v1/bounces',

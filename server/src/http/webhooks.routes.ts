@@ -32,7 +32,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; webho
   app,
   { auth, webhooks },
 ) => {
-  app.addHook('preHandler', requireOperator(auth));
+  // onRequest, before the body is read and the query checked: a stranger learns nothing and holds no socket.
+  app.addHook('onRequest', requireOperator(auth));
   const actorOf = (operator: { username: string } | null) => `operator:${operator?.username ?? 'unknown'}`;
   const tags = ['webhooks'];
 
