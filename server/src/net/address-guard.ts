@@ -14,13 +14,26 @@ import ipaddr from 'ipaddr.js';
  * True for a global unicast address only. Everything else is refused: loopback, RFC 1918 and carrier-grade
  * NAT, link-local (cloud metadata), unique-local IPv6, unspecified, broadcast, multicast, documentation and
  * reserved ranges, and IPv6 forms that carry an IPv4 address inside (IPv4-mapped ::ffff:a.b.c.d is judged as
- * that IPv4 address; 6to4, Teredo and NAT64 prefixes are refused outright, as they can reach a private one).
+ * that IPv4 address, and so is the deprecated IPv4-compatible ::a.b.c.d in ::/96; 6to4, Teredo and NAT64
+ * prefixes are refused outright, as they can reach a private one).
  */
 export function isPublicAddress(ip: string): boolean {
   if (!ipaddr.isValid(ip)) return false;
   // process() turns ::ffff:127.0.0.1 into 127.0.0.1, so a mapped address is judged as the IPv4 it names.
   const address = ipaddr.process(ip.replace(/%.*$/, ''));
-  return address.range() === 'unicast';
+  return embeddedIpv4(address).range() === 'unicast';
+}
+
+/**
+ * ::/96 (IPv4-compatible, ::7f00:1 is ::127.0.0.1) as the IPv4 it carries: ipaddr.js calls it IPv6 unicast, and
+ * a stack that still routes it reaches that IPv4 address. :: and ::1 come out as 0.0.0.0 and 0.0.0.1, refused too.
+ */
+function embeddedIpv4(address: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | ipaddr.IPv6 {
+  if (address.kind() !== 'ipv6') return address;
+  const parts = (address as ipaddr.IPv6).parts;
+  if (parts.slice(0, 6).some((part) => part !== 0)) return address;
+  const [high = 0, low = 0] = parts.slice(6);
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
 /**

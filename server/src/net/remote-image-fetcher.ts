@@ -137,6 +137,11 @@ export function createRemoteImageFetcher(options: RemoteImageFetchOptions): Remo
             next = undefined;
           }
           if (!next) fail(new RemoteImageError('bad_redirect', `The image host answered ${status} without a usable Location.`));
+          // Node would send them as Authorization: no login goes out on a mail's behalf, as for the URL in the mail.
+          else if (next.username || next.password)
+            fail(
+              new RemoteImageError('bad_redirect', `The image host redirected to a URL with a user name or password; it is not followed.`),
+            );
           else resolve({ kind: 'redirect', location: next });
           return;
         }

@@ -43,6 +43,9 @@ async function startImageHost(): Promise<ImageHost> {
       response.writeHead(302, { location: '/pixel.png?moved' }).end();
     } else if (path === '/to-metadata.png') {
       response.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end();
+    } else if (path === '/to-credentials.png') {
+      // The same host, with a login in the URL: following it would send Authorization on the mail's behalf.
+      response.writeHead(302, { location: `http://user:secret@${request.headers.host}/pixel.png?with-credentials` }).end();
     } else if (path === '/loop.png') {
       response.writeHead(302, { location: '/loop.png' }).end();
     } else if (path === '/gone.png') {
@@ -217,6 +220,17 @@ describe('the image proxy', () => {
     expect(response.statusCode).toBe(403);
     expect(errorOf(response)).toEqual({ code: 'image_address_refused', message: expect.stringContaining('169.254.169.254') });
     expect(host.requests.some((request) => request.path === '/to-metadata.png')).toBe(true);
+  });
+
+  it('refuses a redirect whose Location carries a user name or password, without following it', async () => {
+    const token = await loginAs(allowing);
+    const url = host.url('/to-credentials.png');
+    const id = await submitHtml(allowing, `<img src="${url}">`);
+    const response = await proxy(allowing, token, id, url);
+    expect(response.statusCode).toBe(502);
+    expect(errorOf(response)).toEqual({ code: 'image_bad_redirect', message: expect.stringContaining('user name or password') });
+    expect(host.requests.some((request) => request.path === '/to-credentials.png')).toBe(true);
+    expect(host.requests.some((request) => request.path === '/pixel.png?with-credentials')).toBe(false);
   });
 
   it('is for operators only, and names the field of a bad URL', async () => {

@@ -31,6 +31,13 @@ describe('isPublicAddress', () => {
     ['::ffff:8.8.8.8', true],
     ['2002:7f00:1::1', false],
     ['64:ff9b::7f00:1', false],
+    // IPv4-compatible ::/96, judged as the IPv4 inside.
+    ['::7f00:1', false],
+    ['::127.0.0.1', false],
+    ['::a00:1', false],
+    ['::c0a8:101', false],
+    ['::a9fe:a9fe', false],
+    ['::808:808', true],
     ['not an address', false],
   ])('%s → %s', (ip, expected) => {
     expect(isPublicAddress(ip)).toBe(expected);
@@ -42,6 +49,7 @@ describe('checks on hosts', () => {
     expect(() => checkLiteralHost('127.0.0.1')).toThrow(AddressRefusedError);
     expect(() => checkLiteralHost('[::1]')).toThrow(AddressRefusedError);
     expect(() => checkLiteralHost('[::ffff:7f00:1]')).toThrow(AddressRefusedError);
+    expect(() => checkLiteralHost('[::7f00:1]')).toThrow(AddressRefusedError);
     expect(() => checkLiteralHost('8.8.8.8')).not.toThrow();
     expect(() => checkLiteralHost('example.com')).not.toThrow();
   });
