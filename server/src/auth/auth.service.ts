@@ -122,10 +122,13 @@ export function createAuthService({
     // Unknown users cost the same hashing work as a wrong password: the answer and its timing match.
     const isValid = await verify(password, operator?.password_hash);
     if (!operator || !isValid) {
-      // The audit log keeps failed logins beside the successful ones (issue 9, item 6). Bounded by the login
-      // throttle above: a client or name past its limit is refused before this point and writes nothing.
+      // The audit log keeps failed logins beside the successful ones (docs/api.md, "Audit log"). Bounded by the login
+      // throttle above: a client or name past its limit is refused before this point and writes nothing. A name
+      // that is no operator's is not written: it is often a password typed in the wrong field.
       await insertAuditEntries(db, [
-        { at: clock.now(), actor: `client:${client}`, action: 'login.failed', target: `operator:${username.slice(0, 200)}` },
+        operator
+          ? { at: clock.now(), actor: `client:${client}`, action: 'login.failed', target: `operator:${operator.username}` }
+          : { at: clock.now(), actor: `client:${client}`, action: 'login.failed', target: null, after: { reason: 'unknown user name' } },
       ]);
       // The HTTP layer logs an unknown name cut short: it may be a password typed in the wrong field.
       throw Object.assign(invalidCredentials(), { isKnownName: operator !== undefined });
