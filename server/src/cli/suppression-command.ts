@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { once } from 'node:events';
 import { systemClock } from '../clock.js';
 import type { Store } from '../store/connection.js';
+import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import { createSuppressionService } from '../suppression/suppression.service.js';
 
 export const SUPPRESSION_USAGE = `  suppression list [--json]             the suppression list, newest first (address, reason, since, expiry, note)
@@ -76,7 +77,8 @@ export async function runSuppressionCommand(
       break;
     }
     case 'export': {
-      const target = options.out ? fs.createWriteStream(options.out) : process.stdout;
+      // Addresses and notes about people: readable by its owner only when it creates the file, as `export` does.
+      const target = options.out ? fs.createWriteStream(options.out, { mode: PRIVATE_FILE_MODE }) : process.stdout;
       for await (const chunk of service.exportCsv({})) if (!target.write(chunk)) await once(target, 'drain');
       if (options.out) {
         await new Promise<void>((resolve, reject) =>

@@ -52,6 +52,13 @@ describe('suppression CLI', () => {
     expect(exported.stdout.split('\r\n')[0]).toBe('address,reason,mailId,detail,note,createdBy,createdAt,expiresAt');
     expect(exported.stdout).toMatch(/bob@example\.net,manual,,,from the old system,cli,/);
 
+    // To a file: readable by its owner only, like `export`'s.
+    const out = path.join(tempDir, 'suppressions.csv');
+    const toFile = await cli(['export', '--out', out]);
+    expect(toFile, toFile.stderr).toMatchObject({ code: 0, stdout: `Exported the suppression list to ${out}.\n` });
+    expect(fs.readFileSync(out, 'utf8')).toBe(exported.stdout);
+    expect((fs.statSync(out).mode & 0o777).toString(8)).toBe('600');
+
     expect((await cli(['remove', 'bob@example.net'])).stdout).toBe('bob@example.net removed from the suppression list.\n');
     const again = await cli(['remove', 'bob@example.net']);
     expect(again.code).toBe(1);
