@@ -220,6 +220,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       logger: log,
       isReturnPath: (address) => bounceReturnPaths.mailIdOf(address) !== undefined,
       receive: (report) => services.bounces.receiveReport(report),
+      hasRoom: () => services.bounces.hasRoom(),
     });
   }
 

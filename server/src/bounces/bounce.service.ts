@@ -8,15 +8,17 @@
  */
 import { MailStatus, type MailStatusCode, type BounceReport, type BounceSummary, type BouncesResponse } from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../errors.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
+import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { applyTransitions, nextMailEventSeqs, type Transition } from '../mail/transition.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
 import * as repo from './bounce.repository.js';
 import { parseReport, type ParsedReport } from './report-parser.js';
+import { RAW_KEPT_BYTES } from './report-limits.js';
 import { createReturnPathCodec, newReturnPathSecret, type ReturnPathCodec } from './return-path.js';
 
 export interface IncomingReport {
@@ -28,7 +30,8 @@ export interface IncomingReport {
 }
 
 export interface ReceivedReport {
-  reportId: number;
+  /** The kept report; null when the report changed nothing and its mail has its reports already (not kept again). */
+  reportId: number | null;
   kind: ParsedReport['kind'];
   mailId: number | null;
   matchedBy: 'return-path' | 'message-id' | null;
@@ -47,6 +50,14 @@ export interface BounceServiceOptions {
 const MAX_GROUP = 50;
 /** How long a group waits, at most, for reports still being parsed while commits follow each other. */
 const GATHER_MS = 10;
+/**
+ * Reports kept per mail beyond those that change a recipient's outcome (docs/bounces.md#limits): past it a delayed
+ * report neither is kept nor adds an event. A report that changes an outcome is always kept, and that happens at
+ * most once per recipient, since bounced and complained are final.
+ */
+export const MAX_REPORTS_PER_MAIL = 20;
+/** Unmatched reports kept at most; the oldest go first (docs/bounces.md#limits). */
+export const MAX_UNMATCHED_REPORTS = 10_000;
 
 type Applied = BounceSummary['applied'][number];
 
@@ -60,6 +71,8 @@ interface PendingReport {
 interface Match {
   mail: repo.BouncedMail | undefined;
   matchedBy: ReceivedReport['matchedBy'];
+  /** Reports the mail has kept so far. */
+  keptReports: number;
 }
 
 /** What a report does to its mail's recipients, worked out before anything is written. */
@@ -116,8 +129,21 @@ export function createBounceService(options: BounceServiceOptions) {
     splitOnFailure: true,
   });
 
+  // The last of the disk is kept for delivery outcomes and operators (store/space-reserve.ts): reports come from
+  // strangers and must not eat it. The listener refuses with 452 at MAIL FROM while it is reached.
+  const reserve = createSpaceReserve(store);
+  async function ensureRoom(): Promise<void> {
+    if (!(await reserve.hasRoomForIntake()))
+      throw new AppError(
+        507,
+        'store_full',
+        `The mail store is full: less than ${INTAKE_RESERVE_BYTES / 1_048_576} MiB is left, which is kept for recording deliveries.`,
+      );
+  }
+
   /** Parses, matches, keeps and applies one report. Resolves once it is committed. */
   async function receiveReport(incoming: IncomingReport): Promise<ReceivedReport> {
+    await ensureRoom();
     parsing += 1;
     let parsed: ParsedReport;
     let paths: ReturnPathCodec | undefined;
@@ -173,43 +199,66 @@ export function createBounceService(options: BounceServiceOptions) {
     const messageIds = items.filter(unmatched).flatMap((item) => (item.parsed.originalMessageId ? [item.parsed.originalMessageId] : []));
     const idsByMessageId = await repo.findMailIdsByMessageIds(trx, messageIds);
     const byMessageId = await repo.findBouncedMails(trx, [...idsByMessageId.values()]);
+    const kept = await repo.countMailReports(trx, [...byReturnPath.keys(), ...byMessageId.keys()]);
     return items.map((item): Match => {
       const mail = item.returnPathMailId === undefined ? undefined : byReturnPath.get(item.returnPathMailId);
-      if (mail) return { mail, matchedBy: 'return-path' };
+      if (mail) return { mail, matchedBy: 'return-path', keptReports: kept.get(mail.id) ?? 0 };
       const messageId = item.parsed.originalMessageId;
       const mailId = messageId ? idsByMessageId.get(messageId) : undefined;
       const found = mailId === undefined ? undefined : byMessageId.get(mailId);
-      return found ? { mail: found, matchedBy: 'message-id' } : { mail: undefined, matchedBy: null };
+      return found
+        ? { mail: found, matchedBy: 'message-id', keptReports: kept.get(found.id) ?? 0 }
+        : { mail: undefined, matchedBy: null, keptReports: 0 };
     });
   }
 
   /** One round: reports about distinct mails, each as matchReports found it. */
   async function applyRound(trx: DbOrTrx, items: PendingReport[], matches: Match[], at: number): Promise<ReceivedReport[]> {
     const effects = items.map((item, i) => effectOf(item.parsed, matches[i]!.mail, at));
+    // What is kept (docs/bounces.md#limits): a report that changes an outcome always; a delayed one while its mail
+    // has fewer than MAX_REPORTS_PER_MAIL; one that changes nothing only as its mail's first; an unmatched one
+    // always (the oldest unmatched are trimmed below). A report not kept has no effect either: a flood of copies
+    // of one hard bounce writes one report, one mail event and one application event.
+    const keeps = effects.map((effect, i) => {
+      const { mail, keptReports } = matches[i]!;
+      if (!mail || effect.marks.length > 0) return true;
+      if (effect.delayed) return keptReports < MAX_REPORTS_PER_MAIL;
+      return keptReports === 0;
+    });
+    const kept = items.flatMap((item, i) => (keeps[i] ? [i] : []));
     const reportIds = await repo.insertBounceReports(
       trx,
-      items.map((item, i) => ({
-        receivedAt: at,
-        envelopeFrom: item.incoming.envelopeFrom,
-        envelopeTo: item.incoming.envelopeTo[0] ?? '',
-        kind: item.parsed.kind,
-        mailId: matches[i]!.mail?.id ?? null,
-        matchedBy: matches[i]!.matchedBy,
-        summary: JSON.stringify(effects[i]!.summary),
-        raw: item.incoming.raw,
-      })),
+      kept.map((i) => {
+        const item = items[i]!;
+        const raw = item.incoming.raw;
+        // The parsed fields were read from the whole report; its bytes are kept only up to RAW_KEPT_BYTES.
+        const summary = raw.length > RAW_KEPT_BYTES ? { ...effects[i]!.summary, rawSize: raw.length } : effects[i]!.summary;
+        return {
+          receivedAt: at,
+          envelopeFrom: item.incoming.envelopeFrom,
+          envelopeTo: item.incoming.envelopeTo[0] ?? '',
+          kind: item.parsed.kind,
+          mailId: matches[i]!.mail?.id ?? null,
+          matchedBy: matches[i]!.matchedBy,
+          summary: JSON.stringify(summary),
+          raw: raw.length > RAW_KEPT_BYTES ? raw.subarray(0, RAW_KEPT_BYTES) : raw,
+        };
+      }),
     );
+    const idOf = new Map(kept.map((i, n) => [i, reportIds[n]!]));
     const results = items.map((item, i): ReceivedReport => ({
-      reportId: reportIds[i]!,
+      reportId: idOf.get(i) ?? null,
       kind: item.parsed.kind,
       mailId: matches[i]!.mail?.id ?? null,
       matchedBy: matches[i]!.matchedBy,
     }));
+    if (kept.some((i) => !matches[i]!.mail)) await repo.trimUnmatchedReports(trx, MAX_UNMATCHED_REPORTS);
 
     const changes = effects.flatMap((effect, i) => {
       const mail = matches[i]!.mail;
-      const transition = mail ? transitionOf(mail, effect, results[i]!, at) : undefined;
-      return mail && transition ? [{ mail, effect, transition, reportId: results[i]!.reportId }] : [];
+      const reportId = results[i]!.reportId;
+      const transition = mail && reportId !== null ? transitionOf(mail, effect, reportId, results[i]!.matchedBy, at) : undefined;
+      return mail && transition && reportId !== null ? [{ mail, effect, transition, reportId }] : [];
     });
     if (changes.length === 0) return results;
 
@@ -270,7 +319,10 @@ export function createBounceService(options: BounceServiceOptions) {
           const recipient = target(entry.recipient, parsed.recipients.length === 1);
           const hard = entry.action === 'failed' && entry.status.startsWith('5');
           const delayed = entry.action === 'delayed' || (entry.action === 'failed' && entry.status.startsWith('4'));
-          const outcome: Applied['outcome'] = hard ? (recipient ? 'bounced' : 'unknown_recipient') : delayed ? 'delayed' : 'soft';
+          // A recipient already bounced or complained is final: a report about it changes nothing (no event).
+          const final = recipient !== undefined && (recipient.outcome === 'bounced' || recipient.outcome === 'complained');
+          const outcome: Applied['outcome'] =
+            (hard || delayed) && final ? 'unchanged' : hard ? (recipient ? 'bounced' : 'unknown_recipient') : delayed ? 'delayed' : 'soft';
           applied.push({ recipient: recipient?.address ?? entry.recipient, outcome });
           detailRecipients.push({
             recipient: recipient?.address ?? entry.recipient,
@@ -289,6 +341,10 @@ export function createBounceService(options: BounceServiceOptions) {
           const recipient = target(address, named.length === 1);
           if (!recipient) {
             applied.push({ recipient: address, outcome: 'unknown_recipient' });
+            continue;
+          }
+          if (recipient.outcome === 'bounced' || recipient.outcome === 'complained') {
+            applied.push({ recipient: recipient.address, outcome: 'unchanged' });
             continue;
           }
           const reply = `Complaint (Feedback-Type: ${parsed.feedback.type})`;
@@ -320,7 +376,13 @@ export function createBounceService(options: BounceServiceOptions) {
   }
 
   /** The mail's move (or its event alone) for a report that changed something; undefined when it changed nothing. */
-  function transitionOf(mail: repo.BouncedMail, effect: ReportEffect, result: ReceivedReport, at: number): Transition | undefined {
+  function transitionOf(
+    mail: repo.BouncedMail,
+    effect: ReportEffect,
+    reportId: number,
+    matchedBy: ReceivedReport['matchedBy'],
+    at: number,
+  ): Transition | undefined {
     const { bounced, complained, delayed, marks } = effect;
     const eventType = bounced ? 'bounced' : complained ? 'complained' : delayed ? 'bounce-delayed' : undefined;
     if (eventType === undefined) return undefined;
@@ -340,7 +402,7 @@ export function createBounceService(options: BounceServiceOptions) {
       event: {
         type: eventType,
         actor: 'bounce',
-        detail: { reportId: result.reportId, matchedBy: result.matchedBy, recipients: effect.detailRecipients },
+        detail: { reportId, matchedBy, recipients: effect.detailRecipients },
       },
       ...(bounced
         ? { set: { rejectedRecipients: refused, ...(turnsFailed && firstBounce ? { providerReply: firstBounce.reply } : {}) } }
@@ -405,7 +467,17 @@ export function createBounceService(options: BounceServiceOptions) {
     return (await repo.listMailBounceReports(store.db, mailId)).map(toReport);
   }
 
-  return { returnPaths, receiveReport, listReports, getReport, getRaw, listMailReports, idle: () => commits.idle() };
+  return {
+    returnPaths,
+    receiveReport,
+    /** False while the store's intake reserve is reached: the listener refuses reports (452) then. */
+    hasRoom: () => reserve.hasRoomForIntake(),
+    listReports,
+    getReport,
+    getRaw,
+    listMailReports,
+    idle: () => commits.idle(),
+  };
 }
 
 export type BounceService = ReturnType<typeof createBounceService>;
