@@ -42,6 +42,8 @@ export interface BounceServiceOptions {
   clock: Clock;
   /** BOUNCE_DOMAIN; undefined: no return path is used and no report can be matched by one. */
   bounceDomain?: string | undefined;
+  /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most, the oldest deleted first; MAX_UNMATCHED_REPORTS by default. */
+  maxUnmatchedReports?: number;
   /** Told about mails a report changed (live updates). */
   onChange?: (mailIds: number[]) => void;
 }
@@ -56,7 +58,7 @@ const GATHER_MS = 10;
  * most once per recipient, since bounced and complained are final.
  */
 export const MAX_REPORTS_PER_MAIL = 20;
-/** Unmatched reports kept at most; the oldest go first (docs/bounces.md#limits). */
+/** Unmatched reports kept at most by default (BOUNCE_UNMATCHED_KEEP); the oldest go first (docs/bounces.md#limits). */
 export const MAX_UNMATCHED_REPORTS = 10_000;
 
 type Applied = BounceSummary['applied'][number];
@@ -252,7 +254,7 @@ export function createBounceService(options: BounceServiceOptions) {
       mailId: matches[i]!.mail?.id ?? null,
       matchedBy: matches[i]!.matchedBy,
     }));
-    if (kept.some((i) => !matches[i]!.mail)) await repo.trimUnmatchedReports(trx, MAX_UNMATCHED_REPORTS);
+    if (kept.some((i) => !matches[i]!.mail)) await repo.trimUnmatchedReports(trx, options.maxUnmatchedReports ?? MAX_UNMATCHED_REPORTS);
 
     const changes = effects.flatMap((effect, i) => {
       const mail = matches[i]!.mail;
@@ -450,6 +452,20 @@ export function createBounceService(options: BounceServiceOptions) {
     return { data: page.map(toReport), meta: { nextCursor: hasMore ? encodeCursor(page.at(-1)!) : null } };
   }
 
+  /**
+   * RETENTION_DAYS (and `purge --older-than`): reports received before then go, matched or not, in batches of
+   * 1,000 so no transaction holds the store for long. A mail's own reports go with it anyway (migration 021).
+   */
+  async function purgeReports(olderThanDays: number): Promise<number> {
+    const before = clock.now() - olderThanDays * 86_400_000;
+    let purged = 0;
+    for (;;) {
+      const deleted = await repo.deleteBounceReportsBefore(store.db, before, 1000);
+      purged += deleted;
+      if (deleted < 1000) return purged;
+    }
+  }
+
   async function getRaw(id: number): Promise<Buffer> {
     const row = await repo.findBounceReport(store.db, id);
     if (!row) throw notFound('bounce_not_found', `No bounce report has id ${id}.`);
@@ -473,6 +489,7 @@ export function createBounceService(options: BounceServiceOptions) {
     /** False while the store's intake reserve is reached: the listener refuses reports (452) then. */
     hasRoom: () => reserve.hasRoomForIntake(),
     listReports,
+    purgeReports,
     getReport,
     getRaw,
     listMailReports,

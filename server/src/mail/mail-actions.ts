@@ -6,7 +6,6 @@
  */
 import { DELETABLE_STATUSES, isStatusCode, type Mail, type MailStatusCode } from '@outbox/contract';
 import { insertAuditEntries, type AuditEntry } from '../audit/audit.repository.js';
-import { deleteBounceReportsBefore } from '../bounces/bounce.repository.js';
 import type { Clock } from '../clock.js';
 import { deleteApplicationEventsBefore } from '../events/application-events.repository.js';
 import { conflict, notFound, type AppError } from '../errors.js';
@@ -112,8 +111,7 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
    * batches so that no transaction holds the store for long. Queued and Processing mails are never purged.
    * The audit log records each batch. Application events older than that go too (whatever their mail's
    * status: by then the webhooks had the whole retention period to deliver them); a purge makes no
-   * `mail.deleted` event (docs/webhooks.md#events). Bounce reports go with their mail (a foreign key, migration
-   * 021) and, matched or not, once received before then (docs/bounces.md#limits).
+   * `mail.deleted` event (docs/webhooks.md#events).
    */
   async function purgeFinishedMails(olderThanDays: number, actor: string): Promise<number> {
     const before = clock.now() - olderThanDays * 86_400_000;
@@ -137,9 +135,6 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
     }
     while ((await deleteApplicationEventsBefore(db, before, 1000)) === 1000) {
       // Batches of 1,000, one short statement pair each, like the mails above.
-    }
-    while ((await deleteBounceReportsBefore(db, before, 1000)) === 1000) {
-      // The same, for reports (up to 64 KiB each).
     }
     return purged;
   }

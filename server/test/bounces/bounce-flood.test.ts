@@ -1,0 +1,330 @@
+/**
+ * The bounce listener cannot flood the store (docs/bounces.md#limits). Anyone who received a mail saw its return
+ * path and may send reports to it: here real SMTP clients send a thousand copies of one hard bounce, a report with
+ * a 1 MiB Diagnostic-Code, a stream of unmatched reports, and reports while the disk reserve is reached; the
+ * retention purge and a mail's delete take the reports with them. Outbox runs as `npm start` starts it, on a clock
+ * the test can move forward (for the purge), one server for the file; each test uses mails of its own.
+ */
+import path from 'node:path';
+import { MailStatus } from '@outbox/contract';
+import type { BounceReport, BounceResponse } from '@outbox/contract';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIAGNOSTIC_MAX_BYTES, RAW_KEPT_BYTES } from '../../src/bounces/report-limits.js';
+import { loadConfig } from '../../src/config.js';
+import { start, type RunningOutbox } from '../../src/main.js';
+import { INTAKE_RESERVE_BYTES } from '../../src/store/space-reserve.js';
+import { testEngine } from '../support/context.js';
+import { freePort, waitUntil } from '../support/net.js';
+import { freshEnvironment, type OutboxEnvironment } from '../support/outbox-process.js';
+import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+import { BOUNCE_DOMAIN, dsn, sendSmtp } from './bounce-support.js';
+
+const DAY_MS = 86_400_000;
+/** The clock Outbox runs on: the real one, plus what a test moved it forward. */
+let offsetMs = 0;
+const clock = { now: () => Date.now() + offsetMs };
+
+let relay: TestRelay;
+let environment: OutboxEnvironment;
+let outbox: RunningOutbox;
+let bouncePort: number;
+let apiKey: string;
+let token: string;
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+  bouncePort = await freePort();
+  environment = await freshEnvironment({
+    RELAY_URL: relay.url,
+    BOUNCE_DOMAIN,
+    BOUNCE_SMTP_PORT: String(bouncePort),
+    SMTP_PORT: 'off',
+    BOUNCE_UNMATCHED_KEEP: '10',
+  });
+  outbox = await start(loadConfig(environment.env), { clock, consoleDir: path.join(import.meta.dirname, 'no-console') });
+  apiKey = await outbox.services.auth.createApiKey('shop');
+  token = await login();
+});
+
+afterAll(async () => {
+  await outbox?.stop();
+  await relay?.close();
+  await environment?.dispose();
+});
+
+async function login(): Promise<string> {
+  const response = await outbox.app.inject({
+    method: 'POST',
+    url: '/api/v1/login',
+    payload: { username: 'ops', password: 'correct horse battery' },
+  });
+  return (response.json() as { data: Array<{ token: string }> }).data[0]!.token;
+}
+
+const db = () => outbox.store.db;
+
+async function api<T>(method: 'GET' | 'DELETE', url: string): Promise<{ status: number; body: T }> {
+  const response = await outbox.app.inject({ method, url, headers: { authorization: `Token ${token}` } });
+  return { status: response.statusCode, body: response.json() as T };
+}
+
+async function sentMail(to: string): Promise<number> {
+  const response = await outbox.app.inject({
+    method: 'POST',
+    url: '/api/v1/mail',
+    headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' },
+    payload: { fromMail: 'shop@example.com', to: [{ recipientMail: to }], subject: 'Your order', text: 'Hello' },
+  });
+  expect(response.statusCode).toBe(202);
+  const id = (response.json() as { data: Array<{ id: number }> }).data[0]!.id;
+  await waitUntil(
+    async () =>
+      (await db().selectFrom('mails').select('status').where('id', '=', id).executeTakeFirst())?.status === MailStatus.ProviderSent,
+    {
+      what: `mail ${id} ProviderSent`,
+    },
+  );
+  return id;
+}
+
+const returnPathOf = async (id: number) => (await outbox.services.bounces.returnPaths())!.addressOf(id);
+
+function hardBounce(returnPath: string, address: string, diagnostic: string): string {
+  return dsn({ returnPath, recipients: [{ address, action: 'failed', status: '5.1.1', diagnostic }] });
+}
+
+/** Sends `count` copies of a report, `parallel` SMTP sessions at a time; answers every final reply. */
+async function sendCopies(count: number, parallel: number, message: { to: string[]; raw: string }): Promise<string[]> {
+  const replies: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        next += 1;
+        replies.push((await sendSmtp(bouncePort, { from: '', ...message })).last);
+      }
+    }),
+  );
+  return replies;
+}
+
+/** Everything a mail's reports and events hold, in bytes: what a flood would grow. */
+async function bytesOfMail(id: number): Promise<{ reports: number; events: number; applicationEvents: number; total: number }> {
+  const one = async (query: Promise<{ bytes: unknown } | undefined>) => Number((await query)?.bytes ?? 0);
+  const reports = await one(
+    db()
+      .selectFrom('bounce_reports')
+      .select(sql<number>`coalesce(sum(length(raw) + length(summary)), 0)`.as('bytes'))
+      .where('mail_id', '=', id)
+      .executeTakeFirst(),
+  );
+  const events = await one(
+    db()
+      .selectFrom('mail_events')
+      .select(sql<number>`coalesce(sum(length(coalesce(detail, ''))), 0)`.as('bytes'))
+      .where('mail_id', '=', id)
+      .executeTakeFirst(),
+  );
+  const applicationEvents = await one(
+    db()
+      .selectFrom('application_events')
+      .select(sql<number>`coalesce(sum(length(payload)), 0)`.as('bytes'))
+      .where('mail_id', '=', id)
+      .executeTakeFirst(),
+  );
+  return { reports, events, applicationEvents, total: reports + events + applicationEvents };
+}
+
+async function countsOfMail(id: number) {
+  const count = async (table: 'bounce_reports' | 'mail_events' | 'application_events', type?: string) => {
+    let query = db()
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('mail_id', '=', id);
+    if (type) query = query.where('type', '=', type);
+    return Number((await query.executeTakeFirstOrThrow()).n);
+  };
+  return {
+    reports: await count('bounce_reports'),
+    bouncedEvents: await count('mail_events', 'bounced'),
+    applicationEvents: await count('application_events', 'mail.bounced'),
+  };
+}
+
+describe('a flood of copies of one report', () => {
+  it('1,000 identical hard bounces: one report kept, one mail event, one mail.bounced; the rows do not grow', async () => {
+    const id = await sentMail('gone@example.net');
+    const returnPath = await returnPathOf(id);
+    const message = { to: [returnPath], raw: hardBounce(returnPath, 'gone@example.net', '550 5.1.1 <gone@example.net>: User unknown') };
+    expect((await sendCopies(1, 1, message))[0]).toMatch(/^250 OK: report \d+ kept/);
+    expect(await countsOfMail(id)).toEqual({ reports: 1, bouncedEvents: 1, applicationEvents: 1 });
+    const afterFirst = await bytesOfMail(id);
+
+    const started = performance.now();
+    const replies = await sendCopies(999, 8, message);
+    const seconds = (performance.now() - started) / 1000;
+    // Every copy is taken (250: nothing is lost, and the reporter stops resending) but changes nothing.
+    expect(replies.filter((reply) => /^250 OK: nothing new/.test(reply))).toHaveLength(999);
+    expect(await countsOfMail(id)).toEqual({ reports: 1, bouncedEvents: 1, applicationEvents: 1 });
+    const afterFlood = await bytesOfMail(id);
+    expect(afterFlood).toEqual(afterFirst);
+    const mail = await db().selectFrom('mails').select(['status', 'rejected_recipients']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(mail).toEqual({ status: MailStatus.ProviderError, rejected_recipients: 1 });
+    console.info(
+      `999 copies in ${seconds.toFixed(1)} s (${Math.round(999 / seconds)}/s); the mail's rows: ${JSON.stringify(afterFlood)} bytes`,
+    );
+  }, 180_000);
+});
+
+describe('a report with a 1 MiB Diagnostic-Code', () => {
+  it('at most 1 KiB of it is copied anywhere (six places), marked as cut; the raw report is kept up to 64 KiB', async () => {
+    const id = await sentMail('huge@example.net');
+    const returnPath = await returnPathOf(id);
+    // Folded into lines of 1,000 characters, as an MTA would write a long field; just under the listener's 1 MiB.
+    const lines = Array.from({ length: 1000 }, (_, i) => `${String(i).padStart(4, '0')}${'x'.repeat(995)}`);
+    const diagnostic = `550 5.1.1 mailbox unavailable ${lines.join('\r\n ')}`;
+    const raw = hardBounce(returnPath, 'huge@example.net', diagnostic);
+    expect(raw.length).toBeGreaterThan(1_000_000);
+    const answer = await sendSmtp(bouncePort, { from: '', to: [returnPath], raw });
+    expect(answer.last).toMatch(/^250 OK: report \d+ kept/);
+
+    const capped = (text: string | null | undefined) => {
+      expect(text).toMatch(/^(smtp; )?550 5\.1\.1 mailbox unavailable 0000x+.* … \[truncated: \d{7} bytes in all\]$/s);
+      expect(Buffer.byteLength(text!)).toBeLessThanOrEqual(DIAGNOSTIC_MAX_BYTES);
+    };
+    const diagnosticOf = (json: string, path: (value: never) => unknown) => path(JSON.parse(json) as never) as string;
+    // 1. The report's summary.
+    const report = await db().selectFrom('bounce_reports').selectAll().where('mail_id', '=', id).executeTakeFirstOrThrow();
+    capped(diagnosticOf(report.summary, (s: { recipients: Array<{ diagnostic: string }> }) => s.recipients[0]!.diagnostic));
+    expect(report.summary.length).toBeLessThan(2 * DIAGNOSTIC_MAX_BYTES);
+    // 2. The mail event.
+    const event = await db()
+      .selectFrom('mail_events')
+      .select('detail')
+      .where('mail_id', '=', id)
+      .where('type', '=', 'bounced')
+      .executeTakeFirstOrThrow();
+    capped(diagnosticOf(event.detail!, (d: { recipients: Array<{ diagnostic: string }> }) => d.recipients[0]!.diagnostic));
+    expect(event.detail!.length).toBeLessThan(2 * DIAGNOSTIC_MAX_BYTES);
+    // 3. The application event (what webhooks send).
+    const applicationEvent = await db()
+      .selectFrom('application_events')
+      .select('payload')
+      .where('mail_id', '=', id)
+      .where('type', '=', 'mail.bounced')
+      .executeTakeFirstOrThrow();
+    capped(diagnosticOf(applicationEvent.payload, (p: { details: Array<{ diagnostic: string }> }) => p.details[0]!.diagnostic));
+    expect(applicationEvent.payload.length).toBeLessThan(4 * DIAGNOSTIC_MAX_BYTES);
+    // 4. The recipient's reply.
+    const recipient = await db()
+      .selectFrom('mail_recipients')
+      .select('reply')
+      .where('mail_id', '=', id)
+      .where('kind', '=', 'envelope')
+      .executeTakeFirstOrThrow();
+    capped(recipient.reply);
+    // 5. The suppression.
+    const suppression = await db()
+      .selectFrom('suppressions')
+      .select('detail')
+      .where('address', '=', 'huge@example.net')
+      .executeTakeFirstOrThrow();
+    capped(suppression.detail);
+    // 6. The mail's provider reply.
+    const mail = await db().selectFrom('mails').select(['status', 'provider_reply']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(mail.status).toBe(MailStatus.ProviderError);
+    capped(mail.provider_reply);
+
+    // The raw bytes: the first 64 KiB, and the report says how many came.
+    expect(report.raw.length).toBe(RAW_KEPT_BYTES);
+    const shown = await api<BounceResponse>('GET', `/api/v1/bounces/${report.id}`);
+    expect(shown.body.data[0]).toMatchObject({ size: RAW_KEPT_BYTES, summary: { rawSize: Buffer.byteLength(raw) } });
+    // What the mail detail shows is as short.
+    const detail = await outbox.app.inject({ method: 'GET', url: `/api/v1/mail/${id}`, headers: { authorization: `Token ${token}` } });
+    expect(detail.body.length).toBeLessThan(20_000);
+  }, 60_000);
+});
+
+describe('unmatched reports', () => {
+  it('are kept up to BOUNCE_UNMATCHED_KEEP (10 here): the oldest go first', async () => {
+    // A return path whose mail does not exist (deleted long ago): valid, so the listener takes it, but unmatched.
+    const returnPath = await returnPathOf(987_654_321);
+    const subjects: string[] = [];
+    for (let i = 0; i < 15; i++) {
+      const raw = hardBounce(returnPath, 'nobody@example.net', `550 unknown ${i}`).replace(
+        'Subject: Undelivered Mail Returned to Sender',
+        `Subject: unmatched ${i}`,
+      );
+      subjects.push(`unmatched ${i}`);
+      expect((await sendSmtp(bouncePort, { from: '', to: [returnPath], raw })).last).toMatch(/^250 OK: report \d+ kept/);
+    }
+    const kept = await api<{ data: BounceReport[] }>('GET', '/api/v1/bounces?matched=false&limit=100');
+    expect(kept.body.data.map((r) => r.summary.subject)).toEqual(subjects.slice(5).reverse());
+  }, 60_000);
+});
+
+describe.runIf(testEngine === 'sqlite')('the disk reserve', () => {
+  it('while the store has less room than the intake reserve, the listener answers 452 4.3.1 at MAIL FROM; after, 250', async () => {
+    const id = await sentMail('full@example.net');
+    const returnPath = await returnPathOf(id);
+    const message = { from: '', to: [returnPath], raw: hardBounce(returnPath, 'full@example.net', '550 5.1.1 unknown') };
+    const pragma = async (statement: string) =>
+      Object.values((await sql.raw<Record<string, number>>(`pragma ${statement}`).execute(db())).rows[0]!)[0]!;
+    const pageSize = await pragma('page_size');
+    // Room for less than the reserve: the store may grow by half of it.
+    await pragma(`max_page_count = ${(await pragma('page_count')) + INTAKE_RESERVE_BYTES / pageSize / 2}`);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 250)); // the reserve's last measurement stands 200 ms
+      const refused = await sendSmtp(bouncePort, message);
+      expect(refused.last).toMatch(/^452 4\.3\.1 Insufficient system storage/);
+      expect(refused.replies).toHaveLength(3); // banner, EHLO, MAIL FROM: the report itself was never sent
+      expect(await countsOfMail(id)).toEqual({ reports: 0, bouncedEvents: 0, applicationEvents: 0 });
+    } finally {
+      await pragma('max_page_count = 1073741823');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect((await sendSmtp(bouncePort, message)).last).toMatch(/^250 OK: report \d+ kept/);
+    expect(await countsOfMail(id)).toEqual({ reports: 1, bouncedEvents: 1, applicationEvents: 1 });
+  }, 60_000);
+});
+
+describe('reports go', () => {
+  it('with their mail (delete, retention purge) and, matched or not, once older than RETENTION_DAYS', async () => {
+    const deleted = await sentMail('deleted@example.net');
+    const purged = await sentMail('purged@example.net');
+    for (const id of [deleted, purged]) {
+      const returnPath = await returnPathOf(id);
+      const address = id === deleted ? 'deleted@example.net' : 'purged@example.net';
+      expect((await sendSmtp(bouncePort, { from: '', to: [returnPath], raw: hardBounce(returnPath, address, '550 gone') })).last).toMatch(
+        /^250 /,
+      );
+      expect((await countsOfMail(id)).reports).toBe(1);
+    }
+    // The operator deletes a mail: its reports go with it.
+    expect((await api('DELETE', `/api/v1/mail/${deleted}`)).status).toBe(200);
+    expect((await countsOfMail(deleted)).reports).toBe(0);
+
+    const oldUnmatched = await db().selectFrom('bounce_reports').select('id').where('mail_id', 'is', null).execute();
+    expect(oldUnmatched.length).toBeGreaterThan(0);
+
+    // 31 days later (RETENTION_DAYS is 30): a new unmatched report comes, then the purge runs.
+    offsetMs += 31 * DAY_MS;
+    const returnPath = await returnPathOf(987_654_322);
+    const raw = hardBounce(returnPath, 'nobody@example.net', '550 unknown, recent');
+    expect((await sendSmtp(bouncePort, { from: '', to: [returnPath], raw })).last).toMatch(/^250 /);
+    const recent = await db()
+      .selectFrom('bounce_reports')
+      .select('id')
+      .where('mail_id', 'is', null)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+
+    expect(await outbox.services.mails.purgeFinishedMails(30, 'retention')).toBeGreaterThanOrEqual(1);
+    expect(await outbox.services.bounces.purgeReports(30)).toBeGreaterThanOrEqual(1);
+    expect(await db().selectFrom('mails').select('id').where('id', '=', purged).executeTakeFirst()).toBeUndefined();
+    // Nothing older than 30 days is left, of any mail or of none; the recent unmatched report stays.
+    const left = await db().selectFrom('bounce_reports').select(['id', 'mail_id', 'received_at']).execute();
+    expect(left.map((r) => Number(r.id))).toEqual([Number(recent.id)]);
+  }, 60_000);
+});
