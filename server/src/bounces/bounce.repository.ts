@@ -217,7 +217,7 @@ export async function deleteBounceReportsBefore(db: DbOrTrx, before: number, bat
 export async function listMailBounceReports(
   db: DbOrTrx,
   mailId: number,
-  page: { limit: number; after?: { receivedAt: number; id: number } | undefined } = { limit: Number.MAX_SAFE_INTEGER },
+  page: { limit: number; after?: { receivedAt: number; id: number } | undefined },
 ): Promise<BounceReportSummaryRow[]> {
   let query = db
     .selectFrom('bounce_reports')

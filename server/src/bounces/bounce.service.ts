@@ -6,7 +6,14 @@
  * marks its recipient `complained` and suppresses the address. Reports share commits (group-commit.ts), so a
  * burst of bounces costs a share of an fsync each, not a whole one.
  */
-import { MailStatus, type MailStatusCode, type BounceReport, type BounceSummary, type BouncesResponse } from '@outbox/contract';
+import {
+  MAIL_DETAIL_BOUNCES,
+  MailStatus,
+  type MailStatusCode,
+  type BounceReport,
+  type BounceSummary,
+  type BouncesResponse,
+} from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import { AppError, badRequest, notFound } from '../errors.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
@@ -479,8 +486,18 @@ export function createBounceService(options: BounceServiceOptions) {
     return toReport({ ...rest, size: raw.length });
   }
 
-  async function listMailReports(mailId: number): Promise<BounceReport[]> {
-    return (await repo.listMailBounceReports(store.db, mailId)).map(toReport);
+  /** One page of a mail's reports, oldest first (keyset on received_at, id): the detail's and `…/{id}/bounces`. */
+  async function listMailReports(
+    mailId: number,
+    query: { limit?: number | undefined; cursor?: string | undefined } = {},
+  ): Promise<BouncesResponse> {
+    const limit = query.limit ?? MAIL_DETAIL_BOUNCES;
+    const rows = await repo.listMailBounceReports(store.db, mailId, {
+      limit: limit + 1,
+      after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    });
+    const page = rows.slice(0, limit);
+    return { data: page.map(toReport), meta: { nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null } };
   }
 
   return {

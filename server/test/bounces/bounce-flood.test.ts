@@ -41,6 +41,7 @@ beforeAll(async () => {
     BOUNCE_SMTP_PORT: String(bouncePort),
     SMTP_PORT: 'off',
     BOUNCE_UNMATCHED_KEEP: '10',
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   });
   outbox = await start(loadConfig(environment.env), { clock, consoleDir: path.join(import.meta.dirname, 'no-console') });
   apiKey = await outbox.services.auth.createApiKey('shop');
@@ -289,6 +290,97 @@ describe.runIf(testEngine === 'sqlite')('the disk reserve', () => {
   }, 60_000);
 });
 
+describe("a mail's reports, events and webhook deliveries", () => {
+  it('are read in pages (limit, cursor, meta.nextCursor); the detail carries the first ones and the cursors on', async () => {
+    const id = await sentMail('slow@example.net');
+    const returnPath = await returnPathOf(id);
+    // A webhook endpoint, so each application event of the mail makes a delivery (mail.queued and mail.sent came
+    // before it existed, so only later ones count).
+    const endpoint = await outbox.app.inject({
+      method: 'POST',
+      url: '/api/v1/webhooks',
+      headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+      payload: { url: 'http://127.0.0.1:9/hook', eventTypes: ['mail.bounced', 'mail.complained'] },
+    });
+    expect(endpoint.statusCode).toBe(201);
+    // Five delayed reports (each kept, each an event), then the hard bounce (kept, an event, a delivery).
+    for (let i = 0; i < 5; i++) {
+      const raw = dsn({
+        returnPath,
+        recipients: [{ address: 'slow@example.net', action: 'delayed', status: '4.4.1', diagnostic: `try ${i}` }],
+      });
+      expect((await sendSmtp(bouncePort, { from: '', to: [returnPath], raw })).last).toMatch(/^250 OK: report \d+ kept/);
+    }
+    expect(
+      (await sendSmtp(bouncePort, { from: '', to: [returnPath], raw: hardBounce(returnPath, 'slow@example.net', '550 gone') })).last,
+    ).toMatch(/^250 OK: report \d+ kept/);
+
+    const pages = async <T>(url: string, limit: number): Promise<{ items: T[]; pages: number }> => {
+      const items: T[] = [];
+      let cursor: string | null = null;
+      let count = 0;
+      do {
+        const separator = url.includes('?') ? '&' : '?';
+        const answer: { status: number; body: { data: T[]; meta: { nextCursor: string | null } } } = await api(
+          'GET',
+          `${url}${separator}limit=${limit}${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+        );
+        expect(answer.status).toBe(200);
+        expect(answer.body.data.length).toBeLessThanOrEqual(limit);
+        items.push(...answer.body.data);
+        cursor = answer.body.meta.nextCursor;
+        count += 1;
+      } while (cursor !== null && count < 100);
+      return { items, pages: count };
+    };
+    const reports = await pages<BounceReport>(`/api/v1/mail/${id}/bounces`, 2);
+    expect(reports.pages).toBe(3);
+    expect(reports.items.map((r) => r.summary.applied[0]!.outcome)).toEqual([
+      'delayed',
+      'delayed',
+      'delayed',
+      'delayed',
+      'delayed',
+      'bounced',
+    ]);
+    const events = await pages<{ type: string }>(`/api/v1/mail/${id}/events`, 3);
+    expect(events.items.map((e) => e.type).slice(-6)).toEqual([...Array<string>(5).fill('bounce-delayed'), 'bounced']);
+    expect(events.pages).toBe(Math.ceil(events.items.length / 3));
+    // The detail carries them all here (fewer than its caps), and no cursor.
+    const detail = await api<{ data: Array<{ events: unknown[]; bounces: unknown[] }>; meta: unknown }>('GET', `/api/v1/mail/${id}`);
+    expect(detail.body.data[0]!.events).toEqual(events.items);
+    expect(detail.body.data[0]!.bounces).toHaveLength(6);
+    expect(detail.body.meta).toEqual({ eventsNextCursor: null, bouncesNextCursor: null });
+
+    await waitUntil(async () => (await api<{ data: unknown[] }>('GET', `/api/v1/mail/${id}/webhook-deliveries`)).body.data.length === 1, {
+      what: 'the mail.bounced delivery',
+    });
+    const deliveries = await api<{ data: Array<{ eventType: string }>; meta: { nextCursor: string | null } }>(
+      'GET',
+      `/api/v1/mail/${id}/webhook-deliveries?limit=1`,
+    );
+    expect(deliveries.body).toMatchObject({ data: [{ eventType: 'mail.bounced' }], meta: { nextCursor: null } });
+
+    // Bad paging is refused by name, and loses nothing.
+    for (const url of [
+      `/api/v1/mail/${id}/events?limit=501`,
+      `/api/v1/mail/${id}/bounces?limit=0`,
+      `/api/v1/mail/${id}/webhook-deliveries?limit=201`,
+    ]) {
+      const refused = await api<{ error: { code: string; message: string } }>('GET', url);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.message).toMatch(/limit/);
+    }
+    for (const path of ['events', 'bounces', 'webhook-deliveries']) {
+      const refused = await api<{ error: { code: string } }>('GET', `/api/v1/mail/${id}/${path}?cursor=nonsense`);
+      expect(refused).toMatchObject({ status: 400, body: { error: { code: 'invalid_cursor' } } });
+    }
+    expect((await api<{ error: { code: string } }>('GET', '/api/v1/mail/99999999/events')).body.error.code).toBe('mail_not_found');
+    expect((await api<{ error: { code: string } }>('GET', '/api/v1/mail/99999999/bounces')).body.error.code).toBe('mail_not_found');
+    await api('DELETE', `/api/v1/webhooks/${(endpoint.json() as { data: Array<{ id: number }> }).data[0]!.id}`);
+  }, 60_000);
+});
+
 describe('reports go', () => {
   it('with their mail (delete, retention purge) and, matched or not, once older than RETENTION_DAYS', async () => {
     const deleted = await sentMail('deleted@example.net');
@@ -305,8 +397,10 @@ describe('reports go', () => {
     expect((await api('DELETE', `/api/v1/mail/${deleted}`)).status).toBe(200);
     expect((await countsOfMail(deleted)).reports).toBe(0);
 
-    const oldUnmatched = await db().selectFrom('bounce_reports').select('id').where('mail_id', 'is', null).execute();
-    expect(oldUnmatched.length).toBeGreaterThan(0);
+    // An unmatched report, which will be old.
+    const stale = await returnPathOf(987_654_323);
+    const staleRaw = hardBounce(stale, 'nobody@example.net', '550 unknown, old');
+    expect((await sendSmtp(bouncePort, { from: '', to: [stale], raw: staleRaw })).last).toMatch(/^250 OK: report \d+ kept/);
 
     // 31 days later (RETENTION_DAYS is 30): a new unmatched report comes, then the purge runs.
     offsetMs += 31 * DAY_MS;
