@@ -18,7 +18,7 @@ import { testEngine } from '../support/context.js';
 import { freePort, waitUntil } from '../support/net.js';
 import { freshEnvironment, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
-import { BOUNCE_DOMAIN, dsn, sendSmtp } from './bounce-support.js';
+import { arf, BOUNCE_DOMAIN, dsn, sendSmtp } from './bounce-support.js';
 
 const DAY_MS = 86_400_000;
 /** The clock Outbox runs on: the real one, plus what a test moved it forward. */
@@ -176,6 +176,61 @@ describe('a flood of copies of one report', () => {
       `999 copies in ${seconds.toFixed(1)} s (${Math.round(999 / seconds)}/s); the mail's rows: ${JSON.stringify(afterFlood)} bytes`,
     );
   }, 180_000);
+});
+
+describe('reports that change nothing', () => {
+  it('delayed reports: at most 20 kept per mail (each an event); later ones neither kept nor an event', async () => {
+    const id = await sentMail('later@example.net');
+    const returnPath = await returnPathOf(id);
+    const replies: string[] = [];
+    for (let i = 0; i < 25; i++) {
+      const raw = dsn({
+        returnPath,
+        recipients: [{ address: 'later@example.net', action: 'delayed', status: '4.4.1', diagnostic: `try ${i}` }],
+      });
+      replies.push((await sendSmtp(bouncePort, { from: '', to: [returnPath], raw })).last);
+    }
+    expect(replies.filter((reply) => /^250 OK: report \d+ kept/.test(reply))).toHaveLength(20);
+    expect(replies.slice(20).every((reply) => /^250 OK: nothing new/.test(reply))).toBe(true);
+    const delayedEvents = await db()
+      .selectFrom('mail_events')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('mail_id', '=', id)
+      .where('type', '=', 'bounce-delayed')
+      .executeTakeFirstOrThrow();
+    expect(Number(delayedEvents.n)).toBe(20);
+    expect((await countsOfMail(id)).reports).toBe(20);
+    // A hard bounce still applies past the cap: it changes the recipient.
+    const bounce = await sendSmtp(bouncePort, { from: '', to: [returnPath], raw: hardBounce(returnPath, 'later@example.net', '550 gone') });
+    expect(bounce.last).toMatch(/^250 OK: report \d+ kept/);
+    expect(await countsOfMail(id)).toEqual({ reports: 21, bouncedEvents: 1, applicationEvents: 1 });
+  }, 60_000);
+
+  it('a second complaint, a bounce or a delay after a complaint: no event, not kept again', async () => {
+    const id = await sentMail('twice@example.net');
+    const returnPath = await returnPathOf(id);
+    expect(
+      (await sendSmtp(bouncePort, { from: '', to: [returnPath], raw: arf({ returnPath, recipient: 'twice@example.net' }) })).last,
+    ).toMatch(/^250 OK: report \d+ kept/);
+    const again = [
+      arf({ returnPath, recipient: 'twice@example.net' }),
+      hardBounce(returnPath, 'twice@example.net', '550 gone'),
+      dsn({ returnPath, recipients: [{ address: 'twice@example.net', action: 'delayed', status: '4.4.1' }] }),
+    ];
+    for (const raw of again) expect((await sendSmtp(bouncePort, { from: '', to: [returnPath], raw })).last).toMatch(/^250 OK: nothing new/);
+    const types = await db().selectFrom('mail_events').select('type').where('mail_id', '=', id).orderBy('id').execute();
+    expect(types.filter((e) => ['complained', 'bounced', 'bounce-delayed'].includes(e.type)).map((e) => e.type)).toEqual(['complained']);
+    const told = await db().selectFrom('application_events').select('type').where('mail_id', '=', id).execute();
+    expect(told.map((e) => e.type).filter((t) => t === 'mail.complained' || t === 'mail.bounced')).toEqual(['mail.complained']);
+    expect((await countsOfMail(id)).reports).toBe(1);
+    const recipient = await db()
+      .selectFrom('mail_recipients')
+      .select('outcome')
+      .where('mail_id', '=', id)
+      .where('kind', '=', 'envelope')
+      .executeTakeFirstOrThrow();
+    expect(recipient.outcome).toBe('complained');
+  }, 60_000);
 });
 
 describe('a report with a 1 MiB Diagnostic-Code', () => {
