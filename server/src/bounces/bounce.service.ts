@@ -168,7 +168,8 @@ export function createBounceService(options: BounceServiceOptions) {
       if (returnPathMailId !== undefined) break;
     }
     const result = await commits.submit({ incoming, parsed, returnPathMailId });
-    if (result.mailId !== null) options.onChange?.([result.mailId]);
+    // A report not kept changed nothing: no live update either (a flood of copies would otherwise be one).
+    if (result.mailId !== null && result.reportId !== null) options.onChange?.([result.mailId]);
     return result;
   }
 
