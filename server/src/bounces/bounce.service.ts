@@ -80,8 +80,6 @@ interface PendingReport {
 interface Match {
   mail: repo.BouncedMail | undefined;
   matchedBy: ReceivedReport['matchedBy'];
-  /** Reports the mail has kept so far. */
-  keptReports: number;
 }
 
 /** What a report does to its mail's recipients, worked out before anything is written. */
@@ -209,16 +207,13 @@ export function createBounceService(options: BounceServiceOptions) {
     const messageIds = items.filter(unmatched).flatMap((item) => (item.parsed.originalMessageId ? [item.parsed.originalMessageId] : []));
     const idsByMessageId = await repo.findMailIdsByMessageIds(trx, messageIds);
     const byMessageId = await repo.findBouncedMails(trx, [...idsByMessageId.values()]);
-    const kept = await repo.countMailReports(trx, [...byReturnPath.keys(), ...byMessageId.keys()]);
     return items.map((item): Match => {
       const mail = item.returnPathMailId === undefined ? undefined : byReturnPath.get(item.returnPathMailId);
-      if (mail) return { mail, matchedBy: 'return-path', keptReports: kept.get(mail.id) ?? 0 };
+      if (mail) return { mail, matchedBy: 'return-path' };
       const messageId = item.parsed.originalMessageId;
       const mailId = messageId ? idsByMessageId.get(messageId) : undefined;
       const found = mailId === undefined ? undefined : byMessageId.get(mailId);
-      return found
-        ? { mail: found, matchedBy: 'message-id', keptReports: kept.get(found.id) ?? 0 }
-        : { mail: undefined, matchedBy: null, keptReports: 0 };
+      return found ? { mail: found, matchedBy: 'message-id' } : { mail: undefined, matchedBy: null };
     });
   }
 
@@ -229,9 +224,13 @@ export function createBounceService(options: BounceServiceOptions) {
     // has fewer than MAX_REPORTS_PER_MAIL; one that changes nothing only as its mail's first; an unmatched one
     // always (the oldest unmatched are trimmed below). A report not kept has no effect either: a flood of copies
     // of one hard bounce writes one report, one mail event and one application event.
+    // The mails' report counts are read only for reports that move no recipient (not the common hard bounce).
+    const unsure = effects.flatMap((effect, i) => (matches[i]!.mail && effect.marks.length === 0 ? [matches[i]!.mail!.id] : []));
+    const counts = await repo.countMailReports(trx, unsure);
     const keeps = effects.map((effect, i) => {
-      const { mail, keptReports } = matches[i]!;
+      const mail = matches[i]!.mail;
       if (!mail || effect.marks.length > 0) return true;
+      const keptReports = counts.get(mail.id) ?? 0;
       if (effect.delayed) return keptReports < MAX_REPORTS_PER_MAIL;
       return keptReports === 0;
     });
