@@ -80,7 +80,7 @@ export interface AppOptions {
   alerts?: AlertSettings;
   /** BOUNCE_DOMAIN: the return paths' domain (docs/bounces.md); undefined leaves the envelope sender as submitted. */
   bounceDomain?: string | undefined;
-  /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most (docs/bounces.md#limits); 10,000 by default. */
+  /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most (docs/bounces.md#limits); 1,000 by default. */
   bounceUnmatchedKeep?: number;
 }
 

@@ -451,7 +451,7 @@ export function loadConfig(env: Env = process.env): Config {
     bounceSmtpPort: env.BOUNCE_SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('BOUNCE_SMTP_PORT', 0, 0, 65535),
     bounceSmtpHost: env.BOUNCE_SMTP_HOST?.trim() || '127.0.0.1',
     bounces: onOff('BOUNCES', true),
-    bounceUnmatchedKeep: integer('BOUNCE_UNMATCHED_KEEP', 10_000, 10, 1_000_000),
+    bounceUnmatchedKeep: integer('BOUNCE_UNMATCHED_KEEP', 1_000, 10, 100_000),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');

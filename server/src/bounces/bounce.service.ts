@@ -66,7 +66,7 @@ const GATHER_MS = 10;
  */
 export const MAX_REPORTS_PER_MAIL = 20;
 /** Unmatched reports kept at most by default (BOUNCE_UNMATCHED_KEEP); the oldest go first (docs/bounces.md#limits). */
-export const MAX_UNMATCHED_REPORTS = 10_000;
+export const MAX_UNMATCHED_REPORTS = 1_000;
 
 type Applied = BounceSummary['applied'][number];
 
