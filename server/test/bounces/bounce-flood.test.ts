@@ -436,6 +436,74 @@ describe("a mail's reports, events and webhook deliveries", () => {
   }, 60_000);
 });
 
+describe('a mail with more events and reports than its detail carries', () => {
+  it('the detail carries the first 200 events and 50 reports, and its meta cursors read on to the last', async () => {
+    const recipients = Array.from({ length: 210 }, (_, i) => `r${i}@example.net`);
+    const response = await outbox.app.inject({
+      method: 'POST',
+      url: '/api/v1/mail',
+      headers: { authorization: `Token ${apiKey}`, 'content-type': 'application/json' },
+      payload: { fromMail: 'shop@example.com', to: recipients.map((recipientMail) => ({ recipientMail })), subject: 'To many', text: 'Hi' },
+    });
+    expect(response.statusCode).toBe(202);
+    const id = (response.json() as { data: Array<{ id: number }> }).data[0]!.id;
+    await waitUntil(
+      async () =>
+        (await db().selectFrom('mails').select('status').where('id', '=', id).executeTakeFirst())?.status === MailStatus.ProviderSent,
+      { what: `mail ${id} ProviderSent` },
+    );
+    const returnPath = await returnPathOf(id);
+    // One hard bounce per recipient: each moves its recipient, so each is kept and is an event.
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < recipients.length) {
+          const address = recipients[next++]!;
+          const answer = await sendSmtp(bouncePort, {
+            from: '',
+            to: [returnPath],
+            raw: hardBounce(returnPath, address, `550 ${address} unknown`),
+          });
+          expect(answer.last).toMatch(/^250 OK: report \d+ kept/);
+        }
+      }),
+    );
+    const allEvents = await db().selectFrom('mail_events').select('id').where('mail_id', '=', id).execute();
+    expect(allEvents.length).toBeGreaterThan(210);
+
+    const detail = await api<{
+      data: Array<{ status: number; events: Array<{ type: string }>; bounces: BounceReport[] }>;
+      meta: { eventsNextCursor: string | null; bouncesNextCursor: string | null };
+    }>('GET', `/api/v1/mail/${id}`);
+    const shown = detail.body.data[0]!;
+    expect(shown.status).toBe(MailStatus.ProviderError);
+    expect(shown.events).toHaveLength(200);
+    expect(shown.bounces).toHaveLength(50);
+    expect(detail.body.meta.eventsNextCursor).not.toBeNull();
+    expect(detail.body.meta.bouncesNextCursor).not.toBeNull();
+
+    const readOn = async <T>(path: string, cursor: string): Promise<T[]> => {
+      const items: T[] = [];
+      for (let next: string | null = cursor, pages = 0; next !== null && pages < 20; pages++) {
+        const page: { body: { data: T[]; meta: { nextCursor: string | null } } } = await api(
+          'GET',
+          `/api/v1/mail/${id}/${path}?limit=100&cursor=${encodeURIComponent(next)}`,
+        );
+        items.push(...page.body.data);
+        next = page.body.meta.nextCursor;
+      }
+      return items;
+    };
+    const moreEvents = await readOn<{ type: string }>('events', detail.body.meta.eventsNextCursor!);
+    expect(shown.events.length + moreEvents.length).toBe(allEvents.length);
+    expect([...shown.events, ...moreEvents].filter((e) => e.type === 'bounced')).toHaveLength(210);
+    const moreReports = await readOn<BounceReport>('bounces', detail.body.meta.bouncesNextCursor!);
+    const ids = [...shown.bounces, ...moreReports].map((r) => r.id);
+    expect(ids).toHaveLength(210);
+    expect(new Set(ids).size).toBe(210);
+  }, 120_000);
+});
+
 describe('reports go', () => {
   it('with their mail (delete, retention purge) and, matched or not, once older than RETENTION_DAYS', async () => {
     const deleted = await sentMail('deleted@example.net');
