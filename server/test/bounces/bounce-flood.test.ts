@@ -430,6 +430,15 @@ describe("a mail's reports, events and webhook deliveries", () => {
       const refused = await api<{ error: { code: string } }>('GET', `/api/v1/mail/${id}/${path}?cursor=nonsense`);
       expect(refused).toMatchObject({ status: 400, body: { error: { code: 'invalid_cursor' } } });
     }
+    // The application that sent the mail reads them too; another application gets 404, as for the detail.
+    const other = await outbox.services.auth.createApiKey('other-shop');
+    for (const path of ['events', 'bounces']) {
+      const asKey = async (key: string) =>
+        (await outbox.app.inject({ method: 'GET', url: `/api/v1/mail/${id}/${path}`, headers: { authorization: `Token ${key}` } }))
+          .statusCode;
+      expect(await asKey(apiKey)).toBe(200);
+      expect(await asKey(other)).toBe(404);
+    }
     expect((await api<{ error: { code: string } }>('GET', '/api/v1/mail/99999999/events')).body.error.code).toBe('mail_not_found');
     expect((await api<{ error: { code: string } }>('GET', '/api/v1/mail/99999999/bounces')).body.error.code).toBe('mail_not_found');
     await api('DELETE', `/api/v1/webhooks/${(endpoint.json() as { data: Array<{ id: number }> }).data[0]!.id}`);
