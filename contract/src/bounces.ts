@@ -48,13 +48,15 @@ export const BounceSummary = Type.Object({
   applied: Type.Array(
     Type.Object({
       recipient: Type.String(),
-      outcome: Type.Unsafe<'bounced' | 'delayed' | 'complained' | 'soft' | 'unknown_recipient'>({
+      outcome: Type.Unsafe<'bounced' | 'delayed' | 'complained' | 'soft' | 'unknown_recipient' | 'unchanged'>({
         type: 'string',
-        enum: ['bounced', 'delayed', 'complained', 'soft', 'unknown_recipient'],
+        enum: ['bounced', 'delayed', 'complained', 'soft', 'unknown_recipient', 'unchanged'],
+        description: 'unchanged: the recipient was bounced or complained already',
       }),
     }),
     { description: 'What the report changed on its mail, per recipient' },
   ),
+  rawSize: Type.Optional(Type.Integer({ description: 'Bytes received, when more than the 64 KiB kept (then `size` is what was kept)' })),
 });
 export type BounceSummary = Static<typeof BounceSummary>;
 

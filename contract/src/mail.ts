@@ -169,5 +169,39 @@ export const MailDetail = Type.Composite([
 ]);
 export type MailDetail = Static<typeof MailDetail>;
 
-export const MailDetailResponse = DataOf(MailDetail);
+/** The events and reports the detail carries at most; the rest are read with the paged routes below. */
+export const MAIL_DETAIL_EVENTS = 200;
+export const MAIL_DETAIL_BOUNCES = 50;
+
+export const MailDetailResponse = Type.Object({
+  data: Type.Array(MailDetail),
+  meta: Type.Optional(
+    Type.Object({
+      eventsNextCursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'More events than the detail carries: the cursor of GET /api/v1/mail/{id}/events for the next ones',
+      }),
+      bouncesNextCursor: Type.Union([Type.String(), Type.Null()], {
+        description: 'More reports than the detail carries: the cursor of GET /api/v1/mail/{id}/bounces for the next ones',
+      }),
+    }),
+  ),
+});
 export type MailDetailResponse = Static<typeof MailDetailResponse>;
+
+export const MAX_MAIL_EVENTS_LIMIT = 500;
+
+/** `GET /api/v1/mail/{id}/events` and `…/bounces`: one page, oldest first, keyset paged. */
+export const MailPageQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_MAIL_EVENTS_LIMIT, description: 'Items per page (default 100)' })),
+    cursor: Type.Optional(Type.String({ maxLength: 100, description: 'meta.nextCursor of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type MailPageQuery = Static<typeof MailPageQuery>;
+
+export const MailEventsResponse = Type.Object({
+  data: Type.Array(MailEvent),
+  meta: Type.Object({ nextCursor: Type.Union([Type.String(), Type.Null()]) }),
+});
+export type MailEventsResponse = Static<typeof MailEventsResponse>;

@@ -123,6 +123,18 @@ export const WebhookDeliveriesResponse = Type.Object({
 });
 export type WebhookDeliveriesResponse = Static<typeof WebhookDeliveriesResponse>;
 
+/** `GET /api/v1/mail/{id}/webhook-deliveries`: one page of a mail's deliveries, oldest first. */
+export const MailWebhookDeliveriesQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_WEBHOOK_DELIVERIES_LIMIT, description: 'Deliveries per page (default 50)' }),
+    ),
+    cursor: Type.Optional(Type.String({ maxLength: 100, description: 'meta.nextCursor of the previous page' })),
+  },
+  { additionalProperties: false },
+);
+export type MailWebhookDeliveriesQuery = Static<typeof MailWebhookDeliveriesQuery>;
+
 /** `POST /api/v1/webhooks/{id}/replay`: one event again, or every failed delivery since an instant. */
 export const ReplayWebhookBody = Type.Union([
   Type.Object({ eventId: Type.String({ minLength: 1, maxLength: 100 }) }, { additionalProperties: false }),

@@ -80,6 +80,8 @@ export interface AppOptions {
   alerts?: AlertSettings;
   /** BOUNCE_DOMAIN: the return paths' domain (docs/bounces.md); undefined leaves the envelope sender as submitted. */
   bounceDomain?: string | undefined;
+  /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most (docs/bounces.md#limits); 1,000 by default. */
+  bounceUnmatchedKeep?: number;
 }
 
 export interface AppServices {
@@ -169,6 +171,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     store: options.store,
     clock,
     bounceDomain: options.bounceDomain,
+    ...(options.bounceUnmatchedKeep === undefined ? {} : { maxUnmatchedReports: options.bounceUnmatchedKeep }),
     onChange: (ids) => mails.notify({ type: 'updated', ids }),
   });
   const live = createLiveHub({ store: options.store, auth, logger: app.log, readAlerts: alerts.listRuleStatuses, ...options.live });

@@ -101,6 +101,8 @@ export interface Config {
   bounceSmtpHost: string;
   /** BOUNCES=off: this instance runs no bounce listener even with BOUNCE_SMTP_PORT set (like WORKER). */
   bounces: boolean;
+  /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most, the oldest deleted first (docs/bounces.md#limits). */
+  bounceUnmatchedKeep: number;
 }
 
 /** The shape of alerts/alert-rules.ts's AlertSettings (config.ts imports nothing of the project). */
@@ -449,6 +451,7 @@ export function loadConfig(env: Env = process.env): Config {
     bounceSmtpPort: env.BOUNCE_SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('BOUNCE_SMTP_PORT', 0, 0, 65535),
     bounceSmtpHost: env.BOUNCE_SMTP_HOST?.trim() || '127.0.0.1',
     bounces: onOff('BOUNCES', true),
+    bounceUnmatchedKeep: integer('BOUNCE_UNMATCHED_KEEP', 1_000, 10, 100_000),
   };
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');

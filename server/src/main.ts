@@ -51,6 +51,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     remoteImages: { allowPrivate: config.imageProxyAllowPrivate },
     alerts: config.alerts,
     bounceDomain: config.bounceDomain,
+    bounceUnmatchedKeep: config.bounceUnmatchedKeep,
   });
   const log = app.log;
   setMailHostname(config.mailHostname);
@@ -164,6 +165,10 @@ export async function start(config: Config, options: StartOptions = {}) {
             purged > 0 && log.info({ purged, auditRetentionDays: config.auditRetentionDays }, 'purged audit entries past retention'),
           (error: unknown) => log.error({ err: error }, 'audit log purge failed'),
         ),
+        services.bounces.purgeReports(config.retentionDays).then(
+          (purged) => purged > 0 && log.info({ purged, retentionDays: config.retentionDays }, 'purged bounce reports past retention'),
+          (error: unknown) => log.error({ err: error }, 'bounce report purge failed'),
+        ),
         services.webhooks.purgeLog(config.retentionDays).then(
           (purged) =>
             purged.attempts + purged.deliveries > 0 &&
@@ -220,6 +225,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       logger: log,
       isReturnPath: (address) => bounceReturnPaths.mailIdOf(address) !== undefined,
       receive: (report) => services.bounces.receiveReport(report),
+      hasRoom: () => services.bounces.hasRoom(),
     });
   }
 

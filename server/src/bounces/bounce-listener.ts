@@ -7,6 +7,8 @@
  */
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import { AppError } from '../errors.js';
+import { isStoreFullError } from '../store-errors.js';
 
 export interface BounceListenerLogger {
   info(obj: object, msg?: string): void;
@@ -19,8 +21,13 @@ export interface BounceListenerOptions {
   port: number;
   /** Accepts a RCPT address: true when it is a return path of ours with a valid HMAC. */
   isReturnPath(address: string): boolean | Promise<boolean>;
-  /** Keeps and applies one report; a rejection answers 451 so the reporting MTA retries. */
-  receive(report: { envelopeFrom: string; envelopeTo: string[]; raw: Buffer }): Promise<{ reportId: number }>;
+  /**
+   * Keeps and applies one report; a rejection answers 451 (452 for a full store) so the reporting MTA retries.
+   * reportId null: nothing new in it, so not kept again.
+   */
+  receive(report: { envelopeFrom: string; envelopeTo: string[]; raw: Buffer }): Promise<{ reportId: number | null }>;
+  /** False while the store's disk reserve is reached (store/space-reserve.ts): MAIL FROM answers 452 then. */
+  hasRoom?: () => Promise<boolean>;
   /** Default 1 MiB: reports are small, and the returned message is often cut to its headers. */
   maxMessageBytes?: number;
   /** Sessions open at once; one more is answered 421. */
@@ -38,6 +45,8 @@ export interface BounceListener {
 }
 
 export const BOUNCE_MAX_MESSAGE_BYTES = 1024 * 1024;
+/** RFC 5321's "insufficient system storage", temporary: the reporting MTA keeps the report and tries again. */
+const STORE_FULL_REPLY = '4.3.1 Insufficient system storage: the report store is full; try again later';
 
 function smtpError(responseCode: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode });
@@ -61,6 +70,7 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     port,
     isReturnPath,
     receive,
+    hasRoom = async () => true,
     maxMessageBytes = BOUNCE_MAX_MESSAGE_BYTES,
     maxConnections = 100,
     maxMessagesPerMinute = 6_000,
@@ -87,7 +97,11 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
           smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`),
         );
       }
-      return callback();
+      // The reserve is asked before the report is sent, so a full store costs the reporter no upload.
+      hasRoom().then(
+        (room) => (room ? callback() : callback(smtpError(452, STORE_FULL_REPLY))),
+        () => callback(),
+      );
     },
     onRcptTo(address: SMTPServerAddress, session, callback) {
       Promise.resolve(isReturnPath(address.address)).then(
@@ -118,9 +132,13 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
     try {
       const { reportId } = await receive({ envelopeFrom, envelopeTo, raw });
-      logger?.info({ reportId, session: session.id }, 'bounce report kept');
-      return `OK: report ${reportId} kept`;
+      logger?.info({ reportId, session: session.id }, reportId === null ? 'bounce report changed nothing' : 'bounce report kept');
+      return reportId === null ? 'OK: nothing new in this report, already recorded' : `OK: report ${reportId} kept`;
     } catch (error) {
+      if (isStoreFullError(error) || (error instanceof AppError && error.statusCode === 507)) {
+        logger?.warn({ session: session.id }, 'bounce report refused: the store is full');
+        throw smtpError(452, STORE_FULL_REPLY);
+      }
       logger?.error({ err: error, session: session.id }, 'bounce report could not be kept');
       throw smtpError(451, '4.3.0 Temporary failure, try again');
     }

@@ -160,15 +160,79 @@ export async function markRecipients(
   }
 }
 
-/** The reports matched to one mail, oldest first, without their bytes. */
-export async function listMailBounceReports(db: DbOrTrx, mailId: number): Promise<BounceReportSummaryRow[]> {
+/** How many reports each of these mails has kept (migration 021's index on mail_id). */
+export async function countMailReports(db: DbOrTrx, mailIds: readonly number[]): Promise<Map<number, number>> {
+  const counts = new Map<number, number>();
+  const wanted = [...new Set(mailIds)];
+  if (wanted.length === 0) return counts;
   const rows = await db
+    .selectFrom('bounce_reports')
+    .select(['mail_id', (eb) => eb.fn.countAll().as('n')])
+    .where('mail_id', 'in', wanted)
+    .groupBy('mail_id')
+    .execute();
+  for (const row of rows) counts.set(Number(row.mail_id), Number(row.n));
+  return counts;
+}
+
+/**
+ * Keeps the newest `keep` unmatched reports and deletes the older ones: the row `keep` places below the newest is
+ * found on the (mail_id, received_at, id) index, and everything at or before it goes.
+ */
+export async function trimUnmatchedReports(db: DbOrTrx, keep: number): Promise<number> {
+  const edge = await db
+    .selectFrom('bounce_reports')
+    .select(['received_at', 'id'])
+    .where('mail_id', 'is', null)
+    .orderBy('received_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .offset(keep)
+    .executeTakeFirst();
+  if (!edge) return 0;
+  const deleted = await db
+    .deleteFrom('bounce_reports')
+    .where('mail_id', 'is', null)
+    .where((eb) =>
+      eb.or([eb('received_at', '<', edge.received_at), eb.and([eb('received_at', '=', edge.received_at), eb('id', '<=', edge.id)])]),
+    )
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
+
+/** Deletes up to `batch` reports received before `before`, matched or not; answers how many went. */
+export async function deleteBounceReportsBefore(db: DbOrTrx, before: number, batch: number): Promise<number> {
+  const deleted = await db
+    .deleteFrom('bounce_reports')
+    .where(
+      'id',
+      'in',
+      db.selectFrom('bounce_reports').select('id').where('received_at', '<', before).orderBy('received_at').orderBy('id').limit(batch),
+    )
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
+}
+
+/** The reports matched to one mail, oldest first, without their bytes; keyset paged on (received_at, id). */
+export async function listMailBounceReports(
+  db: DbOrTrx,
+  mailId: number,
+  page: { limit: number; after?: { receivedAt: number; id: number } | undefined },
+): Promise<BounceReportSummaryRow[]> {
+  let query = db
     .selectFrom('bounce_reports')
     .select([...summaryColumns, sql<number>`length(raw)`.as('size')])
     .where('mail_id', '=', mailId)
     .orderBy('received_at')
     .orderBy('id')
-    .execute();
+    .limit(page.limit);
+  const after = page.after;
+  if (after) {
+    query = query.where((eb) =>
+      eb.or([eb('received_at', '>', after.receivedAt), eb.and([eb('received_at', '=', after.receivedAt), eb('id', '>', after.id)])]),
+    );
+  }
+  const rows = await query.execute();
   return rows.map((row) => ({
     ...row,
     id: Number(row.id),

@@ -6,17 +6,26 @@
  * marks its recipient `complained` and suppresses the address. Reports share commits (group-commit.ts), so a
  * burst of bounces costs a share of an fsync each, not a whole one.
  */
-import { MailStatus, type MailStatusCode, type BounceReport, type BounceSummary, type BouncesResponse } from '@outbox/contract';
+import {
+  MAIL_DETAIL_BOUNCES,
+  MailStatus,
+  type MailStatusCode,
+  type BounceReport,
+  type BounceSummary,
+  type BouncesResponse,
+} from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { badRequest, notFound } from '../errors.js';
+import { AppError, badRequest, notFound } from '../errors.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
+import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { applyTransitions, nextMailEventSeqs, type Transition } from '../mail/transition.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
 import * as repo from './bounce.repository.js';
 import { parseReport, type ParsedReport } from './report-parser.js';
+import { RAW_KEPT_BYTES } from './report-limits.js';
 import { createReturnPathCodec, newReturnPathSecret, type ReturnPathCodec } from './return-path.js';
 
 export interface IncomingReport {
@@ -28,7 +37,8 @@ export interface IncomingReport {
 }
 
 export interface ReceivedReport {
-  reportId: number;
+  /** The kept report; null when the report changed nothing and its mail has its reports already (not kept again). */
+  reportId: number | null;
   kind: ParsedReport['kind'];
   mailId: number | null;
   matchedBy: 'return-path' | 'message-id' | null;
@@ -39,6 +49,8 @@ export interface BounceServiceOptions {
   clock: Clock;
   /** BOUNCE_DOMAIN; undefined: no return path is used and no report can be matched by one. */
   bounceDomain?: string | undefined;
+  /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most, the oldest deleted first; MAX_UNMATCHED_REPORTS by default. */
+  maxUnmatchedReports?: number;
   /** Told about mails a report changed (live updates). */
   onChange?: (mailIds: number[]) => void;
 }
@@ -47,6 +59,14 @@ export interface BounceServiceOptions {
 const MAX_GROUP = 50;
 /** How long a group waits, at most, for reports still being parsed while commits follow each other. */
 const GATHER_MS = 10;
+/**
+ * Reports kept per mail beyond those that change a recipient's outcome (docs/bounces.md#limits): past it a delayed
+ * report neither is kept nor adds an event. A report that changes an outcome is always kept, and that happens at
+ * most once per recipient, since bounced and complained are final.
+ */
+export const MAX_REPORTS_PER_MAIL = 20;
+/** Unmatched reports kept at most by default (BOUNCE_UNMATCHED_KEEP); the oldest go first (docs/bounces.md#limits). */
+export const MAX_UNMATCHED_REPORTS = 1_000;
 
 type Applied = BounceSummary['applied'][number];
 
@@ -116,8 +136,21 @@ export function createBounceService(options: BounceServiceOptions) {
     splitOnFailure: true,
   });
 
+  // The last of the disk is kept for delivery outcomes and operators (store/space-reserve.ts): reports come from
+  // strangers and must not eat it. The listener refuses with 452 at MAIL FROM while it is reached.
+  const reserve = createSpaceReserve(store);
+  async function ensureRoom(): Promise<void> {
+    if (!(await reserve.hasRoomForIntake()))
+      throw new AppError(
+        507,
+        'store_full',
+        `The mail store is full: less than ${INTAKE_RESERVE_BYTES / 1_048_576} MiB is left, which is kept for recording deliveries.`,
+      );
+  }
+
   /** Parses, matches, keeps and applies one report. Resolves once it is committed. */
   async function receiveReport(incoming: IncomingReport): Promise<ReceivedReport> {
+    await ensureRoom();
     parsing += 1;
     let parsed: ParsedReport;
     let paths: ReturnPathCodec | undefined;
@@ -133,7 +166,8 @@ export function createBounceService(options: BounceServiceOptions) {
       if (returnPathMailId !== undefined) break;
     }
     const result = await commits.submit({ incoming, parsed, returnPathMailId });
-    if (result.mailId !== null) options.onChange?.([result.mailId]);
+    // A report not kept changed nothing: no live update either (a flood of copies would otherwise be one).
+    if (result.mailId !== null && result.reportId !== null) options.onChange?.([result.mailId]);
     return result;
   }
 
@@ -186,30 +220,54 @@ export function createBounceService(options: BounceServiceOptions) {
   /** One round: reports about distinct mails, each as matchReports found it. */
   async function applyRound(trx: DbOrTrx, items: PendingReport[], matches: Match[], at: number): Promise<ReceivedReport[]> {
     const effects = items.map((item, i) => effectOf(item.parsed, matches[i]!.mail, at));
+    // What is kept (docs/bounces.md#limits): a report that changes an outcome always; a delayed one while its mail
+    // has fewer than MAX_REPORTS_PER_MAIL; one that changes nothing only as its mail's first; an unmatched one
+    // always (the oldest unmatched are trimmed below). A report not kept has no effect either: a flood of copies
+    // of one hard bounce writes one report, one mail event and one application event.
+    // The mails' report counts are read only for reports that move no recipient (not the common hard bounce).
+    const unsure = effects.flatMap((effect, i) => (matches[i]!.mail && effect.marks.length === 0 ? [matches[i]!.mail!.id] : []));
+    const counts = await repo.countMailReports(trx, unsure);
+    const keeps = effects.map((effect, i) => {
+      const mail = matches[i]!.mail;
+      if (!mail || effect.marks.length > 0) return true;
+      const keptReports = counts.get(mail.id) ?? 0;
+      if (effect.delayed) return keptReports < MAX_REPORTS_PER_MAIL;
+      return keptReports === 0;
+    });
+    const kept = items.flatMap((item, i) => (keeps[i] ? [i] : []));
     const reportIds = await repo.insertBounceReports(
       trx,
-      items.map((item, i) => ({
-        receivedAt: at,
-        envelopeFrom: item.incoming.envelopeFrom,
-        envelopeTo: item.incoming.envelopeTo[0] ?? '',
-        kind: item.parsed.kind,
-        mailId: matches[i]!.mail?.id ?? null,
-        matchedBy: matches[i]!.matchedBy,
-        summary: JSON.stringify(effects[i]!.summary),
-        raw: item.incoming.raw,
-      })),
+      kept.map((i) => {
+        const item = items[i]!;
+        const raw = item.incoming.raw;
+        // The parsed fields were read from the whole report; its bytes are kept only up to RAW_KEPT_BYTES.
+        const summary = raw.length > RAW_KEPT_BYTES ? { ...effects[i]!.summary, rawSize: raw.length } : effects[i]!.summary;
+        return {
+          receivedAt: at,
+          envelopeFrom: item.incoming.envelopeFrom,
+          envelopeTo: item.incoming.envelopeTo[0] ?? '',
+          kind: item.parsed.kind,
+          mailId: matches[i]!.mail?.id ?? null,
+          matchedBy: matches[i]!.matchedBy,
+          summary: JSON.stringify(summary),
+          raw: raw.length > RAW_KEPT_BYTES ? raw.subarray(0, RAW_KEPT_BYTES) : raw,
+        };
+      }),
     );
+    const idOf = new Map(kept.map((i, n) => [i, reportIds[n]!]));
     const results = items.map((item, i): ReceivedReport => ({
-      reportId: reportIds[i]!,
+      reportId: idOf.get(i) ?? null,
       kind: item.parsed.kind,
       mailId: matches[i]!.mail?.id ?? null,
       matchedBy: matches[i]!.matchedBy,
     }));
+    if (kept.some((i) => !matches[i]!.mail)) await repo.trimUnmatchedReports(trx, options.maxUnmatchedReports ?? MAX_UNMATCHED_REPORTS);
 
     const changes = effects.flatMap((effect, i) => {
       const mail = matches[i]!.mail;
-      const transition = mail ? transitionOf(mail, effect, results[i]!, at) : undefined;
-      return mail && transition ? [{ mail, effect, transition, reportId: results[i]!.reportId }] : [];
+      const reportId = results[i]!.reportId;
+      const transition = mail && reportId !== null ? transitionOf(mail, effect, reportId, results[i]!.matchedBy, at) : undefined;
+      return mail && transition && reportId !== null ? [{ mail, effect, transition, reportId }] : [];
     });
     if (changes.length === 0) return results;
 
@@ -270,7 +328,10 @@ export function createBounceService(options: BounceServiceOptions) {
           const recipient = target(entry.recipient, parsed.recipients.length === 1);
           const hard = entry.action === 'failed' && entry.status.startsWith('5');
           const delayed = entry.action === 'delayed' || (entry.action === 'failed' && entry.status.startsWith('4'));
-          const outcome: Applied['outcome'] = hard ? (recipient ? 'bounced' : 'unknown_recipient') : delayed ? 'delayed' : 'soft';
+          // A recipient already bounced or complained is final: a report about it changes nothing (no event).
+          const final = recipient !== undefined && (recipient.outcome === 'bounced' || recipient.outcome === 'complained');
+          const outcome: Applied['outcome'] =
+            (hard || delayed) && final ? 'unchanged' : hard ? (recipient ? 'bounced' : 'unknown_recipient') : delayed ? 'delayed' : 'soft';
           applied.push({ recipient: recipient?.address ?? entry.recipient, outcome });
           detailRecipients.push({
             recipient: recipient?.address ?? entry.recipient,
@@ -289,6 +350,10 @@ export function createBounceService(options: BounceServiceOptions) {
           const recipient = target(address, named.length === 1);
           if (!recipient) {
             applied.push({ recipient: address, outcome: 'unknown_recipient' });
+            continue;
+          }
+          if (recipient.outcome === 'bounced' || recipient.outcome === 'complained') {
+            applied.push({ recipient: recipient.address, outcome: 'unchanged' });
             continue;
           }
           const reply = `Complaint (Feedback-Type: ${parsed.feedback.type})`;
@@ -320,7 +385,13 @@ export function createBounceService(options: BounceServiceOptions) {
   }
 
   /** The mail's move (or its event alone) for a report that changed something; undefined when it changed nothing. */
-  function transitionOf(mail: repo.BouncedMail, effect: ReportEffect, result: ReceivedReport, at: number): Transition | undefined {
+  function transitionOf(
+    mail: repo.BouncedMail,
+    effect: ReportEffect,
+    reportId: number,
+    matchedBy: ReceivedReport['matchedBy'],
+    at: number,
+  ): Transition | undefined {
     const { bounced, complained, delayed, marks } = effect;
     const eventType = bounced ? 'bounced' : complained ? 'complained' : delayed ? 'bounce-delayed' : undefined;
     if (eventType === undefined) return undefined;
@@ -340,7 +411,7 @@ export function createBounceService(options: BounceServiceOptions) {
       event: {
         type: eventType,
         actor: 'bounce',
-        detail: { reportId: result.reportId, matchedBy: result.matchedBy, recipients: effect.detailRecipients },
+        detail: { reportId, matchedBy, recipients: effect.detailRecipients },
       },
       ...(bounced
         ? { set: { rejectedRecipients: refused, ...(turnsFailed && firstBounce ? { providerReply: firstBounce.reply } : {}) } }
@@ -388,6 +459,20 @@ export function createBounceService(options: BounceServiceOptions) {
     return { data: page.map(toReport), meta: { nextCursor: hasMore ? encodeCursor(page.at(-1)!) : null } };
   }
 
+  /**
+   * RETENTION_DAYS (and `purge --older-than`): reports received before then go, matched or not, in batches of
+   * 1,000 so no transaction holds the store for long. A mail's own reports go with it anyway (migration 021).
+   */
+  async function purgeReports(olderThanDays: number): Promise<number> {
+    const before = clock.now() - olderThanDays * 86_400_000;
+    let purged = 0;
+    for (;;) {
+      const deleted = await repo.deleteBounceReportsBefore(store.db, before, 1000);
+      purged += deleted;
+      if (deleted < 1000) return purged;
+    }
+  }
+
   async function getRaw(id: number): Promise<Buffer> {
     const row = await repo.findBounceReport(store.db, id);
     if (!row) throw notFound('bounce_not_found', `No bounce report has id ${id}.`);
@@ -401,11 +486,32 @@ export function createBounceService(options: BounceServiceOptions) {
     return toReport({ ...rest, size: raw.length });
   }
 
-  async function listMailReports(mailId: number): Promise<BounceReport[]> {
-    return (await repo.listMailBounceReports(store.db, mailId)).map(toReport);
+  /** One page of a mail's reports, oldest first (keyset on received_at, id): the detail's and `…/{id}/bounces`. */
+  async function listMailReports(
+    mailId: number,
+    query: { limit?: number | undefined; cursor?: string | undefined } = {},
+  ): Promise<BouncesResponse> {
+    const limit = query.limit ?? MAIL_DETAIL_BOUNCES;
+    const rows = await repo.listMailBounceReports(store.db, mailId, {
+      limit: limit + 1,
+      after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
+    });
+    const page = rows.slice(0, limit);
+    return { data: page.map(toReport), meta: { nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null } };
   }
 
-  return { returnPaths, receiveReport, listReports, getReport, getRaw, listMailReports, idle: () => commits.idle() };
+  return {
+    returnPaths,
+    receiveReport,
+    /** False while the store's intake reserve is reached: the listener refuses reports (452) then. */
+    hasRoom: () => reserve.hasRoomForIntake(),
+    listReports,
+    purgeReports,
+    getReport,
+    getRaw,
+    listMailReports,
+    idle: () => commits.idle(),
+  };
 }
 
 export type BounceService = ReturnType<typeof createBounceService>;

@@ -2,9 +2,11 @@
  * Reads a report that came back (docs/bounces.md#what-is-read): RFC 3464 delivery status notifications and
  * RFC 5965 feedback reports (complaints). MIME is mailparser's (`keepDeliveryStatus` keeps the
  * message/delivery-status part as an attachment); it leaves the report fields raw, so their header-style blocks
- * are read here. Never throws: a message it cannot read is kind `unknown`, kept for the operator.
+ * are read here. Never throws: a message it cannot read is kind `unknown`, kept for the operator. Every field it
+ * answers is capped (report-limits.ts), since each is copied into the store, some of them several times.
  */
 import { simpleParser, type Attachment } from 'mailparser';
+import { capNullable, capText, DIAGNOSTIC_MAX_BYTES, MAX_REPORT_RECIPIENTS, SHORT_FIELD_MAX_BYTES } from './report-limits.js';
 
 export interface DsnRecipient {
   /** The address the report is about (Final-Recipient, else Original-Recipient), lower-cased. */
@@ -77,6 +79,37 @@ function headerBlockOf(content: Buffer): string {
 }
 
 export async function parseReport(raw: Buffer): Promise<ParsedReport> {
+  return capReport(await readReport(raw));
+}
+
+/** The report with every field within report-limits.ts's caps, the recipient lists included. */
+function capReport(report: ParsedReport): ParsedReport {
+  const blocks = report.recipients.length;
+  const complainers = report.feedback?.recipients.length ?? 0;
+  const cut = blocks > MAX_REPORT_RECIPIENTS || complainers > MAX_REPORT_RECIPIENTS;
+  const short = (text: string) => capText(text, SHORT_FIELD_MAX_BYTES);
+  return {
+    kind: report.kind,
+    recipients: report.recipients.slice(0, MAX_REPORT_RECIPIENTS).map((entry) => ({
+      recipient: short(entry.recipient),
+      action: short(entry.action),
+      status: short(entry.status),
+      diagnostic: capNullable(entry.diagnostic, DIAGNOSTIC_MAX_BYTES),
+    })),
+    feedback: report.feedback && {
+      type: short(report.feedback.type),
+      recipients: report.feedback.recipients.slice(0, MAX_REPORT_RECIPIENTS).map(short),
+      userAgent: capNullable(report.feedback.userAgent, SHORT_FIELD_MAX_BYTES),
+    },
+    originalMessageId: capNullable(report.originalMessageId, DIAGNOSTIC_MAX_BYTES),
+    subject: capNullable(report.subject, DIAGNOSTIC_MAX_BYTES),
+    problem: cut
+      ? `Only the first ${MAX_REPORT_RECIPIENTS} of ${Math.max(blocks, complainers)} recipients were read.`
+      : capNullable(report.problem, DIAGNOSTIC_MAX_BYTES),
+  };
+}
+
+async function readReport(raw: Buffer): Promise<ParsedReport> {
   const report: ParsedReport = { kind: 'unknown', recipients: [], feedback: null, originalMessageId: null, subject: null, problem: null };
   let attachments: Attachment[];
   try {

@@ -13,6 +13,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { AppError } from '../errors.js';
 import { createInstanceService } from '../instances/instance.service.js';
 import { demoSubmissionBatches, insertDemoMails } from '../demo/demo-data.js';
+import { createBounceService } from '../bounces/bounce.service.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../submission/submission.service.js';
 import { mailImportWriter } from '../mail/transition.repository.js';
@@ -241,7 +242,11 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         if (values['older-than'] === undefined || !Number.isInteger(days) || days < 0)
           throw new UsageError('purge needs --older-than DAYS, a whole number of days (0 or more).');
         const purged = await createMailService({ store, clock: systemClock }).purgeFinishedMails(days, 'cli');
-        out(`Purged ${purged.toLocaleString('en')} finished or failed mails unchanged for more than ${days} days.`);
+        // Reports go with their mail (a foreign key) and, matched or not, once as old (docs/bounces.md#limits).
+        const reports = await createBounceService({ store, clock: systemClock }).purgeReports(days);
+        out(
+          `Purged ${purged.toLocaleString('en')} finished or failed mails unchanged for more than ${days} days, and ${reports.toLocaleString('en')} bounce reports received before then.`,
+        );
         break;
       }
       case 'demo': {

@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
+  BouncesResponse,
   DeleteMailResponse,
   ErrorBody,
   IdParams,
   MailDetailResponse,
+  MailEventsResponse,
   MailListQuery,
+  MailPageQuery,
   MailListResponse,
   MailResponse,
   RemoteImageQuery,
@@ -19,7 +22,13 @@ import { requireOperator, requireOperatorOrApiKey } from './authenticate.js';
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
 /** What an API key may read of its own mails (docs/api.md#applications); every other mail call is for operators. */
-const APPLICATION_READS = new Set(['/api/v1/mail/list', '/api/v1/mail/:id', '/api/v1/mail/:id/raw']);
+const APPLICATION_READS = new Set([
+  '/api/v1/mail/list',
+  '/api/v1/mail/:id',
+  '/api/v1/mail/:id/raw',
+  '/api/v1/mail/:id/events',
+  '/api/v1/mail/:id/bounces',
+]);
 
 export const mailRoutes: FastifyPluginAsyncTypebox<{
   auth: AuthService;
@@ -79,11 +88,52 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => {
-      const detail = await (request.apiKey
+      const { eventsNextCursor, ...detail } = await (request.apiKey
         ? applications.getMailDetail(request.apiKey.id, request.params.id)
         : mails.getMailDetail(request.params.id));
-      // The reports that came back for it (docs/bounces.md), read after the detail: a mail deleted between has none.
-      return { data: [bounces ? { ...detail, bounces: await bounces.listMailReports(request.params.id) } : detail] };
+      // The first page of the reports that came back for it (docs/bounces.md), read after the detail: a mail
+      // deleted between has none. The rest of the events and reports are paged (the two routes below).
+      const reports = bounces ? await bounces.listMailReports(request.params.id) : undefined;
+      return {
+        data: [reports ? { ...detail, bounces: reports.data } : detail],
+        meta: { eventsNextCursor, bouncesNextCursor: reports?.meta.nextCursor ?? null },
+      };
+    },
+  );
+
+  app.get(
+    '/api/v1/mail/:id/events',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: "One page of a mail's event log, oldest first (limit, cursor)",
+        params: IdParams,
+        querystring: MailPageQuery,
+        response: { 200: MailEventsResponse, ...errors },
+      },
+    },
+    async (request) =>
+      request.apiKey
+        ? applications.listMailEvents(request.apiKey.id, request.params.id, request.query)
+        : mails.listMailEvents(request.params.id, request.query),
+  );
+
+  app.get(
+    '/api/v1/mail/:id/bounces',
+    {
+      schema: {
+        tags: ['mail'],
+        summary: 'One page of the bounce and complaint reports matched to a mail, oldest first (limit, cursor)',
+        params: IdParams,
+        querystring: MailPageQuery,
+        response: { 200: BouncesResponse, ...errors },
+      },
+    },
+    async (request) => {
+      if (request.apiKey) await applications.ensureOwn(request.apiKey.id, request.params.id);
+      else await mails.ensureExists(request.params.id);
+      if (!bounces) return { data: [], meta: { nextCursor: null } };
+      return bounces.listMailReports(request.params.id, { limit: request.query.limit ?? 100, cursor: request.query.cursor });
     },
   );
 

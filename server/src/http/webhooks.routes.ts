@@ -8,13 +8,13 @@ import {
   DataOf,
   ErrorBody,
   IdParams,
+  MailWebhookDeliveriesQuery,
   ReplayWebhookBody,
   ReplayWebhookResult,
   UpdateWebhookBody,
   WebhookApplication,
   WebhookDeliveriesQuery,
   WebhookDeliveriesResponse,
-  WebhookDelivery,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
   WebhookTestResult,
@@ -158,12 +158,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; webho
     {
       schema: {
         tags,
-        summary: "The webhook deliveries of one mail's events, each with every attempt",
+        summary: "One page of the webhook deliveries of one mail's events, oldest first, each with every attempt",
         params: IdParams,
-        response: { 200: DataOf(WebhookDelivery), ...errors },
+        querystring: MailWebhookDeliveriesQuery,
+        response: { 200: WebhookDeliveriesResponse, ...errors },
       },
     },
-    async (request) => ({ data: await webhooks.listMailDeliveries(request.params.id) }),
+    async (request) => webhooks.listMailDeliveries(request.params.id, request.query),
   );
 
   app.get(

@@ -113,10 +113,16 @@ export function createApplicationReads({ store, mails }: { store: Store; mails: 
 
   return {
     listMails,
-    async getMailDetail(apiKeyId: number, id: number): Promise<MailDetail> {
+    async getMailDetail(apiKeyId: number, id: number): Promise<MailDetail & { eventsNextCursor: string | null }> {
       await ensureOwn(apiKeyId, id);
       return mails.getMailDetail(id);
     },
+    async listMailEvents(apiKeyId: number, id: number, query: { limit?: number | undefined; cursor?: string | undefined }) {
+      await ensureOwn(apiKeyId, id);
+      return mails.listMailEvents(id, query);
+    },
+    /** 404 unless the mail is this key's own (the reads of its reports check so first). */
+    ensureOwn,
     async getRawMessage(apiKeyId: number, id: number): Promise<Buffer> {
       await ensureOwn(apiKeyId, id);
       return mails.getRawMessage(id);

@@ -9,6 +9,7 @@ import {
   type Mail,
   type MailAttachment,
   type MailDetail,
+  type MailEvent,
   type RecipientDelivery,
   type RecipientOutcome,
 } from '@outbox/contract';
@@ -143,13 +144,17 @@ export async function toMailDetail(
     html: message.bodies ? message.bodies.html : (content?.html_body ?? null),
     recipients: recipientDeliveries(recipients),
     attachments,
-    events: events.map((e) => ({
-      at: new Date(e.at).toISOString(),
-      actor: e.actor,
-      type: e.type,
-      fromStatus: e.from_status,
-      toStatus: e.to_status,
-      detail: e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : null,
-    })),
+    events: events.map(toMailEvent),
+  };
+}
+
+export function toMailEvent(e: MailEventRow): MailEvent {
+  return {
+    at: new Date(e.at).toISOString(),
+    actor: e.actor,
+    type: e.type,
+    fromStatus: e.from_status,
+    toStatus: e.to_status,
+    detail: e.detail ? (JSON.parse(e.detail) as Record<string, unknown>) : null,
   };
 }

@@ -64,8 +64,11 @@ export function findMailRow(db: DbOrTrx, id: number): Promise<MailRow | undefine
   return db.selectFrom('mails').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function listEvents(db: DbOrTrx, mailId: number) {
-  return db.selectFrom('mail_events').selectAll().where('mail_id', '=', mailId).orderBy('id').execute();
+/** A mail's events, oldest first, one keyset page (after `afterId`) on the (mail_id, id) index. */
+export function listEvents(db: DbOrTrx, mailId: number, page: { limit: number; afterId?: number | undefined }) {
+  let query = db.selectFrom('mail_events').selectAll().where('mail_id', '=', mailId);
+  if (page.afterId !== undefined) query = query.where('id', '>', page.afterId);
+  return query.orderBy('id').limit(page.limit).execute();
 }
 
 export interface NewRecipient {

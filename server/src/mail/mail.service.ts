@@ -3,14 +3,14 @@
  * (dequeue, requeue, delete, purge: mail-actions.ts, bulk-actions.ts), and the list (list/list.service.ts).
  * Rows never leave this module: callers get the contract's `Mail`.
  */
-import { MailStatus, type Mail, type MailDetail } from '@outbox/contract';
+import { MAIL_DETAIL_EVENTS, MailStatus, type Mail, type MailDetail, type MailEventsResponse } from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { notFound } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 import { createBulkActions } from './bulk-actions.js';
 import { createMailActions, mailNotFound } from './mail-actions.js';
-import { toMail, toMailDetail } from './mail-mapping.js';
+import { toMail, toMailDetail, toMailEvent } from './mail-mapping.js';
 import { createListService } from '../list/list.service.js';
 import * as repo from './mail.repository.js';
 
@@ -45,16 +45,39 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
 
   const list = createListService({ store, withRecipients });
 
-  /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
-  async function getMailDetail(id: number): Promise<MailDetail> {
+  /**
+   * The row, its message (headers and bodies parsed from the stored bytes) and the first MAIL_DETAIL_EVENTS of its
+   * event log; `eventsNextCursor` continues it with listMailEvents (docs/api.md#mail), so no read is unbounded.
+   */
+  async function getMailDetail(id: number): Promise<MailDetail & { eventsNextCursor: string | null }> {
     const row = await repo.findMailRow(db, id);
     if (!row) throw mailNotFound(id);
     const [recipients, content, events] = await Promise.all([
       repo.listRecipients(db, [id], ['to', 'cc', 'bcc', 'envelope']),
       repo.findMailContent(db, id),
-      repo.listEvents(db, id),
+      repo.listEvents(db, id, { limit: MAIL_DETAIL_EVENTS + 1 }),
     ]);
-    return toMailDetail(row, recipients.get(id) ?? [], content, events);
+    const page = events.slice(0, MAIL_DETAIL_EVENTS);
+    const detail = await toMailDetail(row, recipients.get(id) ?? [], content, page);
+    return { ...detail, eventsNextCursor: events.length > MAIL_DETAIL_EVENTS ? String(page.at(-1)!.id) : null };
+  }
+
+  /** One page of a mail's events, oldest first: `GET /api/v1/mail/{id}/events`. */
+  async function listMailEvents(
+    id: number,
+    query: { limit?: number | undefined; cursor?: string | undefined },
+  ): Promise<MailEventsResponse> {
+    let afterId: number | undefined;
+    if (query.cursor !== undefined) {
+      if (!/^[1-9][0-9]{0,15}$/.test(query.cursor))
+        throw badRequest('invalid_cursor', 'query.cursor is not a cursor this endpoint gave out (meta.nextCursor).');
+      afterId = Number(query.cursor);
+    }
+    const limit = query.limit ?? 100;
+    const [row, events] = await Promise.all([repo.findMailRow(db, id), repo.listEvents(db, id, { limit: limit + 1, afterId })]);
+    if (!row) throw mailNotFound(id);
+    const page = events.slice(0, limit);
+    return { data: page.map(toMailEvent), meta: { nextCursor: events.length > limit ? String(page.at(-1)!.id) : null } };
   }
 
   /** The stored RFC 5322 bytes, as they go to the provider. */
@@ -80,6 +103,11 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     listMails: list.listMails,
     searchSampleSettled: list.searchSampleSettled,
     getMailDetail,
+    listMailEvents,
+    /** 404 mail_not_found unless the mail exists. */
+    async ensureExists(id: number): Promise<void> {
+      if (!(await repo.findMailRow(db, id))) throw mailNotFound(id);
+    },
     getRawMessage,
     ...actions,
     ...bulk,

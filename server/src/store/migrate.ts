@@ -21,6 +21,7 @@ import { deliveryWrites } from './migrations/016-delivery-writes.js';
 import { updateAfterReceipt } from './migrations/017-update-after-receipt.js';
 import { statusSearchIndex } from './migrations/018-status-search-index.js';
 import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.js';
+import { bounceReportsWithMail } from './migrations/021-bounce-reports-with-mail.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -41,6 +42,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '017-update-after-receipt': updateAfterReceipt(),
     '018-status-search-index': statusSearchIndex(store.engine),
     '019-search-punctuation-keys': searchPunctuationKeys(store.engine),
+    '021-bounce-reports-with-mail': bounceReportsWithMail(store.engine),
   };
 }
 

@@ -412,8 +412,15 @@ export function listDeliveries(
   return query.orderBy('id', 'desc').limit(options.limit).execute();
 }
 
-export function listMailDeliveries(db: DbOrTrx, mailId: number): Promise<WebhookDeliveryRow[]> {
-  return db.selectFrom('webhook_deliveries').selectAll().where('mail_id', '=', mailId).orderBy('id').execute();
+/** One page of a mail's deliveries, oldest first (keyset on id, after `afterId`). */
+export function listMailDeliveries(
+  db: DbOrTrx,
+  mailId: number,
+  options: { afterId?: number | undefined; limit: number },
+): Promise<WebhookDeliveryRow[]> {
+  let query = db.selectFrom('webhook_deliveries').selectAll().where('mail_id', '=', mailId);
+  if (options.afterId !== undefined) query = query.where('id', '>', options.afterId);
+  return query.orderBy('id').limit(options.limit).execute();
 }
 
 export async function listAttempts(db: DbOrTrx, deliveryIds: number[]): Promise<WebhookAttemptRow[]> {

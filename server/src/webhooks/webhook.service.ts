@@ -344,8 +344,21 @@ export function createWebhookService(options: WebhookServiceOptions) {
     return { data: await toDeliveries(page), meta: { nextCursor: rows.length > limit ? String(page[page.length - 1]!.id) : null } };
   }
 
-  async function listMailDeliveries(mailId: number): Promise<WebhookDelivery[]> {
-    return toDeliveries(await repo.listMailDeliveries(db, mailId));
+  /** One page of a mail's deliveries, oldest first (keyset on id): 50 by default, at most 200. */
+  async function listMailDeliveries(
+    mailId: number,
+    query: { limit?: number | undefined; cursor?: string | undefined } = {},
+  ): Promise<WebhookDeliveriesResponse> {
+    const limit = Math.min(query.limit ?? 50, MAX_WEBHOOK_DELIVERIES_LIMIT);
+    let afterId: number | undefined;
+    if (query.cursor !== undefined) {
+      if (!/^[1-9][0-9]{0,15}$/.test(query.cursor))
+        throw badRequest('invalid_cursor', 'query.cursor is not a cursor this endpoint gave out (meta.nextCursor).');
+      afterId = Number(query.cursor);
+    }
+    const rows = await repo.listMailDeliveries(db, mailId, { afterId, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return { data: await toDeliveries(page), meta: { nextCursor: rows.length > limit ? String(page[page.length - 1]!.id) : null } };
   }
 
   async function listApplications(): Promise<WebhookApplication[]> {
