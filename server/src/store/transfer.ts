@@ -2,10 +2,13 @@
  * Moving an installation between stores (`npm run outbox -- export` / `import`), e.g. from the embedded
  * SQLite store to PostgreSQL when one machine is no longer enough. The format is JSON lines: a header, then
  * one line per row, table by table, parents first; binary columns as base64. Ids are kept, so links between
- * rows survive. Sessions are left out (operators log in again); status counters are rebuilt from the rows.
- * Mails and counters are written only through the one writer of statuses (`mailImportWriter` of
- * mail/transition.repository.ts, passed in by the CLI: store/ imports nothing above it), which checks each
- * mail's status; the other tables go in as they are. The applications' events travel too (migration 006).
+ * rows survive. Everything travels but what belongs to one running installation (EXCLUDED_TABLES below:
+ * sessions, heartbeats) and what is derived from the rows and rebuilt by the import (status counters, search
+ * keys). Secrets travel too (the return-path secret, webhook signing secrets, API key hashes): a bounce for a
+ * mail sent before the move still matches, and an endpoint's signatures still verify. Mails and counters are
+ * written only through the one writer of statuses (`mailImportWriter` of mail/transition.repository.ts, passed
+ * in by the CLI: store/ imports nothing above it), which checks each mail's status; the other tables go in as
+ * they are. A test (test/store/transfer-tables.test.ts) fails when a table of the schema is in neither list.
  */
 import { sql } from 'kysely';
 import type { DbOrTrx, Store } from './connection.js';
@@ -16,27 +19,33 @@ export const EXPORT_VERSION = 1;
 
 type TableName = keyof Database;
 
-/** Parents before children, so an import never breaks a foreign key. */
-const TABLES: Array<{ name: TableName; key: string }> = [
-  { name: 'operators', key: 'id' },
-  { name: 'api_keys', key: 'id' },
-  { name: 'audit_log', key: 'id' },
-  { name: 'mails', key: 'id' },
-  { name: 'mail_recipients', key: 'id' },
+/** Parents before children, so an import never breaks a foreign key. `key` orders the keyset pages. */
+export const EXPORTED_TABLES: ReadonlyArray<{ name: TableName; key: string; identity?: true }> = [
+  { name: 'operators', key: 'id', identity: true },
+  { name: 'api_keys', key: 'id', identity: true },
+  { name: 'audit_log', key: 'id', identity: true },
+  { name: 'server_secrets', key: 'name' },
+  { name: 'mails', key: 'id', identity: true },
+  { name: 'mail_recipients', key: 'id', identity: true },
   { name: 'mail_contents', key: 'mail_id' },
-  { name: 'mail_events', key: 'id' },
-  { name: 'application_events', key: 'seq' },
+  { name: 'mail_events', key: 'id', identity: true },
+  { name: 'application_events', key: 'seq', identity: true },
+  { name: 'suppressions', key: 'id', identity: true },
+  { name: 'bounce_reports', key: 'id', identity: true },
+  { name: 'webhook_endpoints', key: 'id', identity: true },
+  { name: 'webhook_deliveries', key: 'id', identity: true },
+  { name: 'webhook_attempts', key: 'id', identity: true },
+  { name: 'alert_states', key: 'rule' },
+  { name: 'alert_history', key: 'id', identity: true },
 ];
-/** Tables whose key is an identity column, with that column. */
-const TABLES_WITH_IDENTITY: Array<{ name: TableName; column: string }> = [
-  { name: 'operators', column: 'id' },
-  { name: 'api_keys', column: 'id' },
-  { name: 'audit_log', column: 'id' },
-  { name: 'mails', column: 'id' },
-  { name: 'mail_recipients', column: 'id' },
-  { name: 'mail_events', column: 'id' },
-  { name: 'application_events', column: 'seq' },
-];
+
+/** Tables an export leaves out, each with why. Every other table of the schema must be in EXPORTED_TABLES. */
+export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
+  sessions: 'operators log in again on the new store; a token is bound to the installation that issued it',
+  instances: 'heartbeats of the processes running now; the new store gets its own within 5 s',
+  status_counts: 'rebuilt from the imported mails, exactly (rebuildStatusCounts)',
+  mail_search_keys: "derived from each mail's text; the import writes them (PostgreSQL only)",
+};
 
 /** How the import writes what only the one writer of statuses may write (mail/transition.repository.ts). */
 export interface MailImportWriter {
@@ -72,9 +81,9 @@ export async function exportStore(store: Store, writeLine: (line: string) => Pro
   await writeLine(
     JSON.stringify({ format: EXPORT_FORMAT, version: EXPORT_VERSION, exportedAt: new Date().toISOString(), engine: store.engine }),
   );
-  for (const { name, key } of TABLES) {
+  for (const { name, key } of EXPORTED_TABLES) {
     counts[name] = 0;
-    let after: number | undefined;
+    let after: unknown;
     for (;;) {
       // Table names come from the fixed list above; the dynamic builder keeps one code path for all of them.
       let query = store.db
@@ -82,12 +91,12 @@ export async function exportStore(store: Store, writeLine: (line: string) => Pro
         .selectAll()
         .orderBy(sql.ref(key))
         .limit(PAGE);
-      if (after !== undefined) query = query.where(sql.ref(key), '>', after);
+      if (after !== undefined) query = query.where(sql.ref(key), '>', after as never);
       const rows = (await query.execute()) as unknown as Array<Record<string, unknown>>;
       for (const row of rows) await writeLine(JSON.stringify({ table: name, row: encodeRow(row) }));
       counts[name] += rows.length;
       if (rows.length < PAGE) break;
-      after = Number(rows.at(-1)![key]);
+      after = rows.at(-1)![key];
     }
   }
   return counts;
@@ -104,16 +113,17 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, wr
   if (existing) throw new ImportError('The target store holds mails already; import only into a new, empty store.');
   const counts: TransferCounts = {};
   await store.db.transaction().execute(async (trx) => {
-    // Operators configured at start (OUTBOX_ADMIN_USER, the random admin) make way for the exported ones.
+    // What a start of the new store wrote (OUTBOX_ADMIN_USER or the random admin, their audit entries, the
+    // return-path secret, alert states) makes way for the exported rows: children first.
     await trx.deleteFrom('sessions').execute();
-    await trx.deleteFrom('operators').execute();
+    for (const { name } of [...EXPORTED_TABLES].reverse()) if (name !== 'mails') await trx.deleteFrom(name as 'audit_log').execute();
     let header: { format?: string; version?: number } | undefined;
     let batch: Array<Record<string, unknown>> = [];
     let batchTable: TableName | undefined;
     const flush = async () => {
       if (batchTable === 'mails') await writer.insertMails(trx, batch);
       else if (batchTable && batch.length > 0)
-        // Any table of TABLES but mails (checked above); status_counts is never among them.
+        // Any table of EXPORTED_TABLES but mails (checked above); status_counts is never among them.
         await trx
           .insertInto(batchTable as 'mail_events')
           .values(batch as never)
@@ -136,7 +146,7 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, wr
         header = record;
         continue;
       }
-      if (!record.table || !record.row || !TABLES.some((t) => t.name === record.table))
+      if (!record.table || !record.row || !EXPORTED_TABLES.some((t) => t.name === record.table))
         throw new ImportError(`Line ${lineNumber} names no known table.`);
       if (record.table !== batchTable || batch.length >= 200) {
         await flush();
@@ -153,7 +163,7 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, wr
 
     // PostgreSQL's identity sequences do not see explicit ids: move them past the imported ones.
     if (store.engine === 'postgres') {
-      for (const { name, column } of TABLES_WITH_IDENTITY) {
+      for (const { name, key: column } of EXPORTED_TABLES.filter((t) => t.identity)) {
         await sql`select setval(pg_get_serial_sequence(${name}, ${column}), coalesce((select max(${sql.ref(column)}) from ${sql.table(name)}), 0) + 1, false)`.execute(
           trx,
         );
