@@ -79,6 +79,15 @@ async function inject(route: string, request: FuzzRequest): Promise<void> {
   log.check(route, `${method} ${url} headers=${JSON.stringify(headers ?? {})} body=${(payload ?? '').slice(0, 300)}`, answer);
 }
 
+/** One request of the bounce path's property: the route it counts under, and what is sent. */
+interface FuzzRoute {
+  route: string;
+  method: string;
+  url: string;
+  payload?: string;
+  contentType?: string;
+}
+
 const idRoutes = [
   ['GET', ''],
   ['GET', '/raw'],
@@ -243,6 +252,116 @@ describe('HTTP fuzz', () => {
           return stillAnswers();
         }),
         fuzzParameters(2),
+      );
+    },
+    fuzzTimeoutMs,
+  );
+
+  it(
+    'the bounce path and its neighbours: paged reads, reports, suppressions (and their CSV import), webhooks, with hostile ids, queries and bodies',
+    async () => {
+      const id = fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...ids.map(String)) },
+        { weight: 1, arbitrary: numberLikeText },
+        { weight: 1, arbitrary: hostileText },
+      );
+      const queryValue = fc.oneof(
+        numberLikeText,
+        hostileText,
+        fc.constantFrom(...boundaryNumbers),
+        cursorForgery.map((c) => c.cursor),
+      );
+      const query = fc
+        .array(fc.tuple(fc.constantFrom('limit', 'cursor', 'matched', 'q', 'kind', 'reason', 'state', 'x'), queryValue), { maxLength: 4 })
+        .map((pairs) => pairs.map(([name, value]) => `${name}=${urlPart(value, false)}`).join('&'));
+      // Webhook targets that can never be reached from here: an endpoint is refused (private or not a URL) or,
+      // if one were made, points at loopback's discard port. No traffic leaves the machine.
+      const webhookBody = fc.record(
+        {
+          url: fc.oneof(hostileValue, fc.constantFrom('ftp://example.com/x', 'http://127.0.0.1:9/x', 'http://[::7f00:1]/x', 'not a url')),
+          description: hostileValue,
+          eventTypes: fc.oneof(fc.array(hostileText, { maxLength: 3 }), hostileValue),
+          applicationId: hostileValue,
+          enabled: hostileValue,
+        },
+        { requiredKeys: [] },
+      );
+      const suppressionBody = fc.record({ address: hostileValue, note: hostileValue, expiresAt: hostileValue }, { requiredKeys: [] });
+      const csv = fc
+        .tuple(
+          fc.array(fc.tuple(fc.oneof(hostileText, fc.constant('ann@example.net')), hostileText, fc.oneof(numberLikeText, hostileText)), {
+            maxLength: 6,
+          }),
+          fc.constantFrom('\n', '\r\n', '\r'),
+        )
+        .map(([rows, newline]) => rows.map((cells) => cells.join(',')).join(newline));
+      const request = fc.oneof(
+        fc.tuple(fc.constantFrom('events', 'bounces', 'webhook-deliveries'), id, query).map(([what, value, q]) => ({
+          route: `GET /api/v1/mail/:id/${what}`,
+          method: 'GET',
+          url: `/api/v1/mail/${urlPart(value, true) || '%20'}/${what}?${q}`,
+        })),
+        fc.tuple(fc.constantFrom('', '/raw'), fc.option(id, { nil: undefined }), query).map(([suffix, value, q]) => ({
+          route: value === undefined ? 'GET /api/v1/bounces' : `GET /api/v1/bounces/:id${suffix}`,
+          method: 'GET',
+          url: value === undefined ? `/api/v1/bounces?${q}` : `/api/v1/bounces/${urlPart(value, true) || '%20'}${suffix}?${q}`,
+        })),
+        query.map((q) => ({ route: 'GET /api/v1/suppressions', method: 'GET', url: `/api/v1/suppressions?${q}` })),
+        suppressionBody.map((body) => ({
+          route: 'POST /api/v1/suppressions',
+          method: 'POST',
+          url: '/api/v1/suppressions',
+          payload: JSON.stringify(body),
+        })),
+        hostileText.map((address) => ({
+          route: 'DELETE /api/v1/suppressions/:address',
+          method: 'DELETE',
+          url: `/api/v1/suppressions/${urlPart(address, true) || '%20'}`,
+        })),
+        csv.map((text) => ({
+          route: 'POST /api/v1/suppressions/import',
+          method: 'POST',
+          url: '/api/v1/suppressions/import',
+          payload: text,
+          contentType: 'text/csv',
+        })),
+        webhookBody.map((body) => ({
+          route: 'POST /api/v1/webhooks',
+          method: 'POST',
+          url: '/api/v1/webhooks',
+          payload: JSON.stringify(body),
+        })),
+        fc
+          .tuple(fc.constantFrom('PATCH', 'DELETE', 'GET'), fc.oneof(numberLikeText, hostileText), webhookBody)
+          .map(([method, value, body]) => ({
+            route: `${method} /api/v1/webhooks/:id`,
+            method,
+            url: `/api/v1/webhooks/${urlPart(value, true) || '%20'}`,
+            ...(method === 'PATCH' ? { payload: JSON.stringify(body) } : {}),
+          })),
+        fc
+          .tuple(fc.constantFrom('rotate-secret', 'test', 'deliveries', 'replay'), fc.oneof(numberLikeText, hostileText), query, anyJson)
+          .map(([what, value, q, body]) => ({
+            route: `${what === 'deliveries' ? 'GET' : 'POST'} /api/v1/webhooks/:id/${what}`,
+            method: what === 'deliveries' ? 'GET' : 'POST',
+            url: `/api/v1/webhooks/${urlPart(value, true) || '%20'}/${what}?${q}`,
+            ...(what === 'deliveries' ? {} : { payload: JSON.stringify(body) }),
+          })),
+      );
+      await fc.assert(
+        fc.asyncProperty(request, async ({ route, method, url, payload, contentType }: FuzzRoute) => {
+          await inject(route, {
+            method,
+            url,
+            headers: {
+              authorization: `Token ${token}`,
+              ...(payload !== undefined ? { 'content-type': contentType ?? 'application/json' } : {}),
+            },
+            ...(payload !== undefined ? { payload } : {}),
+          });
+          return stillAnswers();
+        }),
+        fuzzParameters(9),
       );
     },
     fuzzTimeoutMs,
