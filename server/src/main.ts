@@ -20,7 +20,7 @@ import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js'
 import { smtpRefusalFor } from './intake/accept-errors.js';
 import { startSmtpListener, type SmtpListener } from './intake/smtp-listener.js';
 import { startBounceListener, type BounceListener } from './bounces/bounce-listener.js';
-import { createHeartbeat, readPackageVersion } from './instances/heartbeat.js';
+import { createHeartbeat, newInstanceId, readPackageVersion } from './instances/heartbeat.js';
 import { setMailHostname } from './submission/mail-hostname.js';
 import { openStore } from './store/connection.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
@@ -33,6 +33,12 @@ export interface StartOptions {
   /** Where the built console is; OUTBOX_CONSOLE_DIR or web/dist by default. */
   consoleDir?: string;
 }
+
+/**
+ * How long the worker waits for the relay's next reply once connected: RFC 5321 §4.5.3.2.6's ten minutes for the
+ * end of DATA (the longest of its timeouts). The lease of a send under way is renewed meanwhile (delivery/worker.ts).
+ */
+const RELAY_REPLY_TIMEOUT_MS = 10 * 60_000;
 
 export async function start(config: Config, options: StartOptions = {}) {
   const clock = options.clock ?? systemClock;
@@ -70,6 +76,9 @@ export async function start(config: Config, options: StartOptions = {}) {
   // Delivery: to RELAY_URL, or to the embedded capture relay when no provider is configured.
   let captureRelay: CaptureRelay | undefined;
   let transport: RelayTransport | undefined;
+  // The heartbeat's id, and the worker's: its leases name the process, so a crashed one's mails are released as
+  // soon as its heartbeat is stale (delivery/lease-sweeper.ts).
+  const instanceId = newInstanceId();
   let worker: DeliveryWorker | undefined;
   if (config.worker) {
     let relayUrl = config.relayUrl;
@@ -83,10 +92,11 @@ export async function start(config: Config, options: StartOptions = {}) {
     transport = createRelayTransport(relayUrl, {
       ...(config.dkim ? { sign: createDkimSigner(config.dkim) } : {}),
       maxConnections: Math.max(1, Math.min(10, Math.ceil(config.workerConcurrency / 4))),
-      // A relay that stalls must fail the attempt well before the lease runs out; otherwise the sweeper
-      // hands the mail to another worker while this one may still deliver it.
+      // A relay that cannot be reached fails the attempt before the claimed mail's lease runs low. Once connected,
+      // a relay may take its time (RFC 5321 §4.5.3.2.6 gives the end of DATA ten minutes): the worker renews the
+      // lease of a send under way, so waiting never lets the sweeper hand the mail to another worker.
       connectionTimeoutMs: Math.min(30_000, (config.leaseSeconds * 1000) / 3),
-      socketTimeoutMs: Math.min(60_000, (config.leaseSeconds * 1000) / 2),
+      socketTimeoutMs: RELAY_REPLY_TIMEOUT_MS,
       // The capture relay is loopback without TLS; the RELAY_TLS settings are for RELAY_URL.
       ...(config.relayUrl !== undefined
         ? {
@@ -103,6 +113,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     const deliveryWorker = createDeliveryWorker({
       store,
       clock,
+      workerId: instanceId,
       transport,
       retryPolicy: createRetryPolicy({
         maxAttempts: config.retryMaxAttempts,
@@ -241,6 +252,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // server/src/main.ts and server/dist/main.js both sit one folder below server/package.json.
   const delivering = worker;
   const heartbeat = createHeartbeat({
+    id: instanceId,
     store,
     clock,
     roles: [

@@ -181,6 +181,26 @@ export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLeas
     .execute();
 }
 
+/**
+ * Mails still under a lease whose holder's heartbeat is stale (docs/operations.md#instances-and-heartbeats): the
+ * process crashed or hangs, so its mails need not wait for their leases to run out. A holder with no heartbeat row
+ * (a worker started on its own, as tests and benchmarks do) is left to its lease.
+ */
+export function listLeasesOfStaleInstances(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
+  return db
+    .selectFrom('mails')
+    .select(['id', 'lease_owner', 'attempts', 'received_at'])
+    .where('status', '=', sql.lit(MailStatus.Processing))
+    .where('lease_expires_at', '>', now)
+    .where('lease_owner', 'in', (eb) =>
+      eb
+        .selectFrom('instances')
+        .select('instances.id')
+        .where(sql<number>`instances.last_heartbeat_at + instances.stale_after_ms`, '<', now),
+    )
+    .execute();
+}
+
 /** The mails this worker holds, at a graceful stop. */
 export async function listLeasesOf(db: DbOrTrx, owner: string): Promise<number[]> {
   const rows = await db

@@ -277,7 +277,8 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
       return new Promise<void>((resolve) => {
         allClosed = resolve;
         // Sends still in flight finish or time out on their own; this only bounds the wait for them.
-        setTimeout(resolve, (options.socketTimeoutMs ?? 60_000) + QUIT_TIMEOUT_MS).unref();
+        // At most 30 s: a relay that holds a send for its whole reply timeout (ten minutes) must not hold a stop.
+        setTimeout(resolve, Math.min(30_000, options.socketTimeoutMs ?? 60_000) + QUIT_TIMEOUT_MS).unref();
       });
     },
   };

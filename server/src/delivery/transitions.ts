@@ -61,3 +61,18 @@ export function leaseExpiredTransition(lease: ExpiredLease, now: number, retryPo
     lease: { expiredBy: now },
   };
 }
+
+/**
+ * A lease whose holder's heartbeat is stale (its process crashed or hangs): released before it runs out, so a
+ * crashed worker's mails move again within the heartbeat's staleness (15 s) rather than the lease's 60 s. Counted as
+ * an attempt whose relay never answered, like an expired lease. Conditional on that holder still holding it, so an
+ * outcome that lands first wins.
+ */
+export function staleHolderTransition(lease: ExpiredLease, now: number, retryPolicy: RetryPolicy, sweeperId: string): StatusTransition {
+  const expired = leaseExpiredTransition(lease, now, retryPolicy, sweeperId);
+  return {
+    ...expired,
+    event: { ...expired.event!, detail: { heldBy: lease.lease_owner, attempt: lease.attempts, reason: 'its instance stopped beating' } },
+    lease: { owner: lease.lease_owner ?? '' },
+  };
+}

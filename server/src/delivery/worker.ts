@@ -18,7 +18,7 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Clock } from '../clock.js';
-import { applyTransitions } from '../mail/transition.repository.js';
+import { applyTransitions, renewLeases } from '../mail/transition.repository.js';
 import type { Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
@@ -66,7 +66,10 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const batchSize = options.batchSize ?? 50;
   const leaseMs = options.leaseMs ?? 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
-  const sweepIntervalMs = options.sweepIntervalMs ?? Math.min(10_000, Math.max(100, leaseMs / 4));
+  // Every 5 s at most: with a process's heartbeat stale after 15 s, a crashed worker's mails move within 20 s.
+  const sweepIntervalMs = options.sweepIntervalMs ?? Math.min(5_000, Math.max(100, leaseMs / 4));
+  /** How often the leases of sends under way are looked at; those with less than half the lease left are renewed. */
+  const renewIntervalMs = Math.max(50, leaseMs / 4);
   const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
 
   let isRunning = false;
@@ -97,6 +100,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   let probeDelayMs = MIN_PROBE_DELAY_MS;
   let loopDone: Promise<void> = Promise.resolve();
   let sweepTimer: NodeJS.Timeout | undefined;
+  let renewTimer: NodeJS.Timeout | undefined;
+  /**
+   * Mails whose send is under way, by id, with the lease this worker holds on each. A send may outlast its lease
+   * (a relay has ten minutes to answer the end of DATA): its lease is renewed meanwhile, so the sweeper never hands
+   * it to another worker while this one still sends it.
+   */
+  const sending = new Map<number, queue.ClaimedMail>();
+  /** The renewal under way, if any: an outcome waits for it, so it is recorded under the lease the store holds. */
+  let renewing: Promise<void> | undefined;
 
   const outcomes = createOutcomeCommit({
     store,
@@ -177,7 +189,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   // A wake that comes while the loop is busy (claiming, say) makes the next sleep return at once.
   const { sleep, wake } = createWakeableSleep();
 
-  async function deliver({ payload, ...row }: queue.ClaimedMail): Promise<void> {
+  async function deliver(mail: queue.ClaimedMail): Promise<void> {
+    const { payload } = mail;
     let outcome: DeliveryOutcome;
     if (!payload?.raw || payload.envelopeTo.length === 0) {
       outcome = {
@@ -186,10 +199,18 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         durationMs: 0,
       };
     } else {
-      const from = options.returnPath ? options.returnPath(row.id) : payload.envelopeFrom;
-      outcome = await transport.send({ envelope: { from, to: payload.envelopeTo }, raw: payload.raw });
+      const from = options.returnPath ? options.returnPath(mail.id) : payload.envelopeFrom;
+      sending.set(mail.id, mail);
+      try {
+        outcome = await transport.send({ envelope: { from, to: payload.envelopeTo }, raw: payload.raw });
+      } finally {
+        sending.delete(mail.id);
+      }
+      // A renewal that took this mail in may still be under way: its outcome is conditional on the lease it ends with.
+      if (renewing) await renewing;
     }
     if (hasStopped) return;
+    const { payload: _payload, ...row } = mail;
     if (outcome.kind === 'sent') deliveredCount += 1;
     if (outcome.kind !== 'sent') logger?.warn({ mailId: row.id, outcome: outcome.kind, reply: outcome.reply }, 'delivery attempt failed');
     outcomes.record({
@@ -198,6 +219,27 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       at: clock.now(),
       ...(payload ? { recipients: { all: payload.recipients, targets: payload.envelopeTo } } : {}),
     });
+  }
+
+  /**
+   * Renews the leases of sends under way that have less than half the lease left. A lease the store no longer
+   * holds for this worker (the sweeper released it while this process stalled) is not renewed: that send may be
+   * repeated by another worker, the at-least-once case of docs/lifecycle.md.
+   */
+  async function renewRunningLeases(): Promise<void> {
+    const now = clock.now();
+    const due = [...sending.values()].filter((m) => m.lease_expires_at !== null && m.lease_expires_at - now < leaseMs / 2);
+    if (due.length === 0) return;
+    const expiresAt = now + leaseMs;
+    const renewed = await renewLeases(
+      store.db,
+      workerId,
+      due.map((m) => ({ id: m.id, heldUntil: m.lease_expires_at! })),
+      expiresAt,
+    );
+    for (const mail of due) if (renewed.has(mail.id)) mail.lease_expires_at = expiresAt;
+    const lost = due.filter((m) => !renewed.has(m.id)).map((m) => m.id);
+    if (lost.length > 0) logger?.warn({ mailIds: lost }, 'a send outlasted its lease, which was released meanwhile: it may be sent again');
   }
 
   /**
@@ -342,6 +384,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         sweepExpiredLeases().catch((error: unknown) => logger?.error({ err: error }, 'lease sweep failed'));
       }, sweepIntervalMs);
       sweepTimer.unref();
+      renewTimer = setInterval(() => {
+        if (renewing || sending.size === 0) return;
+        renewing = renewRunningLeases()
+          .catch((error: unknown) => logger?.error({ err: error }, 'lease renewal failed'))
+          .finally(() => {
+            renewing = undefined;
+          });
+      }, renewIntervalMs);
+      renewTimer.unref();
     },
     /**
      * Graceful: stop claiming, let in-flight sends finish and write their outcomes. Sends still running
@@ -369,6 +420,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
       await outcomes.flush();
       if (inFlight > 0) await releaseLeases('all', 'worker stopped while the send was in flight');
+      if (renewTimer) clearInterval(renewTimer);
+      await renewing;
       hasStopped = true;
       outcomes.stop();
     },

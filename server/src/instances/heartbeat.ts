@@ -40,6 +40,8 @@ export interface HeartbeatOptions {
   forgetAfterMs?: number;
   /** Present on a worker: read at every tick. */
   workerLoad?: () => WorkerLoad;
+  /** The instance's id (newInstanceId); a new one by default. A worker holds its leases under the same id. */
+  id?: string;
   logger?: HeartbeatLogger;
 }
 
@@ -64,6 +66,14 @@ export function createDeliveryWindow(startedAt: number, windowMs = LOAD_WINDOW_M
   };
 }
 
+/**
+ * A process's id in `instances`. Its worker holds leases under the same id, so the lease sweeper can tell the mails
+ * of a process whose heartbeat went stale (delivery/lease-sweeper.ts).
+ */
+export function newInstanceId(): string {
+  return crypto.randomBytes(8).toString('hex');
+}
+
 /** The `version` of a package.json, or "unknown" when it has none or cannot be read. */
 export function readPackageVersion(file: string): string {
   try {
@@ -79,7 +89,7 @@ export function createHeartbeat(options: HeartbeatOptions) {
   const intervalMs = options.intervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
   const staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
   const forgetAfterMs = options.forgetAfterMs ?? FORGET_AFTER_MS;
-  const id = crypto.randomBytes(8).toString('hex');
+  const id = options.id ?? newInstanceId();
   const startedAt = clock.now();
   const deliveries = createDeliveryWindow(startedAt);
   let timer: NodeJS.Timeout | undefined;

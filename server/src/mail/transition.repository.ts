@@ -599,6 +599,35 @@ export async function findStatuses(db: DbOrTrx, ids: number[]): Promise<Map<numb
   return statuses;
 }
 
+/**
+ * Moves the leases of mails whose send is still under way to `expiresAt`: a send may outlast its lease (a relay may
+ * take ten minutes to answer the end of DATA, RFC 5321 §4.5.3.2.6) while its worker lives, and the sweeper must not
+ * hand such a mail to another worker. Conditional on the worker still holding the lease it knows of (owner and
+ * expiry), so a lease the sweeper already released stays released. Answers the ids renewed. Not a status change:
+ * no event, no counter.
+ */
+export async function renewLeases(
+  db: DbOrTrx,
+  owner: string,
+  held: ReadonlyArray<{ id: number; heldUntil: number }>,
+  expiresAt: number,
+): Promise<Set<number>> {
+  const renewed = new Set<number>();
+  // One statement per mail: renewals are rare (only sends slower than half a lease) and few (≤ the worker's concurrency).
+  for (const { id, heldUntil } of held) {
+    const result = await db
+      .updateTable('mails')
+      .set({ lease_expires_at: expiresAt })
+      .where('id', '=', id)
+      .where('status', '=', sql.lit(MailStatus.Processing))
+      .where('lease_owner', '=', owner)
+      .where('lease_expires_at', '=', heldUntil)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0) renewed.add(id);
+  }
+  return renewed;
+}
+
 /** What a move returns: the whole row (`returnRows`), what its application events need, or the id alone. */
 function returningColumns(returning: { rows: boolean; events: boolean }): RawBuilder<unknown> {
   const columns: RawBuilder<unknown>[] = (returning.rows ? MAIL_COLUMNS : returning.events ? EVENT_COLUMNS : ['id']).map((column) =>

@@ -108,12 +108,18 @@ describe('several instances on one PostgreSQL database', () => {
     const [victim, ...survivors] = processes;
     await submitBatches(survivors[0]!.baseUrl, total);
     await waitUntil(() => relay.received.length >= total / 4, { timeoutMs: 180_000, what: 'a quarter of the mails at the relay' });
+    // A worker holds its leases under its instance's id (the heartbeat's), found by the process id.
+    const victimInstance = await store.db
+      .selectFrom('instances')
+      .select('id')
+      .where('pid', '=', victim!.child.pid!)
+      .executeTakeFirstOrThrow();
     await victim!.kill();
     const heldByVictim = await store.db
       .selectFrom('mails')
       .select('message_id')
       .where('status', '=', MailStatus.Processing)
-      .where('lease_owner', 'like', `%:${victim!.child.pid}:%`)
+      .where('lease_owner', '=', victimInstance.id)
       .execute();
     const inFlightOfVictim = new Set(heldByVictim.map((row) => row.message_id));
     await waitUntil(async () => (await countWithStatus(MailStatus.ProviderSent)) === total, {
