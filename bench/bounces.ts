@@ -204,7 +204,7 @@ async function main(): Promise<void> {
     });
     const codec = (await outbox.running.services.bounces.returnPaths())!;
     const reports = ids.map((id, i) => {
-      const to = codec.addressOf(id);
+      const to = codec.addressOf(id, 0);
       return { to, raw: dsnFor(to, `r${i}@example.net`) };
     });
 

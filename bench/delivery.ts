@@ -4,6 +4,7 @@
  * prebuilt messages to the same sink with the same pool size and concurrency. Goal: worker / raw >= 0.8.
  *
  *   npx tsx bench/delivery.ts [--count 5000] [--rounds 1] [--engine auto|sqlite|postgres|all] [--sink process|inline] [--profile]
+ *                             [--recipients 1] [--verp]
  *
  * The sink is the embedded capture relay with `store: false`, in its own process by default (a provider is
  * another machine; `--sink inline` runs it in this process). The worker is built as server/src/main.ts
@@ -18,6 +19,10 @@
  * CPU per mail is given for this process and, on PostgreSQL, for the database's server processes (the run's
  * backends, read from /proc: the server must run on this machine). `--profile` writes a CPU profile of each
  * worker drain (bench/results/profiles/) and prints its summary.
+ *
+ * `--recipients N` sends each of the worker's mails to N recipients (the raw loop stays at one); `--verp` runs the
+ * worker as BOUNCE_DOMAIN does, one envelope per recipient, each from its own return path (docs/bounces.md): the
+ * two together measure what one envelope per recipient costs.
  */
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
@@ -27,6 +32,7 @@ import { startCaptureRelay } from '../server/src/delivery/capture-relay.js';
 import { createRelayTransport, type RelayTransport } from '../server/src/delivery/relay-transport.js';
 import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../server/src/delivery/worker.js';
+import { createReturnPathCodec } from '../server/src/bounces/return-path.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import path from 'node:path';
 import {
@@ -73,8 +79,12 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
+    recipients: { type: 'string', default: '1' },
+    verp: { type: 'boolean', default: false },
   },
 });
+const recipientsPerMail = Math.max(1, Number(values.recipients));
+const verp = values.verp ? createReturnPathCodec('bench-return-path-secret', 'bounces.bench.test') : undefined;
 const count = Number(values.count);
 const roundCount = Math.max(1, Number(values.rounds));
 const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
@@ -165,7 +175,11 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
     const queueStarted = performance.now();
     for (let start = 0; start < n; start += 500) {
-      const batch = Array.from({ length: Math.min(500, n - start) }, (_, i) => benchMail(start + i));
+      const batch = Array.from({ length: Math.min(500, n - start) }, (_, i) => {
+        const mail = benchMail(start + i);
+        const extra = Array.from({ length: recipientsPerMail - 1 }, (_, r) => ({ recipientMail: `cc${r}-${start + i}@example.com` }));
+        return { ...mail, to: [...mail.to, ...extra] };
+      });
       await services.submissions.submitJson(principal, batch, true);
     }
     const queueMs = performance.now() - queueStarted;
@@ -187,6 +201,7 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
       leaseMs: config.leaseSeconds * 1000,
       logger: workerLog,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
+      ...(verp ? { returnPath: (mailId: number, recipient: number) => verp.addressOf(mailId, recipient) } : {}),
     });
     const measureCpu = cpuMeter(sinkPid);
     const measureBackends = engine === 'postgres' ? await postgresBackendCpu(store.db) : undefined;
@@ -245,6 +260,7 @@ async function main(): Promise<void> {
   });
   console.log('Delivery rate: Queued → ProviderSent by the worker vs a raw pooled nodemailer loop, same sink');
   console.log(setupLine(setup));
+  console.log(`worker's mails: ${recipientsPerMail} recipient(s) each; envelopes: ${verp ? 'one per recipient (--verp)' : 'one per mail'}`);
   warnIfBusy(setup);
 
   try {

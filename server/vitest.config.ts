@@ -61,7 +61,13 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: onPostgres
-      ? ['test/faults/disk-full.test.ts', 'test/store/sqlite-two-processes.test.ts', ...storeFree, ...engineNeutral]
+      ? [
+          'test/faults/disk-full.test.ts',
+          'test/bounces/bounce-disk-reserve.test.ts',
+          'test/store/sqlite-two-processes.test.ts',
+          ...storeFree,
+          ...engineNeutral,
+        ]
       : // The move between engines needs both: it runs where PostgreSQL is required.
         ['test/multi-instance/**', 'test/store/transfer-roundtrip.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

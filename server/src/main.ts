@@ -126,7 +126,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       pollIntervalMs: config.workerIdlePollMs,
       logger: log,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
-      ...(returnPaths ? { returnPath: (mailId: number) => returnPaths.addressOf(mailId) } : {}),
+      ...(returnPaths ? { returnPath: (mailId: number, recipient: number) => returnPaths.addressOf(mailId, recipient) } : {}),
     });
     // A new or requeued mail starts delivery now, not at the worker's next poll, whichever instance took it.
     services.mails.onChange((change) => {
@@ -234,7 +234,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       maxConnections: config.smtpMaxConnections,
       now: () => clock.now(),
       logger: log,
-      isReturnPath: (address) => bounceReturnPaths.mailIdOf(address) !== undefined,
+      isReturnPath: (address) => bounceReturnPaths.parse(address) !== undefined,
       receive: (report) => services.bounces.receiveReport(report),
       hasRoom: () => services.bounces.hasRoom(),
     });

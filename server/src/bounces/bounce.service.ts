@@ -26,7 +26,7 @@ import { upsertSuppressions, type NewSuppression } from '../suppression/suppress
 import * as repo from './bounce.repository.js';
 import { parseReport, type ParsedReport } from './report-parser.js';
 import { RAW_KEPT_BYTES } from './report-limits.js';
-import { createReturnPathCodec, newReturnPathSecret, type ReturnPathCodec } from './return-path.js';
+import { createReturnPathCodec, newReturnPathSecret, type ReturnPath, type ReturnPathCodec } from './return-path.js';
 
 export interface IncomingReport {
   /** MAIL FROM of the report; usually empty (the null sender). */
@@ -74,12 +74,18 @@ type Applied = BounceSummary['applied'][number];
 interface PendingReport {
   incoming: IncomingReport;
   parsed: ParsedReport;
-  returnPathMailId: number | undefined;
+  /** What its return path names (return-path.ts); undefined when it names nothing of ours. */
+  returnPath: ReturnPath | undefined;
 }
 
 interface Match {
   mail: repo.BouncedMail | undefined;
   matchedBy: ReceivedReport['matchedBy'];
+  /**
+   * The one envelope address the report may affect: the recipient its return path names. Undefined when it may
+   * affect none (a per-mail return path of a mail with several recipients, from before return paths named one).
+   */
+  recipient: string | undefined;
 }
 
 /** What a report does to its mail's recipients, worked out before anything is written. */
@@ -160,12 +166,12 @@ export function createBounceService(options: BounceServiceOptions) {
     } finally {
       parsing -= 1;
     }
-    let returnPathMailId: number | undefined;
+    let returnPath: ReturnPath | undefined;
     for (const address of incoming.envelopeTo) {
-      returnPathMailId = paths?.mailIdOf(address);
-      if (returnPathMailId !== undefined) break;
+      returnPath = paths?.parse(address);
+      if (returnPath !== undefined) break;
     }
-    const result = await commits.submit({ incoming, parsed, returnPathMailId });
+    const result = await commits.submit({ incoming, parsed, returnPath });
     // A report not kept changed nothing: no live update either (a flood of copies would otherwise be one).
     if (result.mailId !== null && result.reportId !== null) options.onChange?.([result.mailId]);
     return result;
@@ -197,29 +203,30 @@ export function createBounceService(options: BounceServiceOptions) {
     return results;
   }
 
-  /** Each report's mail: by its return path first, then by the returned Message-ID; at most four queries. */
+  /**
+   * Each report's mail and recipient, by its return path alone: a return path names one recipient of one mail
+   * (return-path.ts). A report whose mail is gone (purged, deleted) matches nothing and is kept unmatched; the
+   * Message-ID it returns is not looked up, since anyone who saw a mail could name it. One query for the group.
+   */
   async function matchReports(trx: DbOrTrx, items: PendingReport[]): Promise<Match[]> {
-    const byReturnPath = await repo.findBouncedMails(
+    const mails = await repo.findBouncedMails(
       trx,
-      items.flatMap((item) => (item.returnPathMailId === undefined ? [] : [item.returnPathMailId])),
+      items.flatMap((item) => (item.returnPath === undefined ? [] : [item.returnPath.mailId])),
     );
-    const unmatched = (item: PendingReport) => item.returnPathMailId === undefined || !byReturnPath.has(item.returnPathMailId);
-    const messageIds = items.filter(unmatched).flatMap((item) => (item.parsed.originalMessageId ? [item.parsed.originalMessageId] : []));
-    const idsByMessageId = await repo.findMailIdsByMessageIds(trx, messageIds);
-    const byMessageId = await repo.findBouncedMails(trx, [...idsByMessageId.values()]);
     return items.map((item): Match => {
-      const mail = item.returnPathMailId === undefined ? undefined : byReturnPath.get(item.returnPathMailId);
-      if (mail) return { mail, matchedBy: 'return-path' };
-      const messageId = item.parsed.originalMessageId;
-      const mailId = messageId ? idsByMessageId.get(messageId) : undefined;
-      const found = mailId === undefined ? undefined : byMessageId.get(mailId);
-      return found ? { mail: found, matchedBy: 'message-id' } : { mail: undefined, matchedBy: null };
+      const mail = item.returnPath === undefined ? undefined : mails.get(item.returnPath.mailId);
+      if (!mail) return { mail: undefined, matchedBy: null, recipient: undefined };
+      const distinct = [...new Set(mail.recipients.map((r) => r.address))];
+      const named = item.returnPath!.recipient;
+      // The earlier per-mail form names a recipient only where the mail had one (docs/bounces.md#return-paths).
+      const recipient = named === undefined ? (distinct.length === 1 ? distinct[0] : undefined) : distinct[named];
+      return { mail, matchedBy: 'return-path', recipient };
     });
   }
 
   /** One round: reports about distinct mails, each as matchReports found it. */
   async function applyRound(trx: DbOrTrx, items: PendingReport[], matches: Match[], at: number): Promise<ReceivedReport[]> {
-    const effects = items.map((item, i) => effectOf(item.parsed, matches[i]!.mail, at));
+    const effects = items.map((item, i) => effectOf(item.parsed, matches[i]!.mail, matches[i]!.recipient, at));
     // What is kept (docs/bounces.md#limits): a report that changes an outcome always; a delayed one while its mail
     // has fewer than MAX_REPORTS_PER_MAIL; one that changes nothing only as its mail's first; an unmatched one
     // always (the oldest unmatched are trimmed below). A report not kept has no effect either: a flood of copies
@@ -313,16 +320,20 @@ export function createBounceService(options: BounceServiceOptions) {
     return results;
   }
 
-  /** What one report says about its mail's recipients, read against the mail as it stands (no store access). */
-  function effectOf(parsed: ParsedReport, mail: repo.BouncedMail | undefined, at: number): ReportEffect {
+  /**
+   * What one report says about its mail's recipients, read against the mail as it stands (no store access). Only
+   * `named`, the recipient its return path names, can be affected: a report naming another recipient of the mail
+   * (one recipient bouncing or complaining on another's behalf) changes nothing for that one. A report of one
+   * block whose address differs from `named` (a forward, a rewritten address) is taken as about `named`.
+   */
+  function effectOf(parsed: ParsedReport, mail: repo.BouncedMail | undefined, named: string | undefined, at: number): ReportEffect {
     const applied: Applied[] = [];
     const marks: ReportEffect['marks'] = [];
     const suppressions: NewSuppression[] = [];
     const detailRecipients: Array<Record<string, unknown>> = [];
     if (mail) {
-      const target = (address: string, alone: boolean) =>
-        mail.recipients.find((r) => r.address.toLowerCase() === address) ??
-        (alone && mail.recipients.length === 1 ? mail.recipients[0] : undefined);
+      const own = named === undefined ? undefined : mail.recipients.find((r) => r.address === named);
+      const target = (address: string, alone: boolean) => (own && (own.address.toLowerCase() === address || alone) ? own : undefined);
       if (parsed.kind === 'dsn') {
         for (const entry of parsed.recipients) {
           const recipient = target(entry.recipient, parsed.recipients.length === 1);

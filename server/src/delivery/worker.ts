@@ -22,6 +22,7 @@ import { applyTransitions, renewLeases } from '../mail/transition.repository.js'
 import type { Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
+import { sendOnePerRecipient } from './per-recipient-send.js';
 import type { DeliveryOutcome, RelayTransport } from './relay-transport.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { releasedTransition } from './transitions.js';
@@ -51,10 +52,12 @@ export interface DeliveryWorkerOptions {
   /** Told about every status change this worker writes (live updates, counters in other views). */
   onChange?: (ids: number[]) => void;
   /**
-   * BOUNCE_DOMAIN's return path for a mail (bounces/return-path.ts): the envelope sender of every attempt, so a
-   * bounce names its mail. Unset: the envelope sender stored at submission. The From header is never changed.
+   * BOUNCE_DOMAIN's return path for one recipient of a mail (bounces/return-path.ts; `recipient` is its place among
+   * the mail's distinct envelope addresses): each recipient then gets an envelope of its own with it as sender, so a
+   * bounce names the one recipient it is about (per-recipient-send.ts). Unset: one envelope for all, from the sender
+   * stored at submission. The From header is never changed.
    */
-  returnPath?: (mailId: number) => string;
+  returnPath?: (mailId: number, recipient: number) => string;
 }
 
 const MIN_PROBE_DELAY_MS = 100;
@@ -199,10 +202,21 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         durationMs: 0,
       };
     } else {
-      const from = options.returnPath ? options.returnPath(mail.id) : payload.envelopeFrom;
+      const { returnPath } = options;
+      const raw = payload.raw;
       sending.set(mail.id, mail);
       try {
-        outcome = await transport.send({ envelope: { from, to: payload.envelopeTo }, raw: payload.raw });
+        outcome = returnPath
+          ? await sendOnePerRecipient(transport, {
+              raw,
+              to: payload.envelopeTo,
+              fromOf: (address) =>
+                returnPath(
+                  mail.id,
+                  payload.recipients.findIndex((r) => r.address === address),
+                ),
+            })
+          : await transport.send({ envelope: { from: payload.envelopeFrom, to: payload.envelopeTo }, raw });
       } finally {
         sending.delete(mail.id);
       }

@@ -10,6 +10,7 @@ import type { BounceReport, BouncesResponse } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBounceService } from '../../src/bounces/bounce.service.js';
 import { ensureServerSecret } from '../../src/bounces/bounce.repository.js';
+import { legacyReturnPath } from '../../src/bounces/return-path.js';
 import { suppressedAmong } from '../../src/suppression/suppression.repository.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 import { waitUntil } from '../support/net.js';
@@ -42,10 +43,10 @@ async function getJson<T>(url: string): Promise<{ status: number; body: T }> {
 const suppressed = async (address: string) => (await suppressedAmong(outbox.running.store.db, [address], Date.now())).get(address);
 
 describe('the return path', () => {
-  it('every delivery uses b-<mailId>-<hmac>@BOUNCE_DOMAIN as envelope sender; the From header stays the application’s', async () => {
+  it('every delivery uses b-<mailId>-<recipient>-<hmac>@BOUNCE_DOMAIN as envelope sender; the From header stays the application’s', async () => {
     const id = await sentMail(['ann@example.net']);
     const relayed = relay.received.find((m) => m.raw.toString().includes(`Subject: Your order`) && m.rcptTo.includes('ann@example.net'))!;
-    expect(relayed.mailFrom).toMatch(new RegExp(`^b-${id}-[a-z2-7]{10}@bounce\\.test$`));
+    expect(relayed.mailFrom).toMatch(new RegExp(`^b-${id}-0-[a-z2-7]{10}@bounce\\.test$`));
     expect(relayed.mailFrom).toBe(await outbox.returnPathOf(id));
     expect(relayed.raw.toString()).toMatch(/^From: Shop <shop@example\.com>\r$/m);
   });
@@ -61,7 +62,83 @@ describe('the return path', () => {
     expect(new Set(values).size).toBe(1);
     // A second service on the same store (another instance) computes the same return paths.
     const other = createBounceService({ store: outbox.running.store, clock: { now: () => Date.now() }, bounceDomain: BOUNCE_DOMAIN });
-    expect((await other.returnPaths())!.addressOf(42)).toBe(await outbox.returnPathOf(42));
+    expect((await other.returnPaths())!.addressOf(42, 0)).toBe(await outbox.returnPathOf(42));
+  });
+});
+
+describe('one return path per recipient', () => {
+  it('a mail to three recipients goes out as three envelopes, each from its recipient’s own return path, same bytes', async () => {
+    const id = await sentMail(['one@example.net', 'two@example.net', 'three@example.net']);
+    const messageId = (await outbox.detail(id)).messageId;
+    const copies = relay.received.filter((m) => m.messageId === messageId);
+    expect(copies.map((m) => m.rcptTo)).toEqual(expect.arrayContaining([['one@example.net'], ['two@example.net'], ['three@example.net']]));
+    expect(copies).toHaveLength(3);
+    for (const [place, address] of ['one@example.net', 'two@example.net', 'three@example.net'].entries())
+      expect(copies.find((m) => m.rcptTo[0] === address)!.mailFrom).toBe(await outbox.returnPathOf(id, place));
+    expect(new Set(copies.map((m) => m.raw.toString('latin1'))).size).toBe(1);
+    const outcomes = (await outbox.detail(id)).recipients!.filter((r) => r.kind === 'to').map((r) => r.outcome);
+    expect(outcomes).toEqual(['accepted', 'accepted', 'accepted']);
+  });
+
+  it('a recipient cannot bounce or complain for another: a report to B’s return path naming A changes nothing for A', async () => {
+    const id = await sentMail(['alice-v@example.net', 'bob-v@example.net']);
+    const bobs = await outbox.returnPathOf(id, 1);
+    const outcomes = () =>
+      outbox
+        .detail(id)
+        .then((d) => Object.fromEntries(d.recipients!.filter((r) => r.kind === 'to').map((r) => [r.recipientMail, r.outcome])));
+    const forgedBounce = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [bobs],
+      raw: dsn({
+        returnPath: bobs,
+        recipients: [
+          { address: 'alice-v@example.net', action: 'failed', status: '5.1.1' },
+          { address: 'carol-v@example.net', action: 'failed', status: '5.1.1' },
+        ],
+      }),
+    });
+    expect(forgedBounce.last).toMatch(/^250 /);
+    expect(await outcomes()).toEqual({ 'alice-v@example.net': 'accepted', 'bob-v@example.net': 'accepted' });
+
+    // A complaint that came back through Bob's copy is about Bob's copy, whoever it names: Alice stays untouched.
+    const forgedComplaint = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [bobs],
+      raw: arf({ returnPath: bobs, recipient: 'alice-v@example.net' }),
+    });
+    expect(forgedComplaint.last).toMatch(/^250 /);
+    expect(await outcomes()).toEqual({ 'alice-v@example.net': 'accepted', 'bob-v@example.net': 'complained' });
+    expect(await suppressed('alice-v@example.net')).toBeUndefined();
+    expect(await suppressed('bob-v@example.net')).toMatchObject({ reason: 'complaint' });
+  });
+
+  it('the per-mail return path of earlier releases still works for a one-recipient mail, and moves nobody on a mail with several', async () => {
+    const secret = (
+      await outbox.running.store.db.selectFrom('server_secrets').select('value').where('name', '=', 'return-path').executeTakeFirstOrThrow()
+    ).value;
+    const single = await sentMail(['legacy-one@example.net']);
+    const singlePath = legacyReturnPath(secret, BOUNCE_DOMAIN, single);
+    const first = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [singlePath],
+      raw: dsn({ returnPath: singlePath, recipients: [{ address: 'legacy-one@example.net', action: 'failed', status: '5.1.1' }] }),
+    });
+    expect(first.last).toMatch(/^250 /);
+    expect((await outbox.detail(single)).status).toBe(MailStatus.ProviderError);
+
+    const several = await sentMail(['legacy-a@example.net', 'legacy-b@example.net']);
+    const severalPath = legacyReturnPath(secret, BOUNCE_DOMAIN, several);
+    const second = await sendSmtp(outbox.bouncePort, {
+      from: '',
+      to: [severalPath],
+      raw: dsn({ returnPath: severalPath, recipients: [{ address: 'legacy-a@example.net', action: 'failed', status: '5.1.1' }] }),
+    });
+    expect(second.last).toMatch(/^250 /);
+    const detail = await outbox.detail(several);
+    expect(detail.status).toBe(MailStatus.ProviderSent);
+    expect(detail.recipients!.filter((r) => r.kind === 'to').map((r) => r.outcome)).toEqual(['accepted', 'accepted']);
+    expect(await suppressed('legacy-a@example.net')).toBeUndefined();
   });
 });
 
@@ -105,7 +182,7 @@ describe('reports handed to the bounce listener', () => {
 
   it('a partial bounce (one of two recipients): the mail stays ProviderSent, one recipient bounced and counted', async () => {
     const id = await sentMail(['keep@example.net', 'lost@example.net']);
-    const returnPath = await outbox.returnPathOf(id);
+    const returnPath = await outbox.returnPathOf(id, 1);
     const answer = await sendSmtp(outbox.bouncePort, {
       from: '',
       to: [returnPath],
@@ -126,18 +203,18 @@ describe('reports handed to the bounce listener', () => {
 
   it('two reports about one mail arriving together (often in one shared commit) both apply: the second bounce ends it', async () => {
     const id = await sentMail(['first@example.net', 'second@example.net']);
-    const returnPath = await outbox.returnPathOf(id);
     const answers = await Promise.all(
-      ['first@example.net', 'second@example.net'].map((address) =>
-        sendSmtp(outbox.bouncePort, {
+      ['first@example.net', 'second@example.net'].map(async (address, place) => {
+        const returnPath = await outbox.returnPathOf(id, place);
+        return sendSmtp(outbox.bouncePort, {
           from: '',
           to: [returnPath],
           raw: dsn({
             returnPath,
             recipients: [{ address, action: 'failed', status: '5.1.1', diagnostic: `550 5.1.1 <${address}> unknown` }],
           }),
-        }),
-      ),
+        });
+      }),
     );
     expect(answers.map((a) => a.last.slice(0, 4))).toEqual(['250 ', '250 ']);
     const detail = await outbox.detail(id);
@@ -249,9 +326,9 @@ describe('reports handed to the bounce listener', () => {
     expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderSent);
   });
 
-  it('a report for no mail is kept unmatched and listed; a known Message-ID matches when the return path names no mail', async () => {
+  it('a report for no mail is kept unmatched and listed; the Message-ID it returns is not looked up (a gone mail matches nothing)', async () => {
     const codec = (await outbox.running.services.bounces.returnPaths())!;
-    const noMail = codec.addressOf(987_654);
+    const noMail = codec.addressOf(987_654, 0);
     const unmatched = await sendSmtp(outbox.bouncePort, {
       from: '',
       to: [noMail],
@@ -276,9 +353,10 @@ describe('reports handed to the bounce listener', () => {
       raw: dsn({ returnPath: noMail, messageId, recipients: [{ address: 'byid@example.net', action: 'failed', status: '5.1.1' }] }),
     });
     expect(byId.last).toMatch(/^250 /);
-    const matched = (await getJson<BouncesResponse>('/api/v1/bounces?matched=true')).body.data.find((r) => r.mailId === id)!;
-    expect(matched.matchedBy).toBe('message-id');
-    expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderError);
+    // Anyone who saw the mail knows its Message-ID: a report to a return path whose mail is gone stays unmatched.
+    expect((await getJson<BouncesResponse>('/api/v1/bounces?matched=true')).body.data.find((r) => r.mailId === id)).toBeUndefined();
+    expect((await outbox.detail(id)).status).toBe(MailStatus.ProviderSent);
+    expect(await suppressed('byid@example.net')).toBeUndefined();
   });
 
   it('a report larger than 1 MiB is refused with 552 and not kept', async () => {

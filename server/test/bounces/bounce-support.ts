@@ -179,7 +179,8 @@ export interface BounceOutbox {
   submit(to: string[], subject?: string): Promise<number>;
   detail(id: number): Promise<MailDetail>;
   waitForStatus(id: number, status: MailStatusCode, what?: string): Promise<void>;
-  returnPathOf(id: number): Promise<string>;
+  /** The return path of one recipient of a mail (its place among the mail's distinct envelope addresses; 0: the first). */
+  returnPathOf(id: number, recipient?: number): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -225,8 +226,8 @@ export async function startBounceOutbox(env: Record<string, string>): Promise<Bo
     async waitForStatus(id, status, what) {
       await waitUntil(async () => (await detail(id)).status === status, { what: what ?? `mail ${id} in status ${status}` });
     },
-    async returnPathOf(id) {
-      return (await running.services.bounces.returnPaths())!.addressOf(id);
+    async returnPathOf(id, recipient = 0) {
+      return (await running.services.bounces.returnPaths())!.addressOf(id, recipient);
     },
     async stop() {
       await running.stop();

@@ -5,30 +5,43 @@
  */
 import { describe, expect, it } from 'vitest';
 import { addressOfField, parseReport, readFieldBlocks } from '../../src/bounces/report-parser.js';
-import { createReturnPathCodec } from '../../src/bounces/return-path.js';
+import { createReturnPathCodec, legacyReturnPath } from '../../src/bounces/return-path.js';
 import { arf, dsn } from './bounce-support.js';
 
 describe('the return path', () => {
   const codec = createReturnPathCodec('secret-one', 'Bounces.Example.com');
 
-  it('names the mail and is checked by its HMAC, case-insensitively; another secret does not validate it', () => {
-    const address = codec.addressOf(4711);
-    expect(address).toMatch(/^b-4711-[a-z2-7]{10}@bounces\.example\.com$/);
-    expect(codec.addressOf(4711)).toBe(address);
-    expect(codec.mailIdOf(address)).toBe(4711);
-    expect(codec.mailIdOf(address.toUpperCase())).toBe(4711);
-    expect(createReturnPathCodec('secret-two', 'bounces.example.com').mailIdOf(address)).toBeUndefined();
-    expect(codec.mailIdOf(address.replace('4711', '4712'))).toBeUndefined();
-    expect(codec.mailIdOf(address.replace('@bounces.example.com', '@example.com'))).toBeUndefined();
+  it('names the mail and the recipient and is checked by its HMAC, case-insensitively; another secret does not validate it', () => {
+    const address = codec.addressOf(4711, 2);
+    expect(address).toMatch(/^b-4711-2-[a-z2-7]{10}@bounces\.example\.com$/);
+    expect(codec.addressOf(4711, 2)).toBe(address);
+    expect(codec.addressOf(4711, 1)).not.toBe(address);
+    expect(codec.parse(address)).toEqual({ mailId: 4711, recipient: 2 });
+    expect(codec.parse(address.toUpperCase())).toEqual({ mailId: 4711, recipient: 2 });
+    expect(createReturnPathCodec('secret-two', 'bounces.example.com').parse(address)).toBeUndefined();
+    expect(codec.parse(address.replace('4711', '4712'))).toBeUndefined();
+    // Another recipient's place with this one's HMAC: refused (a recipient cannot name another).
+    expect(codec.parse(address.replace('-2-', '-1-'))).toBeUndefined();
+    expect(codec.parse(address.replace('@bounces.example.com', '@example.com'))).toBeUndefined();
+    expect(codec.addressOf(4711, 0).split('@')[0]!.length).toBeLessThanOrEqual(64);
     for (const bad of [
       '',
       'b-1-@bounces.example.com',
+      'b-1-0-@bounces.example.com',
       'b-0-aaaaaaaaaa@bounces.example.com',
+      'b-1-01-aaaaaaaaaa@bounces.example.com',
       'b-99999999999999999-aaaaaaaaaa@bounces.example.com',
       'postmaster',
     ]) {
-      expect(codec.mailIdOf(bad), bad).toBeUndefined();
+      expect(codec.parse(bad), bad).toBeUndefined();
     }
+  });
+
+  it('still reads the per-mail form of earlier releases (no recipient named), for mails sent before the change', () => {
+    const legacy = legacyReturnPath('secret-one', 'Bounces.Example.com', 4711);
+    expect(legacy).toMatch(/^b-4711-[a-z2-7]{10}@bounces\.example\.com$/);
+    expect(codec.parse(legacy)).toEqual({ mailId: 4711, recipient: undefined });
+    expect(codec.parse(legacy.replace('4711', '4712'))).toBeUndefined();
   });
 });
 
