@@ -38,6 +38,7 @@ const storeFree = [
   'test/config/worker-settings.test.ts',
   'test/config/webhook-settings.test.ts',
   'test/net/address-guard.test.ts',
+  'test/net/client-key.test.ts',
   'test/store/single-writer.test.ts',
   'test/store/punctuation-keys.test.ts',
   'test/webhooks/webhook-policy.test.ts',
@@ -46,7 +47,12 @@ const storeFree = [
 // run once, in the SQLite half. The socket flood (2,000 clients against a server child) tests the HTTP
 // server's socket bounds; its one store call is the operator's list, which every list test covers on both. The
 // security headers are set before any route runs.
-const engineNeutral = ['test/http/socket-flood.test.ts', 'test/http/security-headers.test.ts'];
+const engineNeutral = [
+  'test/http/socket-flood.test.ts',
+  'test/http/security-headers.test.ts',
+  // The SMTP listeners' per-client limits act at connect and on commands, before any store call.
+  'test/bounces/listener-client-limits.test.ts',
+];
 
 const storeHelpers = /support\/(context|outbox-process|postgres-pool|template)\.js|store\/connection\.js|\bbuildApp\b|\bstart\(loadConfig/;
 for (const file of storeFree) {

@@ -76,8 +76,16 @@ export interface Config {
   instanceStaleAfterMs: number;
   /** The HTTP listener's socket bounds (HTTP_HEADERS_TIMEOUT, HTTP_REQUEST_TIMEOUT, HTTP_CONNECTION_TIMEOUT, HTTP_MAX_CONNECTIONS). */
   http: HttpLimits;
-  /** SMTP sessions open at once from one client address (SMTP_MAX_CONNECTIONS_PER_CLIENT); more are answered 421. */
+  /**
+   * SMTP sessions open at once from one client (an IPv4 address or an IPv6 /64) on either listener
+   * (SMTP_MAX_CONNECTIONS_PER_CLIENT); more are answered 421.
+   */
   smtpMaxConnectionsPerClient: number;
+  /**
+   * SMTP_NO_PROGRESS_TIMEOUT: a session that makes no progress this long (no AUTH on the submission listener, no
+   * report handed over on the bounce listener; NOOP and RSET do not count) is answered 421 and closed.
+   */
+  smtpNoProgressMs: number;
   /** METRICS_TOKEN: when set, GET /metrics wants `Authorization: Bearer <token>`. */
   metricsToken: string | undefined;
   /** WEBHOOKS: whether this process delivers webhooks (it also needs WORKER on); docs/webhooks.md. */
@@ -423,6 +431,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxConnections: integer('HTTP_MAX_CONNECTIONS', HTTP_LIMIT_DEFAULTS.maxConnections, 1, 1_000_000),
     },
     smtpMaxConnectionsPerClient: integer('SMTP_MAX_CONNECTIONS_PER_CLIENT', 10, 1, 100_000),
+    smtpNoProgressMs: boundedDurationMs('SMTP_NO_PROGRESS_TIMEOUT', 60_000, 1_000, 3_600_000, '1s to 1h'),
     metricsToken: env.METRICS_TOKEN || undefined,
     webhooks: onOff('WEBHOOKS', true),
     webhookTimeoutMs: durationMs('WEBHOOK_TIMEOUT', 10_000),

@@ -8,6 +8,7 @@
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { AppError } from '../errors.js';
+import { clientKey, createSessionLimits, type SmtpConnections } from '../net/smtp-session-limits.js';
 import { isStoreFullError } from '../store-errors.js';
 
 export interface BounceListenerLogger {
@@ -32,6 +33,10 @@ export interface BounceListenerOptions {
   maxMessageBytes?: number;
   /** Sessions open at once; one more is answered 421. */
   maxConnections?: number;
+  /** Sessions open at once from one client (an IPv4 address or an IPv6 /64); one more is answered 421 at connect. */
+  maxConnectionsPerClient?: number;
+  /** A session that hands over no report this long (NOOP, RSET, EHLO do not count) is answered 421 and closed; 0: never. */
+  noProgressMs?: number;
   /** Messages one client address may hand over per minute; past it MAIL FROM answers 421 (try later). */
   maxMessagesPerMinute?: number;
   closeTimeoutMs?: number;
@@ -73,12 +78,30 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     hasRoom = async () => true,
     maxMessageBytes = BOUNCE_MAX_MESSAGE_BYTES,
     maxConnections = 100,
+    maxConnectionsPerClient = 10,
+    noProgressMs = 60_000,
     maxMessagesPerMinute = 6_000,
     closeTimeoutMs = 10_000,
     logger,
     now = Date.now,
   } = options;
   const rate = createRateWindow(maxMessagesPerMinute, now);
+  // One client (an IPv4 address or an IPv6 /64) must not hold every session and lock real MTAs out, nor keep one
+  // open without ever sending a report (net/smtp-session-limits.ts). Made once the server exists.
+  const limits = createSessionLimits(
+    // Read when a session needs closing, by then `server` exists.
+    {
+      get connections() {
+        return (server as unknown as SmtpConnections).connections;
+      },
+    },
+    {
+      maxPerClient: maxConnectionsPerClient,
+      noProgressMs,
+      noProgressReason: 'no report handed over',
+      ...(logger ? { logger } : {}),
+    },
+  );
 
   const server = new SMTPServer({
     name: 'outbox-bounces',
@@ -90,8 +113,16 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     disableReverseLookup: true,
     closeTimeout: closeTimeoutMs,
     logger: false,
+    onConnect(session, callback) {
+      if (!limits.admit(session))
+        return callback(smtpError(421, `4.7.0 Too many connections from your address: at most ${maxConnectionsPerClient} at once`));
+      return callback();
+    },
+    onClose(session) {
+      limits.release(session.id);
+    },
     onMailFrom(_address: SMTPServerAddress, session, callback) {
-      if (!rate.take(session.remoteAddress)) {
+      if (!rate.take(clientKey(session.remoteAddress))) {
         logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'bounce listener: client over its rate');
         return callback(
           smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`),
@@ -118,7 +149,10 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     },
     onData(stream, session, callback) {
       handleData(stream, session).then(
-        (reply) => callback(null, reply),
+        (reply) => {
+          limits.progressed(session.id);
+          callback(null, reply);
+        },
         (error: Error) => callback(error),
       );
     },

@@ -9,6 +9,7 @@ import type { Socket } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
+import { clientKey, createSessionLimits, type SmtpConnections } from '../net/smtp-session-limits.js';
 import { isValidAddress } from '../submission/message-builder.js';
 import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc } from './message-headers.js';
 
@@ -49,8 +50,10 @@ export interface SmtpListenerOptions<Principal> {
   maxRecipients?: number;
   /** Sessions open at once; one more is answered 421 and closed. */
   maxConnections?: number;
-  /** Sessions open at once from one client address; one more from it is answered 421 and closed. */
+  /** Sessions open at once from one client (an IPv4 address or an IPv6 /64); one more from it is answered 421 and closed. */
   maxConnectionsPerClient?: number;
+  /** A session that has not logged in this long (NOOP or RSET do not count) is answered 421 and closed; 0: never. */
+  noProgressMs?: number;
   /**
    * The wait before answering a failed AUTH, doubled for each further failure from the same address
    * within 15 minutes, up to 16 times this: guessing keys costs time, a typo costs a second.
@@ -122,11 +125,6 @@ function coalesceReplies(socket: Socket): void {
   } as Socket['write'];
 }
 
-/** An IPv4 client seen through an IPv6 socket is the same client as over IPv4. */
-function clientKey(remoteAddress: string): string {
-  return remoteAddress.replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/i, '$1');
-}
-
 export async function startSmtpListener<Principal>(options: SmtpListenerOptions<Principal>): Promise<SmtpListener> {
   const {
     host = '127.0.0.1',
@@ -140,15 +138,29 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     maxRecipients = MAX_RECIPIENTS_PER_MAIL,
     maxConnections = 100,
     maxConnectionsPerClient = 10,
+    noProgressMs = 60_000,
     authFailureDelayMs = 1_000,
     now = Date.now,
   } = options;
   const authFailures = createAuthFailureTracker(authFailureDelayMs, now);
   // smtp-server keeps `user` untyped; the principal is kept here, typed, per session.
   const principals = new Map<string, Principal>();
-  // One client must not take every session of maxConnections from the others (issue 24 item 5).
-  const sessionsPerClient = new Map<string, number>();
-  const countedSessions = new Map<string, string>();
+  // One client (an IPv4 address or an IPv6 /64) must not take every session of maxConnections from the others, nor
+  // hold one without logging in (net/smtp-session-limits.ts). Made once the server exists, before any session.
+  const limits = createSessionLimits(
+    // Read when a session needs closing, by then `server` exists.
+    {
+      get connections() {
+        return (server as unknown as SmtpConnections).connections;
+      },
+    },
+    {
+      maxPerClient: maxConnectionsPerClient,
+      noProgressMs,
+      noProgressReason: 'no AUTH',
+      ...(logger ? { logger } : {}),
+    },
+  );
 
   const server = new SMTPServer({
     name: 'outbox',
@@ -165,17 +177,8 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     closeTimeout: closeTimeoutMs,
     logger: false,
     onConnect(session, callback) {
-      const client = clientKey(session.remoteAddress);
-      const open = sessionsPerClient.get(client) ?? 0;
-      if (open >= maxConnectionsPerClient) {
-        logger?.warn(
-          { session: session.id, remoteAddress: session.remoteAddress, open },
-          'smtp session refused: too many from this address',
-        );
+      if (!limits.admit(session))
         return callback(smtpError(421, `4.7.0 Too many connections from your address: at most ${maxConnectionsPerClient} at once`));
-      }
-      sessionsPerClient.set(client, open + 1);
-      countedSessions.set(session.id, client);
       return callback();
     },
     onAuth(auth, session, callback) {
@@ -183,13 +186,14 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
       authenticate(apiKey).then(
         (principal) => {
           if (principal === undefined) {
-            const delayMs = authFailures.fail(session.remoteAddress);
+            const delayMs = authFailures.fail(clientKey(session.remoteAddress));
             logger?.warn({ session: session.id, remoteAddress: session.remoteAddress, delayMs }, 'smtp auth failed');
             const timer = setTimeout(() => callback(smtpError(535, '5.7.8 Authentication failed')), delayMs);
             timer.unref();
             return;
           }
-          authFailures.succeed(session.remoteAddress);
+          authFailures.succeed(clientKey(session.remoteAddress));
+          limits.exempt(session.id);
           principals.set(session.id, principal);
           // smtp-server only needs a truthy user; the key itself must not end up in its logs.
           callback(null, { user: session.id });
@@ -225,13 +229,7 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     },
     onClose(session) {
       principals.delete(session.id);
-      const client = countedSessions.get(session.id);
-      if (client !== undefined) {
-        countedSessions.delete(session.id);
-        const open = (sessionsPerClient.get(client) ?? 1) - 1;
-        if (open > 0) sessionsPerClient.set(client, open);
-        else sessionsPerClient.delete(client);
-      }
+      limits.release(session.id);
     },
   });
   server.on('error', (error) => logger?.warn({ err: error }, 'smtp listener connection error'));

@@ -23,6 +23,14 @@ describe('listener and proxy settings', () => {
     expect(warningsOf({ HOST: '0.0.0.0' })).toEqual([]);
   });
 
+  it('SMTP_NO_PROGRESS_TIMEOUT: 60 s by default, a duration from 1 s to 1 h, anything else refused by name', () => {
+    expect(configOf({}).smtpNoProgressMs).toBe(60_000);
+    expect(configOf({ SMTP_NO_PROGRESS_TIMEOUT: '5s' }).smtpNoProgressMs).toBe(5_000);
+    expect(configOf({ SMTP_NO_PROGRESS_TIMEOUT: '1h' }).smtpNoProgressMs).toBe(3_600_000);
+    for (const bad of ['0', '500ms', '2h', 'soon'])
+      expect(() => configOf({ SMTP_NO_PROGRESS_TIMEOUT: bad }), bad).toThrow(/SMTP_NO_PROGRESS_TIMEOUT must be a duration/);
+  });
+
   it('warns about an SMTP listener off loopback without TLS, and not with TLS or with the listener off', () => {
     expect(warningsOf({ SMTP_HOST: '0.0.0.0' })).toEqual([
       'SMTP_HOST=0.0.0.0 without SMTP_TLS_KEY and SMTP_TLS_CERT: SMTP clients send their API key in clear over the network; configure TLS or listen on loopback',
