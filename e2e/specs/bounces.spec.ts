@@ -92,19 +92,22 @@ test.describe('Bounces in the console (a server of its own: worker, BOUNCE_DOMAI
       .toBe(ProviderSent);
   }
 
-  /** The envelope sender the capture relay saw for this mail: its return path, b-<id>-<hmac>@bounce.test. */
-  async function returnPathOf(id: number): Promise<string> {
+  /**
+   * The envelope sender the capture relay saw for one recipient of this mail: its return path,
+   * b-<id>-<recipient>-<hmac>@bounce.test (one envelope per recipient, docs/bounces.md).
+   */
+  async function returnPathOf(id: number, recipient: string): Promise<string> {
     const dir = path.join(server.dataDir, 'captured');
     for (const name of (await readdir(dir)).filter((n) => n.endsWith('.json'))) {
-      const envelope = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as { mailFrom: string };
-      if (envelope.mailFrom.startsWith(`b-${id}-`)) return envelope.mailFrom;
+      const envelope = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as { mailFrom: string; rcptTo: string[] };
+      if (envelope.mailFrom.startsWith(`b-${id}-`) && envelope.rcptTo.includes(recipient)) return envelope.mailFrom;
     }
-    throw new Error(`no captured mail with the return path of mail ${id}`);
+    throw new Error(`no captured mail with the return path of mail ${id} for ${recipient}`);
   }
 
   async function bounce(id: number, recipient: string, diagnostic: string): Promise<void> {
-    const returnPath = await returnPathOf(id);
-    expect(returnPath).toMatch(new RegExp(`^b-${id}-[a-z2-7]+@bounce\\.test$`));
+    const returnPath = await returnPathOf(id, recipient);
+    expect(returnPath).toMatch(new RegExp(`^b-${id}-\\d+-[a-z2-7]+@bounce\\.test$`));
     const answer = await sendOverSmtp(bouncePort, null, { from: '', to: [returnPath] }, deliveryReport(returnPath, recipient, diagnostic));
     expect(answer).toMatch(/^250 /);
   }

@@ -169,16 +169,15 @@ export async function recordRecipientOutcomes(
 }
 
 /**
- * Mails whose lease ran out by `now` (their worker died or hung), with who held each one. The status is a
- * literal so that both engines read the partial index of the Processing mails (migration 016).
+ * The Processing mails with who holds each; the status is a literal so that both engines read the partial index of
+ * the Processing mails (migration 016).
  */
+const leasedMails = (db: DbOrTrx) =>
+  db.selectFrom('mails').select(['id', 'lease_owner', 'attempts', 'received_at']).where('status', '=', sql.lit(MailStatus.Processing));
+
+/** Mails whose lease ran out by `now` (their worker died or hung), with who held each one. */
 export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
-  return db
-    .selectFrom('mails')
-    .select(['id', 'lease_owner', 'attempts', 'received_at'])
-    .where('status', '=', sql.lit(MailStatus.Processing))
-    .where('lease_expires_at', '<=', now)
-    .execute();
+  return leasedMails(db).where('lease_expires_at', '<=', now).execute();
 }
 
 /**
@@ -187,10 +186,7 @@ export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLeas
  * (a worker started on its own, as tests and benchmarks do) is left to its lease.
  */
 export function listLeasesOfStaleInstances(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
-  return db
-    .selectFrom('mails')
-    .select(['id', 'lease_owner', 'attempts', 'received_at'])
-    .where('status', '=', sql.lit(MailStatus.Processing))
+  return leasedMails(db)
     .where('lease_expires_at', '>', now)
     .where('lease_owner', 'in', (eb) =>
       eb

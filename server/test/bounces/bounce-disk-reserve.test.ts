@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INTAKE_RESERVE_BYTES } from '../../src/store/space-reserve.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
-import { dsn, sendSmtp, startBounceOutbox, type BounceOutbox } from './bounce-support.js';
+import { dsn, sendSmtp, startBounceOutbox, type BounceOutbox, reportCountsOfMail } from './bounce-support.js';
 
 let relay: TestRelay;
 let outbox: BounceOutbox;
@@ -39,21 +39,7 @@ function hardBounce(returnPath: string, address: string, diagnostic: string): st
   return dsn({ returnPath, recipients: [{ address, action: 'failed', status: '5.1.1', diagnostic }] });
 }
 
-async function countsOfMail(id: number) {
-  const count = async (table: 'bounce_reports' | 'mail_events' | 'application_events', type?: string) => {
-    let query = db()
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('mail_id', '=', id);
-    if (type) query = query.where('type', '=', type);
-    return Number((await query.executeTakeFirstOrThrow()).n);
-  };
-  return {
-    reports: await count('bounce_reports'),
-    bouncedEvents: await count('mail_events', 'bounced'),
-    applicationEvents: await count('application_events', 'mail.bounced'),
-  };
-}
+const countsOfMail = (id: number) => reportCountsOfMail(db(), id);
 
 describe('the disk reserve', () => {
   it('while the store has less room than the intake reserve, the listener answers 452 4.3.1 at MAIL FROM; after, 250', async () => {

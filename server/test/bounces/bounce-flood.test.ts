@@ -16,7 +16,7 @@ import { start, type RunningOutbox } from '../../src/main.js';
 import { freePort, waitUntil } from '../support/net.js';
 import { freshEnvironment, type OutboxEnvironment } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
-import { arf, BOUNCE_DOMAIN, dsn, sendSmtp } from './bounce-support.js';
+import { arf, BOUNCE_DOMAIN, dsn, sendSmtp, reportCountsOfMail } from './bounce-support.js';
 
 const DAY_MS = 86_400_000;
 /** The clock Outbox runs on: the real one, plus what a test moved it forward. */
@@ -135,21 +135,7 @@ async function bytesOfMail(id: number): Promise<{ reports: number; events: numbe
   return { reports, events, applicationEvents, total: reports + events + applicationEvents };
 }
 
-async function countsOfMail(id: number) {
-  const count = async (table: 'bounce_reports' | 'mail_events' | 'application_events', type?: string) => {
-    let query = db()
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll().as('n'))
-      .where('mail_id', '=', id);
-    if (type) query = query.where('type', '=', type);
-    return Number((await query.executeTakeFirstOrThrow()).n);
-  };
-  return {
-    reports: await count('bounce_reports'),
-    bouncedEvents: await count('mail_events', 'bounced'),
-    applicationEvents: await count('application_events', 'mail.bounced'),
-  };
-}
+const countsOfMail = (id: number) => reportCountsOfMail(db(), id);
 
 describe('a flood of copies of one report', () => {
   it('1,000 identical hard bounces: one report kept, one mail event, one mail.bounced; the rows do not grow', async () => {

@@ -5,7 +5,9 @@
  */
 import net from 'node:net';
 import type { MailDetail, MailDetailResponse, MailStatusCode } from '@outbox/contract';
+import type { Kysely } from 'kysely';
 import { expect } from 'vitest';
+import type { Database } from '../../src/store/schema.js';
 import type { RunningOutbox } from '../../src/main.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { freePort, waitUntil } from '../support/net.js';
@@ -233,5 +235,22 @@ export async function startBounceOutbox(env: Record<string, string>): Promise<Bo
       await running.stop();
       await environment.dispose();
     },
+  };
+}
+
+/** What a mail's reports left behind: reports kept, `bounced` mail events, `mail.bounced` application events. */
+export async function reportCountsOfMail(db: Kysely<Database>, id: number) {
+  const count = async (table: 'bounce_reports' | 'mail_events' | 'application_events', type?: string) => {
+    let query = db
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('mail_id', '=', id);
+    if (type) query = query.where('type', '=', type);
+    return Number((await query.executeTakeFirstOrThrow()).n);
+  };
+  return {
+    reports: await count('bounce_reports'),
+    bouncedEvents: await count('mail_events', 'bounced'),
+    applicationEvents: await count('application_events', 'mail.bounced'),
   };
 }
