@@ -19,7 +19,7 @@ if (!Number.isInteger(fuzzSeed) || !Number.isInteger(fuzzRuns) || fuzzRuns < 1)
   throw new Error('OUTBOX_FUZZ_SEED must be a whole number or "random", OUTBOX_FUZZ_RUNS a whole number of at least 1');
 
 /** Per property: a larger run gets a longer time limit, so the bound is the count, not the clock. */
-export const fuzzTimeoutMs = 60_000 + fuzzRuns * 500;
+export const fuzzTimeoutMs = 60_000 + fuzzRuns * 1_000;
 
 export function fuzzParameters(offset: number): fc.Parameters<unknown> {
   return { seed: fuzzSeed + offset, numRuns: fuzzRuns, endOnFailure: true };
