@@ -17,7 +17,7 @@ export async function releaseExpiredLeases(
   sweeperId: string,
 ): Promise<Array<ExpiredLease & { toStatus: number }>> {
   const expired = await listExpiredLeases(trx, now);
-  const orphaned = await listLeasesOfStaleInstances(trx, now);
+  const orphaned = await listLeasesOfStaleInstances(trx, now, sweeperId);
   if (expired.length === 0 && orphaned.length === 0) return [];
   const transitions = [
     ...expired.map((lease) => leaseExpiredTransition(lease, now, retryPolicy, sweeperId)),

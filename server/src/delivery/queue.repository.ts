@@ -183,11 +183,13 @@ export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLeas
 /**
  * Mails still under a lease whose holder's heartbeat is stale (docs/operations.md#instances-and-heartbeats): the
  * process crashed or hangs, so its mails need not wait for their leases to run out. A holder with no heartbeat row
- * (a worker started on its own, as tests and benchmarks do) is left to its lease.
+ * (a worker started on its own, as tests and benchmarks do) is left to its lease, and so is `self`, the asking
+ * worker: it is running, whatever its heartbeat row says (after a store outage the row is stale until its next beat).
  */
-export function listLeasesOfStaleInstances(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
+export function listLeasesOfStaleInstances(db: DbOrTrx, now: number, self: string): Promise<ExpiredLease[]> {
   return leasedMails(db)
     .where('lease_expires_at', '>', now)
+    .where('lease_owner', '!=', self)
     .where('lease_owner', 'in', (eb) =>
       eb
         .selectFrom('instances')
