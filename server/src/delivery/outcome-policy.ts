@@ -139,6 +139,12 @@ export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, w
     to = MailStatus.ProviderError;
     type = 'rejected';
   }
+  // Every recipient this attempt was for is suppressed (listed after acceptance): not sent, as a submission whose
+  // every recipient is suppressed (mail/lifecycle.ts), unless one was accepted before (below).
+  if (outcome.kind === 'rejected' && answers.size > 0 && [...answers.values()].every((a) => a.outcome === 'suppressed')) {
+    to = MailStatus.Error;
+    type = 'suppressed';
+  }
   // Finished: nobody stays open, and one accepted recipient (now or before) makes the mail ProviderSent.
   if (to !== MailStatus.Queued) {
     for (const address of open) {

@@ -9,10 +9,14 @@ import tls from 'node:tls';
 import { findEhloName } from '../submission/mail-hostname.js';
 import { createSmtpPool } from './smtp-pool.js';
 
-/** The relay's answer for one recipient of the attempt: at RCPT (4xx/5xx) or, for the accepted, after DATA. */
+/**
+ * The relay's answer for one recipient of the attempt: at RCPT (4xx/5xx) or, for the accepted, after DATA; or
+ * `suppressed`, the worker's own: the address went on the suppression list after the mail was accepted, so it was
+ * not sent to (worker.ts).
+ */
 export interface RecipientResult {
   address: string;
-  outcome: 'accepted' | 'rejected' | 'deferred';
+  outcome: 'accepted' | 'rejected' | 'deferred' | 'suppressed';
   reply: string;
 }
 

@@ -23,7 +23,9 @@ import type { Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
 import { sendOnePerRecipient } from './per-recipient-send.js';
-import type { DeliveryOutcome, RelayTransport } from './relay-transport.js';
+import type { DeliveryOutcome, RecipientResult, RelayTransport } from './relay-transport.js';
+import { suppressionCheckFor } from '../suppression/suppression-check.js';
+import { suppressedAmong } from '../suppression/suppression.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { releasedTransition } from './transitions.js';
 import * as queue from './queue.repository.js';
@@ -110,6 +112,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * it to another worker while this one still sends it.
    */
   const sending = new Map<number, queue.ClaimedMail>();
+  const suppressions = suppressionCheckFor(store);
   /** The renewal under way, if any: an outcome waits for it, so it is recorded under the lease the store holds. */
   let renewing: Promise<void> | undefined;
 
@@ -206,17 +209,32 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       const raw = payload.raw;
       sending.set(mail.id, mail);
       try {
-        outcome = returnPath
-          ? await sendOnePerRecipient(transport, {
-              raw,
-              to: payload.envelopeTo,
-              fromOf: (address) =>
-                returnPath(
-                  mail.id,
-                  payload.recipients.findIndex((r) => r.address === address),
-                ),
-            })
-          : await transport.send({ envelope: { from: payload.envelopeFrom, to: payload.envelopeTo }, raw });
+        // An address suppressed since the mail was accepted (a complaint, a hard bounce, an operator) is not sent to.
+        const suppressed = await suppressedTargets(payload.envelopeTo);
+        const to = payload.envelopeTo.filter((address) => !suppressed.has(address));
+        if (to.length === 0) {
+          outcome = {
+            kind: 'rejected',
+            code: 550,
+            reply: 'Not sent: every recipient left is on the suppression list.',
+            recipients: [...suppressed.values()],
+            durationMs: 0,
+          };
+        } else {
+          outcome = returnPath
+            ? await sendOnePerRecipient(transport, {
+                raw,
+                to,
+                fromOf: (address) =>
+                  returnPath(
+                    mail.id,
+                    payload.recipients.findIndex((r) => r.address === address),
+                  ),
+              })
+            : await transport.send({ envelope: { from: payload.envelopeFrom, to }, raw });
+          if (suppressed.size > 0 && 'recipients' in outcome)
+            outcome = { ...outcome, recipients: [...(outcome.recipients ?? []), ...suppressed.values()] };
+        }
       } finally {
         sending.delete(mail.id);
       }
@@ -233,6 +251,26 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       at: clock.now(),
       ...(payload ? { recipients: { all: payload.recipients, targets: payload.envelopeTo } } : {}),
     });
+  }
+
+  /**
+   * The targets on the suppression list now, each as its recipient's outcome. Asked only while the list may hold
+   * anything (suppression-check.ts: an empty list is remembered for 5 s, and an add in this process is seen at once).
+   */
+  async function suppressedTargets(targets: string[]): Promise<Map<string, RecipientResult>> {
+    const found = new Map<string, RecipientResult>();
+    if (!(await suppressions.mayHaveAny())) return found;
+    const rows = await suppressedAmong(store.db, targets, clock.now());
+    for (const address of targets) {
+      const row = rows.get(address.trim().toLowerCase());
+      if (row)
+        found.set(address, {
+          address,
+          outcome: 'suppressed',
+          reply: `Not sent: on the suppression list since ${new Date(Number(row.created_at)).toISOString()} (${row.reason}).`,
+        });
+    }
+    return found;
   }
 
   /**
