@@ -342,7 +342,15 @@ export function createBounceService(options: BounceServiceOptions) {
           // A recipient already bounced or complained is final: a report about it changes nothing (no event).
           const final = recipient !== undefined && (recipient.outcome === 'bounced' || recipient.outcome === 'complained');
           const outcome: Applied['outcome'] =
-            (hard || delayed) && final ? 'unchanged' : hard ? (recipient ? 'bounced' : 'unknown_recipient') : delayed ? 'delayed' : 'soft';
+            (hard || delayed) && final
+              ? 'unchanged'
+              : (hard || delayed) && !recipient
+                ? 'unknown_recipient' // about nobody this return path names: not even a delayed event
+                : hard
+                  ? 'bounced'
+                  : delayed
+                    ? 'delayed'
+                    : 'soft';
           applied.push({ recipient: recipient?.address ?? entry.recipient, outcome });
           detailRecipients.push({
             recipient: recipient?.address ?? entry.recipient,

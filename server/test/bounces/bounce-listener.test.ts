@@ -94,12 +94,14 @@ describe('one return path per recipient', () => {
         returnPath: bobs,
         recipients: [
           { address: 'alice-v@example.net', action: 'failed', status: '5.1.1' },
-          { address: 'carol-v@example.net', action: 'failed', status: '5.1.1' },
+          { address: 'carol-v@example.net', action: 'delayed', status: '4.4.1' },
         ],
       }),
     });
     expect(forgedBounce.last).toMatch(/^250 /);
     expect(await outcomes()).toEqual({ 'alice-v@example.net': 'accepted', 'bob-v@example.net': 'accepted' });
+    // Entries about others change nothing, not even a delayed event.
+    expect((await outbox.detail(id)).events.map((e) => e.type)).not.toContain('bounce-delayed');
 
     // A complaint that came back through Bob's copy is about Bob's copy, whoever it names: Alice stays untouched.
     const forgedComplaint = await sendSmtp(outbox.bouncePort, {
