@@ -5,8 +5,8 @@
  */
 import { pooledRandomBytes } from '../random-pool.js';
 import type { DbOrTrx } from '../store/connection.js';
-import { insertRows } from '../store/row-insert.js';
-import type { StatementBatch } from '../store/statement-batch.js';
+import { CompiledQuery, type Compilable } from 'kysely';
+import { engineOf, type StatementBatch } from '../store/statement-batch.js';
 import type { ApplicationEventRow, NewApplicationEventRow } from '../store/schema.js';
 
 /** Rows per INSERT: well under SQLite's 32,766 bound parameters with 8 columns. */
@@ -41,19 +41,58 @@ function base32(bytes: Buffer, start: number, end: number): string {
   return out;
 }
 
-/** Appends events in the caller's transaction, in order; through `writes` (store/statement-batch.ts) when given. */
+/**
+ * Appends events in the caller's transaction, in order; through `writes` (store/statement-batch.ts) when given.
+ * An event no enabled endpoint could receive is written fanned out already (`fanned_out_at` = its creation): an
+ * endpoint gets the events that happen while it exists and is enabled (docs/webhooks.md), so nobody will ask for
+ * it, and it costs its insert and nothing more, where the dispatcher's mark was one more row version per event
+ * (issue 36). The check is part of the INSERT (an uncorrelated subquery per row over the few endpoint rows), so
+ * it is what the transaction sees when it writes, with no round trip of its own.
+ */
 export async function appendApplicationEvents(
   db: DbOrTrx,
   events: readonly NewApplicationEventRow[],
   writes?: StatementBatch,
 ): Promise<void> {
   for (let start = 0; start < events.length; start += INSERT_CHUNK) {
-    const insert = insertRows(db, 'application_events', events.slice(start, start + INSERT_CHUNK));
+    const insert = insertEvents(db, events.slice(start, start + INSERT_CHUNK));
     // The sub-statements of one statement run in no fixed order: the chunks before go first, so `seq` keeps the order.
     if (writes && start > 0) await writes.flush();
     if (writes) await writes.add(insert);
     else await db.executeQuery(insert.compile());
   }
+}
+
+const EVENT_COLUMNS = ['id', 'type', 'mail_id', 'mail_seq', 'api_key_id', 'created_at', 'payload'] as const;
+/** Texts kept, one per engine and row count (a group commit's sizes repeat). */
+const insertTexts = new Map<string, string>();
+
+/** `insert into application_events (…, fanned_out_at) values (…, <created_at unless an endpoint is enabled>), …`. */
+function insertEvents(db: DbOrTrx, rows: readonly NewApplicationEventRow[]): Compilable {
+  const postgres = engineOf(db) === 'postgres';
+  const key = `${postgres ? 'pg' : 'sqlite'}:${rows.length}`;
+  let text = insertTexts.get(key);
+  if (text === undefined) {
+    const width = EVENT_COLUMNS.length + 1;
+    const mark = (n: number) => (postgres ? `$${n}` : '?');
+    const tuples: string[] = [];
+    for (let row = 0; row < rows.length; row += 1) {
+      const first = row * width + 1;
+      const marks = EVENT_COLUMNS.map((_, column) => mark(first + column));
+      const createdAt = postgres ? `${mark(first + EVENT_COLUMNS.length)}::bigint` : mark(first + EVENT_COLUMNS.length);
+      tuples.push(`(${marks.join(', ')}, (select ${createdAt} where not exists (select 1 from webhook_endpoints where enabled = 1)))`);
+    }
+    text = `insert into application_events (${EVENT_COLUMNS.join(', ')}, fanned_out_at) values ${tuples.join(', ')}`;
+    if (insertTexts.size >= 1_000) insertTexts.clear();
+    insertTexts.set(key, text);
+  }
+  const parameters: unknown[] = [];
+  for (const row of rows) {
+    for (const column of EVENT_COLUMNS) parameters.push(row[column] ?? null);
+    parameters.push(row.created_at);
+  }
+  const compiled = CompiledQuery.raw(text, parameters);
+  return { compile: () => compiled };
 }
 
 /** A mail's events in the order they happened. */

@@ -129,7 +129,8 @@ describe('application events', () => {
       type: 'mail.queued',
       mail_id: id,
       api_key_id: shop.id,
-      fanned_out_at: null,
+      // No webhook endpoint is enabled: nobody will receive it, so it is written fanned out (issue 36).
+      fanned_out_at: context.clock.now(),
       created_at: context.clock.now(),
     });
     const row = await context.store.db
@@ -156,6 +157,14 @@ describe('application events', () => {
     expect(await eventsOf(id!)).toHaveLength(1);
   });
 
+  it('an event waits for the fan-out while an endpoint is enabled, and is written fanned out while none is (it costs its insert alone)', async () => {
+    const endpoint = await context.services.webhooks.createEndpoint({ url: 'https://hooks.example.net/outbox' }, 'test');
+    const [waiting] = await submitOverHttp(request());
+    expect((await eventsOf(waiting!))[0]).toMatchObject({ type: 'mail.queued', fanned_out_at: null });
+    await context.services.webhooks.updateEndpoint(endpoint.id, { enabled: false }, 'test');
+    const [unheard] = await submitOverHttp(request());
+    expect((await eventsOf(unheard!))[0]).toMatchObject({ type: 'mail.queued', fanned_out_at: context.clock.now() });
+  });
   it('a batch writes one mail.queued per mail; an SMTP submission names its key too', async () => {
     const ids = await submitOverHttp([request({ subject: 'a' }), request({ subject: 'b' }), request({ subject: 'c' })]);
     for (const id of ids) expect((await eventsOf(id)).map((e) => e.type)).toEqual(['mail.queued']);
