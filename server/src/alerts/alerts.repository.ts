@@ -3,7 +3,6 @@
  * no other repository already reads. Every measure is an index seek or an index range (see each).
  */
 import { sql } from 'kysely';
-import { MailStatus } from '@outbox/contract';
 import type { DbOrTrx } from '../store/connection.js';
 import type { AlertHistoryTable, AlertStateTable } from '../store/schema.js';
 import type { Insertable, Selectable } from 'kysely';
@@ -69,17 +68,17 @@ export async function listAlertHistory(db: DbOrTrx, limit: number): Promise<Aler
   }));
 }
 
-/** The earliest due time among Queued mails already due: one seek on the claim index (status, next_attempt_at). */
+/** The earliest due time among waiting mails already due: one seek on the claim's index of the queue (migration 022). */
 export async function findEarliestDue(db: DbOrTrx, now: number): Promise<number | undefined> {
   const row = await db
-    .selectFrom('mails')
-    .select('next_attempt_at')
-    .where('status', '=', MailStatus.Queued)
-    .where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at')
+    .selectFrom('mail_queue')
+    .select('due_at')
+    .where('lease_owner', 'is', null)
+    .where('due_at', '<=', now)
+    .orderBy('due_at')
     .limit(1)
     .executeTakeFirst();
-  return row === undefined ? undefined : Number(row.next_attempt_at);
+  return row === undefined ? undefined : Number(row.due_at);
 }
 
 /**

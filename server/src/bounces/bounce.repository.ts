@@ -3,6 +3,7 @@
  * marks a report leaves on its mail. Status moves go through mail/transition.repository.ts, not here.
  */
 import { sql } from 'kysely';
+import { withLeases } from '../mail/leases.js';
 import type { DbOrTrx } from '../store/connection.js';
 import type { BounceReportRow } from '../store/schema.js';
 
@@ -120,7 +121,11 @@ export async function findBouncedMails(db: DbOrTrx, mailIds: readonly number[]):
   const found = new Map<number, BouncedMail>();
   const wanted = [...new Set(mailIds)];
   if (wanted.length === 0) return found;
-  const mails = await db.selectFrom('mails').select(['id', 'status', 'api_key_id']).where('id', 'in', wanted).execute();
+  // As they show: a leased mail is Processing (mail/leases.ts), the status its move starts from.
+  const mails = await withLeases(
+    db,
+    await db.selectFrom('mails').select(['id', 'status', 'api_key_id', 'last_update_at', 'attempts']).where('id', 'in', wanted).execute(),
+  );
   if (mails.length === 0) return found;
   for (const mail of mails)
     found.set(Number(mail.id), { id: Number(mail.id), status: mail.status, apiKeyId: mail.api_key_id, recipients: [] });

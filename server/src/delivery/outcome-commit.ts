@@ -153,7 +153,7 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
             decisions.map((d) => d.transition),
             { counts, eventRecipients },
           );
-          if (claim) claimed = await claimDueMails(trx, store.engine, claim, { counts });
+          if (claim) claimed = await claimDueMails(trx, store.engine, claim);
           await moveStatusCounts(trx, counts);
           return applied;
         });

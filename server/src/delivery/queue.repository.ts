@@ -1,23 +1,23 @@
 /**
- * The queue's SQL. The mail row is the queue entry (ARCHITECTURE.md#data-model-and-the-hot-path): claiming picks due Queued rows and
- * moves them to Processing under a lease with one conditional UPDATE (in mail/transition.repository.ts, like
- * every status change; outcomes too, see outcome-commit.ts). The engines differ in the claim: on PostgreSQL it
- * is one statement that picks with FOR UPDATE SKIP LOCKED (concurrent workers take disjoint batches without
- * waiting), updates and returns the payloads; SQLite has a single writer, so the pick, the conditional UPDATE
- * and the reads in one transaction cannot interleave with another.
+ * The queue's SQL. The queue is its own narrow table, `mail_queue` (migration 022, docs/decisions.md): a row per
+ * mail that waits or is leased. Claiming picks due waiting rows and leases them, writing only that table (in
+ * mail/transition.repository.ts, the one writer of the queue and the record; outcomes too, see
+ * outcome-commit.ts). The engines differ in the claim: on PostgreSQL it is one statement that picks with FOR
+ * UPDATE SKIP LOCKED (concurrent workers take disjoint batches without waiting), leases and returns the records
+ * and payloads; SQLite has a single writer, so the pick, the conditional UPDATE and the reads in one transaction
+ * cannot interleave with another.
  */
-import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
-import { claimDueMailsSqlite, claimDueMailsWithPayload, type QueueClaim, type StatusCountMoves } from '../mail/transition.repository.js';
+import { claimDueMailsSqlite, claimDueMailsWithPayload, type ClaimedRow, type QueueClaim } from '../mail/transition.repository.js';
 import { PREPARED, type DbOrTrx, type Engine } from '../store/connection.js';
-import type { MailRow, RecipientOutcome } from '../store/schema.js';
+import type { RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
 import type { ExpiredLease } from './transitions.js';
 
 export type ClaimRequest = QueueClaim;
 
 /** A claimed mail's row with what its send needs (undefined: no content is stored for it). */
-export type ClaimedMail = MailRow & { payload: DeliveryPayload | undefined };
+export type ClaimedMail = ClaimedRow & { payload: DeliveryPayload | undefined };
 
 export interface DeliveryPayload {
   mailId: number;
@@ -37,14 +37,9 @@ export interface DeliveryPayload {
  * the payloads: a single writer, so nothing interleaves within the transaction, and its statements are calls
  * rather than round trips.
  */
-export async function claimDueMails(
-  db: DbOrTrx,
-  engine: Engine,
-  claim: ClaimRequest,
-  options: { counts?: StatusCountMoves } = {},
-): Promise<ClaimedMail[]> {
+export async function claimDueMails(db: DbOrTrx, engine: Engine, claim: ClaimRequest): Promise<ClaimedMail[]> {
   if (engine === 'postgres') {
-    const rows = await claimDueMailsWithPayload(db, claim, options);
+    const rows = await claimDueMailsWithPayload(db, claim);
     return rows.map(({ content_raw, content_envelope_from, envelope_addresses, envelope_outcomes, ...row }) => ({
       ...row,
       payload:
@@ -58,7 +53,7 @@ export async function claimDueMails(
             ),
     }));
   }
-  const rows = await claimDueMailsSqlite(db, claim, options);
+  const rows = await claimDueMailsSqlite(db, claim);
   const payloads = await loadDeliveryPayloads(
     db,
     rows.map((row) => row.id),
@@ -147,8 +142,8 @@ export async function recordRecipientOutcomes(
         ${updates.map((u) => u.outcome)}::text[], ${updates.map((u) => u.reply)}::text[],
         ${updates.map((u) => u.leaseExpiresAt)}::bigint[]) as v (mail_id, address, outcome, reply, held_until)
       where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address
-        and exists (select 1 from mails m where m.id = v.mail_id and m.status = ${sql.lit(MailStatus.Processing)}
-          and m.lease_owner = ${owner} and m.lease_expires_at = v.held_until)`.execute(db);
+        and exists (select 1 from mail_queue q where q.mail_id = v.mail_id and q.lease_owner = ${owner}
+          and q.lease_expires_at = v.held_until)`.execute(db);
     return;
   }
   // The updates as one JSON parameter read by `json_each`: one text for every flush (prepared once), not a
@@ -163,21 +158,25 @@ export async function recordRecipientOutcomes(
       update mail_recipients set outcome = v.outcome, reply = v.reply, updated_at = ${at}
       from v
       where mail_recipients.mail_id = v.mail_id and mail_recipients.kind = 'envelope' and mail_recipients.address = v.address
-        and exists (select 1 from mails m where m.id = v.mail_id and m.status = ${MailStatus.Processing}
-          and m.lease_owner = ${owner} and m.lease_expires_at = v.held_until)`.execute(db);
+        and exists (select 1 from mail_queue q where q.mail_id = v.mail_id and q.lease_owner = ${owner}
+          and q.lease_expires_at = v.held_until)`.execute(db);
   }
 }
 
 /**
- * The Processing mails with who holds each; the status is a literal so that both engines read the partial index of
- * the Processing mails (migration 016).
+ * The leased mails (Processing, mail/leases.ts) with who holds each, read through the queue's partial index of
+ * leases (migration 022), with what the sweeper's retry decision needs from the record.
  */
 const leasedMails = (db: DbOrTrx) =>
-  db.selectFrom('mails').select(['id', 'lease_owner', 'attempts', 'received_at']).where('status', '=', sql.lit(MailStatus.Processing));
+  db
+    .selectFrom('mail_queue')
+    .innerJoin('mails', 'mails.id', 'mail_queue.mail_id')
+    .select(['mail_queue.mail_id as id', 'mail_queue.lease_owner', 'mail_queue.attempts', 'mails.received_at'])
+    .where('mail_queue.lease_owner', 'is not', null);
 
 /** Mails whose lease ran out by `now` (their worker died or hung), with who held each one. */
 export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLease[]> {
-  return leasedMails(db).where('lease_expires_at', '<=', now).execute();
+  return leasedMails(db).where('mail_queue.lease_expires_at', '<=', now).execute();
 }
 
 /**
@@ -188,9 +187,9 @@ export function listExpiredLeases(db: DbOrTrx, now: number): Promise<ExpiredLeas
  */
 export function listLeasesOfStaleInstances(db: DbOrTrx, now: number, self: string): Promise<ExpiredLease[]> {
   return leasedMails(db)
-    .where('lease_expires_at', '>', now)
-    .where('lease_owner', '!=', self)
-    .where('lease_owner', 'in', (eb) =>
+    .where('mail_queue.lease_expires_at', '>', now)
+    .where('mail_queue.lease_owner', '!=', self)
+    .where('mail_queue.lease_owner', 'in', (eb) =>
       eb
         .selectFrom('instances')
         .select('instances.id')
@@ -201,13 +200,8 @@ export function listLeasesOfStaleInstances(db: DbOrTrx, now: number, self: strin
 
 /** The mails this worker holds, at a graceful stop. */
 export async function listLeasesOf(db: DbOrTrx, owner: string): Promise<number[]> {
-  const rows = await db
-    .selectFrom('mails')
-    .select('id')
-    .where('status', '=', sql.lit(MailStatus.Processing))
-    .where('lease_owner', '=', owner)
-    .execute();
-  return rows.map((row) => row.id);
+  const rows = await db.selectFrom('mail_queue').select('mail_id').where('lease_owner', '=', owner).execute();
+  return rows.map((row) => Number(row.mail_id));
 }
 
 /** The cheapest round trip to the store: the worker's probe while its writes fail (worker.ts). */
@@ -215,14 +209,14 @@ export async function probeStore(db: DbOrTrx): Promise<void> {
   await sql`select 1`.execute(db);
 }
 
-/** The earliest next_attempt_at among Queued mails, to know how long the worker may sleep. */
+/** The earliest due instant among the waiting mails, to know how long the worker may sleep (the claim's index). */
 export async function findNextDueAt(db: DbOrTrx): Promise<number | undefined> {
   const row = await db
-    .selectFrom('mails')
-    .select('next_attempt_at')
-    .where('status', '=', MailStatus.Queued)
-    .orderBy('next_attempt_at')
+    .selectFrom('mail_queue')
+    .select('due_at')
+    .where('lease_owner', 'is', null)
+    .orderBy('due_at')
     .limit(1)
     .executeTakeFirst();
-  return row?.next_attempt_at;
+  return row === undefined ? undefined : Number(row.due_at);
 }

@@ -185,8 +185,6 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
       provider_sent_at: 0,
       next_attempt_at: nextAttemptAt,
       attempts,
-      lease_owner: null,
-      lease_expires_at: null,
       provider_reply: null,
       api_key_id: null,
       idempotency_key: null,

@@ -4,7 +4,8 @@
  * Functions take `db | trx` first.
  */
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import type { MailSort } from '@outbox/contract';
+import { MailStatus, type MailSort } from '@outbox/contract';
+import { statusTerm } from '../mail/leases.js';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRow } from '../store/schema.js';
@@ -45,7 +46,8 @@ function mailsThrough(db: DbOrTrx, engine: Engine, index: string | undefined): R
 function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> {
   const ref = (column: string) => (fence ? sql`+${sql.ref(`mails.${column}`)}` : sql.ref(`mails.${column}`));
   const terms: Array<RawBuilder<boolean>> = [];
-  if (filter.statuses) terms.push(sql<boolean>`${ref('status')} in (${sql.join(filter.statuses)})`);
+  // As they show: Processing is a stored Queued mail under a lease (mail/leases.ts).
+  if (filter.statuses) terms.push(statusTerm(filter.statuses, 'mails', fence));
   if (filter.receivedFrom !== undefined) terms.push(sql<boolean>`${ref('received_at')} >= ${filter.receivedFrom}`);
   if (filter.receivedTo !== undefined) terms.push(sql<boolean>`${ref('received_at')} < ${filter.receivedTo}`);
   if (filter.indexKeys !== undefined) {
@@ -134,7 +136,10 @@ async function readStatusesAtOnce(db: DbOrTrx, read: PageRead, statuses: number[
   const direction = read.descending ? 'desc' : 'asc';
   const past = sql.raw(read.descending ? '<' : '>');
   const seeks = statuses.map((status) => {
-    let seek = db.selectFrom('mails').selectAll().where('status', '=', status);
+    let seek = db
+      .selectFrom('mails')
+      .selectAll()
+      .where(statusTerm([status]));
     if (read.after) seek = seek.where(sql<boolean>`(${sql.ref(column)}, id) ${past} (${read.after.value}, ${read.after.id})`);
     return db.selectFrom(seek.orderBy(column, direction).orderBy('id', direction).limit(take).as('seek')).selectAll();
   });
@@ -168,13 +173,15 @@ async function readSeek(
   const direction = read.descending ? 'desc' : 'asc';
   const past = read.descending ? '<' : '>';
   const { search, receivedFrom, receivedTo } = read.filter;
-  const mails = () => mailsThrough(db, engine, statuses === undefined ? index : statuses.length === 1 ? statusIndex : undefined);
+  // Processing alone is read by the leased ids (mail/leases.ts), not through a status index.
+  const throughStatus = statuses?.length === 1 && statuses[0] !== MailStatus.Processing;
+  const mails = () => mailsThrough(db, engine, statuses === undefined ? index : throughStatus ? statusIndex : undefined);
   const inReceivedOrder = read.sort === 'receivedDate';
   // The candidates are checked on each index entry, which holds the id, before its row is read (`+id`: they must
   // not drive, or SQLite reads them by id and sorts them).
   const candidateTerm = candidates && sql<boolean>`+mails.id in (select value from json_each(${JSON.stringify(candidates)}))`;
   const seek = <O>(q: MailQuery<O>) => {
-    let seeking = matching(statuses?.length === 1 ? q.where('status', '=', statuses[0]!) : q, {
+    let seeking = matching(statuses?.length === 1 ? q.where(statusTerm(statuses)) : q, {
       statuses: statuses && statuses.length > 1 ? statuses : undefined,
       ...(inReceivedOrder ? { receivedFrom, receivedTo } : {}),
     });
@@ -229,6 +236,38 @@ async function readSeek(
   const rest = read.take === undefined ? undefined : read.take - same.rows.length;
   const beyond = await part((q) => q.where(column, past, after.value as never), false, rest);
   return { ...beyond, rows: [...same.rows, ...beyond.rows] };
+}
+
+/**
+ * The status sort as it shows, for a filter of statuses alone: one seek per status in the order read, each in id
+ * order from `(status, id)`, until the page is full. A leased mail is stored Queued but shows (and sorts) as
+ * Processing (mail/leases.ts): Processing is read through the queue's leases, Queued without them, so a page never
+ * walks the index of one status to find the few of another.
+ */
+export async function readStatusOrderPage(db: DbOrTrx, read: PageRead): Promise<MailRow[]> {
+  const order = [...(read.filter.statuses ?? [0, 1, 2, 3, 4, 5])].sort((a, b) => (read.descending ? b - a : a - b));
+  const after = read.after;
+  const rows: MailRow[] = [];
+  for (const status of order) {
+    if (after && (read.descending ? status > Number(after.value) : status < Number(after.value))) continue;
+    const need = read.take === undefined ? undefined : read.take - rows.length;
+    if (need !== undefined && need <= 0) break;
+    let q =
+      status === MailStatus.Processing
+        ? db
+            .selectFrom('mail_queue')
+            .innerJoin('mails', 'mails.id', 'mail_queue.mail_id')
+            .selectAll('mails')
+            .where('mail_queue.lease_owner', 'is not', null)
+        : db
+            .selectFrom('mails')
+            .selectAll('mails')
+            .where(statusTerm([status]));
+    if (after && status === Number(after.value)) q = q.where('mails.id', read.descending ? '<' : '>', after.id);
+    q = q.orderBy('mails.id', read.descending ? 'desc' : 'asc');
+    rows.push(...(await (need === undefined ? q : q.limit(need)).execute()));
+  }
+  return rows;
 }
 
 /** Plan `gather`: the matches are these ids (the count found them all): read and sorted by the engine. */
@@ -295,7 +334,7 @@ export async function findMatchingIds(
     // read for 1,001 matches before, ~3,000 now). The candidates are a co-routine, so that SQLite cannot
     // join the row first (LIMIT keeps it from flattening the subquery); it yields them newest first.
     const inStatuses = filter.statuses
-      ? sql`and exists (select 1 from mails s indexed by mails_status_idx where s.status in (${sql.join(filter.statuses)}) and s.id = mails_fts.rowid)`
+      ? sql`and exists (select 1 from mails s indexed by mails_status_idx where ${statusTerm(filter.statuses, 's')} and s.id = mails_fts.rowid)`
       : sql``;
     const candidates = sql`(select rowid as id from mails_fts where mails_fts match ${match} ${inStatuses}
       order by rowid desc limit -1 offset 0)`;

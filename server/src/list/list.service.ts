@@ -8,6 +8,7 @@ import { badRequest } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
+import { withLeases } from '../mail/leases.js';
 import {
   chooseMatchSource,
   chooseIndexKeys,
@@ -156,7 +157,15 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const readSorted = () =>
       repo.readSortedPage(db, store.engine, read, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek', trigrams);
     let rows: MailRow[];
-    if (plan.name === 'gather') rows = await repo.readIdsPage(db, store.engine, read, matchIds!);
+    // The status sort of statuses alone orders them as they show (a leased mail is Processing: mail/leases.ts),
+    // which no index of the record holds: one status after another. With a search or a date range the planner
+    // reads the stored status, where a mail being sent sorts among the Queued for its send's moment (docs/api.md).
+    const byShownStatus =
+      sort === 'status' && filter.search === undefined && filter.receivedFrom === undefined && filter.receivedTo === undefined;
+    if (byShownStatus) {
+      rows = await repo.readStatusOrderPage(db, read);
+      answered = 'index';
+    } else if (plan.name === 'gather') rows = await repo.readIdsPage(db, store.engine, read, matchIds!);
     else if (plan.name === 'sort') rows = await readSorted();
     else {
       const walked = await repo.readIndexPage(db, store.engine, read, plan.name === 'walk' ? plan.bound : undefined, candidates);
@@ -170,8 +179,14 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     if (hasMore) rows.pop();
     if (backwards) rows.reverse();
 
-    const cursorAt = (row: MailRow | undefined, direction: 'next' | 'prev') =>
-      row ? encodeListCursor(sort, order, { position: { value: row[LIST_SORTS[sort].column], id: row.id }, direction }) : null;
+    // As they show (a leased mail is Processing); the cursors keep the values the pages are read by: stored, except
+    // in the status sort of statuses alone.
+    const shown = await withLeases(db, rows);
+    const cursorAt = (row: MailRow | undefined, direction: 'next' | 'prev') => {
+      if (!row) return null;
+      const value = byShownStatus ? shown[rows.indexOf(row)]!.status : row[LIST_SORTS[sort].column];
+      return encodeListCursor(sort, order, { position: { value, id: row.id }, direction });
+    };
     const fromFarEnd = backwards && cursor.position === null;
     // Forwards, a page after a cursor always has one before it; backwards, the page we came from follows
     // (except on the last page, read from the far end: nothing follows it).
@@ -185,7 +200,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const isLowerBound = matchIds !== undefined && matches > options.countCap;
 
     return {
-      data: await withRecipients(rows),
+      data: await withRecipients(shown),
       meta: {
         total: isLowerBound ? options.countCap : matches,
         totalIsLowerBound: isLowerBound,

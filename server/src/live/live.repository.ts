@@ -1,4 +1,5 @@
 /** The live hub's reads: the current state of the mails that changed, and the status counters. */
+import { withLeases } from '../mail/leases.js';
 import type { DbOrTrx } from '../store/connection.js';
 
 export { getStatusCounts } from '../mail/mail.repository.js';
@@ -11,12 +12,19 @@ export interface MailStateRow {
   received_at: number;
 }
 
-/** One indexed read by primary key; ids that are gone are left out. */
-export function findMailStates(db: DbOrTrx, ids: readonly number[]): Promise<MailStateRow[]> {
-  if (ids.length === 0) return Promise.resolve([]);
-  return db
+/** One indexed read by primary key, as they show (a leased mail is Processing: mail/leases.ts); ids that are gone are left out. */
+export async function findMailStates(db: DbOrTrx, ids: readonly number[]): Promise<MailStateRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
     .selectFrom('mails')
-    .select(['id', 'status', 'last_update_at', 'provider_sent_at', 'received_at'])
+    .select(['id', 'status', 'last_update_at', 'provider_sent_at', 'received_at', 'attempts'])
     .where('id', 'in', [...ids])
-    .execute() as Promise<MailStateRow[]>;
+    .execute();
+  return (await withLeases(db, rows)).map(({ id, status, last_update_at, provider_sent_at, received_at }) => ({
+    id,
+    status,
+    last_update_at,
+    provider_sent_at,
+    received_at,
+  }));
 }

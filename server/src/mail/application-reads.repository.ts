@@ -5,7 +5,7 @@
  * (mail.repository.ts), which these filters never reach.
  */
 import type { DbOrTrx } from '../store/connection.js';
-import type { MailRow } from '../store/schema.js';
+import { statusTerm, withLeases, type MailView } from './leases.js';
 
 export interface ApplicationMailFilter {
   /** Only this key's mails; null: any (an operator's exact lookup). */
@@ -20,20 +20,20 @@ function filtered(db: DbOrTrx, filter: ApplicationMailFilter) {
   if (filter.apiKeyId !== null) query = query.where('api_key_id', '=', filter.apiKeyId);
   if (filter.messageId !== undefined) query = query.where('message_id', '=', filter.messageId);
   if (filter.idempotencyKey !== undefined) query = query.where('idempotency_key', '=', filter.idempotencyKey);
-  if (filter.statuses && filter.statuses.length > 0) query = query.where('status', 'in', [...filter.statuses]);
+  if (filter.statuses && filter.statuses.length > 0) query = query.where(statusTerm(filter.statuses));
   return query;
 }
 
 /** Up to `limit` matching mails with an id below `beforeId`, newest (highest id) first. */
-export function listApplicationMailRows(
+export async function listApplicationMailRows(
   db: DbOrTrx,
   filter: ApplicationMailFilter,
   beforeId: number | undefined,
   limit: number,
-): Promise<MailRow[]> {
+): Promise<MailView[]> {
   let query = filtered(db, filter).selectAll();
   if (beforeId !== undefined) query = query.where('id', '<', beforeId);
-  return query.orderBy('id', 'desc').limit(limit).execute();
+  return withLeases(db, await query.orderBy('id', 'desc').limit(limit).execute());
 }
 
 /** Matching mails, counted up to `cap` + 1 (so a caller can tell "more than cap" without counting them all). */

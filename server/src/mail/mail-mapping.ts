@@ -16,6 +16,7 @@ import {
 import type { Selectable } from 'kysely';
 import { simpleParser } from 'mailparser';
 import type { MailContentTable, MailEventRow, MailRecipientRow, MailRow } from '../store/schema.js';
+import type { MailView } from './leases.js';
 
 /** 0 is how the store says "not yet" for provider_sent_at (see store/schema.ts). */
 export const iso = (ms: number | null | undefined): string | null =>
@@ -115,7 +116,7 @@ async function readMessage(raw: Buffer, withBodies: boolean): Promise<ReadMessag
 
 /** The row, its message (headers and bodies parsed from the stored bytes) and its event log. */
 export async function toMailDetail(
-  row: MailRow,
+  row: MailView,
   recipients: MailRecipientRow[],
   content: Selectable<MailContentTable> | undefined,
   events: MailEventRow[],

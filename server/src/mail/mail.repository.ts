@@ -3,8 +3,11 @@
  * recipients, contents and the event log, and what inserting a mail needs. Status changes, their events and
  * counter moves are `transition.repository.ts`. Functions take `db | trx` first.
  */
+import { sql } from 'kysely';
+import { MailStatus } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
-import type { MailRecipientRow, MailRow, NewMailRow } from '../store/schema.js';
+import { statusTerm, withLeases, type MailView } from './leases.js';
+import type { MailRecipientRow, NewMailRow } from '../store/schema.js';
 
 /** The highest mail id so far (0 when there is none): where a bulk filter action stops. */
 export async function findMaxMailId(db: DbOrTrx): Promise<number> {
@@ -15,18 +18,31 @@ export async function findMaxMailId(db: DbOrTrx): Promise<number> {
   return Number(row?.id ?? 0);
 }
 
-/** Exact mails per status, from the counters kept with every change. */
+/**
+ * Exact mails per status as they show, from the counters kept with every change and, in the same statement
+ * (one snapshot), the leases: the counters count a leased mail among the stored Queued ones, and it shows
+ * Processing (mail/leases.ts).
+ */
 export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>> {
-  const rows = await db.selectFrom('status_counts').select(['status', 'count']).execute();
-  return new Map(rows.map((r) => [r.status, Number(r.count)]));
+  const rows = await db
+    .selectFrom('status_counts')
+    .select(['status', 'count', sql<number | string>`(${LEASED_COUNT})`.as('leased')])
+    .execute();
+  const counts = new Map(rows.map((r) => [r.status, Number(r.count)]));
+  const leased = Number(rows[0]?.leased ?? 0);
+  counts.set(MailStatus.Queued, (counts.get(MailStatus.Queued) ?? 0) - leased);
+  counts.set(MailStatus.Processing, (counts.get(MailStatus.Processing) ?? 0) + leased);
+  return counts;
 }
 
+const LEASED_COUNT = sql`select count(*) from mail_queue where lease_owner is not null`;
+
 /** The earliest acceptance among mails in `status` (an index seek on (status, received_at, id)). */
-export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise<number | undefined> {
+export async function findOldestReceivedAt(db: DbOrTrx, engine: Engine, status: number): Promise<number | undefined> {
   const row = await db
     .selectFrom('mails')
     .select('received_at')
-    .where('status', '=', status)
+    .where(statusTerm([status]))
     .orderBy('received_at')
     .orderBy('id')
     .limit(1)
@@ -60,8 +76,10 @@ export function findMailContent(db: DbOrTrx, mailId: number) {
   return db.selectFrom('mail_contents').selectAll().where('mail_id', '=', mailId).executeTakeFirst();
 }
 
-export function findMailRow(db: DbOrTrx, id: number): Promise<MailRow | undefined> {
-  return db.selectFrom('mails').selectAll().where('id', '=', id).executeTakeFirst();
+/** A mail's row as it shows (its lease applied: mail/leases.ts). */
+export async function findMailRow(db: DbOrTrx, id: number): Promise<MailView | undefined> {
+  const row = await db.selectFrom('mails').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && (await withLeases(db, [row]))[0];
 }
 
 /** A mail's events, oldest first, one keyset page (after `afterId`) on the (mail_id, id) index. */
@@ -128,11 +146,12 @@ export function listStaleMails(
 
 export type { Engine };
 
-/** The rows of these mails, in no particular order; missing ids are left out. */
-export function findMailRows(db: DbOrTrx, ids: readonly number[]): Promise<MailRow[]> {
-  return db
+/** The rows of these mails as they show (leases applied), in no particular order; missing ids are left out. */
+export async function findMailRows(db: DbOrTrx, ids: readonly number[]): Promise<MailView[]> {
+  const rows = await db
     .selectFrom('mails')
     .selectAll()
     .where('id', 'in', [...ids])
     .execute();
+  return withLeases(db, rows);
 }

@@ -25,6 +25,7 @@ import { applicationEventData, applicationEventTypeOf, type EventMail, type Even
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import { PREPARED, type DbOrTrx } from '../store/connection.js';
 import { punctuationWindowsOf } from '../store/punctuation-keys.js';
+import { LEASED_IDS, withLeases } from './leases.js';
 import { insertRows } from '../store/row-insert.js';
 import { createStatementBatch, engineOf, type StatementBatch } from '../store/statement-batch.js';
 import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
@@ -56,8 +57,6 @@ const MAIL_COLUMNS = [
   'provider_sent_at',
   'next_attempt_at',
   'attempts',
-  'lease_owner',
-  'lease_expires_at',
   'provider_reply',
   'api_key_id',
   'idempotency_key',
@@ -101,8 +100,14 @@ export interface QueueClaim {
   leaseExpiresAt: number;
 }
 
+/** A claimed mail's record as it shows under its new lease (Processing, the attempt counted), with the lease. */
+export interface ClaimedRow extends MailRow {
+  lease_owner: string;
+  lease_expires_at: number;
+}
+
 /** A claimed mail's row, with what its send needs: the stored bytes and the envelope recipients in order. */
-export interface ClaimedMailRow extends MailRow {
+export interface ClaimedMailRow extends ClaimedRow {
   /** Null when no content row exists (the worker then ends the mail in Error). */
   content_raw: Buffer | null;
   content_envelope_from: string | null;
@@ -111,79 +116,88 @@ export interface ClaimedMailRow extends MailRow {
 }
 
 /**
- * Queued → Processing under a lease for up to `limit` due mails, oldest due first (the move of
- * delivery/transitions.ts's `claimTransition`: the attempt counted, no event), as ONE PostgreSQL statement:
- * the pick (FOR UPDATE SKIP LOCKED, so concurrent workers take disjoint batches without waiting), the
- * conditional UPDATE, and the read of each claimed mail's stored bytes and envelope recipients, which the
- * worker sends next. Delivery on PostgreSQL is bound by round trips and by the backend's work per
- * statement; this was a SELECT, an UPDATE and two reads (issue 25). The pick reads its rows in order from
- * `(status, next_attempt_at, id)` (migration 015); the UPDATE finds them by primary key through an array
- * (`= any`): joined to the CTE instead, the planner may hash-join a scan of every Queued row. The text is the same for every claim,
- * so the server parses it once per connection (`PREPARED`, store/connection.ts). SQLite has no data-modifying WITH
- * and pays no round trip per statement: it claims through `applyTransitions` (delivery/queue.repository.ts).
+ * Queued → Processing under a lease for up to `limit` due mails, oldest due first, as ONE PostgreSQL statement
+ * that writes only the queue (migration 022): the pick from the partial index of waiting rows `(due_at, mail_id)`
+ * (FOR UPDATE SKIP LOCKED, so concurrent workers take disjoint batches without waiting), the conditional UPDATE
+ * of those queue rows (the lease, the attempt counted), and the read of each claimed mail's record, stored bytes
+ * and envelope recipients, which the worker sends next. The record is not written: it shows Processing through
+ * its lease (mail/leases.ts), and the status counters count it Queued until its outcome. The UPDATE finds its rows
+ * by primary key through an array (`= any`): joined to the CTE instead, the planner may hash-join a scan of the
+ * queue. The text is the same for every claim, so the server parses it once per connection (`PREPARED`,
+ * store/connection.ts). SQLite has no data-modifying WITH: `claimDueMailsSqlite`.
  */
-export async function claimDueMailsWithPayload(
-  db: DbOrTrx,
-  claim: QueueClaim,
-  options: Pick<ApplyOptions, 'counts'> = {},
-): Promise<ClaimedMailRow[]> {
-  const queued = sql.lit(MailStatus.Queued);
+export async function claimDueMailsWithPayload(db: DbOrTrx, claim: QueueClaim): Promise<ClaimedMailRow[]> {
   const { rows } = await sql<ClaimedMailRow>`${sql.raw(PREPARED)}
     with due as (
-      select id from mails
-      where status = ${queued} and next_attempt_at <= ${claim.now}
-      order by next_attempt_at, id
+      select mail_id from mail_queue
+      where lease_owner is null and due_at <= ${claim.now}
+      order by due_at, mail_id
       limit ${claim.limit}
       for update skip locked
     ), claimed as (
-      update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = greatest(${claim.now}, mails.received_at), attempts = mails.attempts + 1,
-        lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
-      where mails.id = any (array(select id from due)) and mails.status = ${queued}
-      returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(`mails.${column}`)))}
+      update mail_queue q set lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, leased_at = ${claim.now},
+        attempts = q.attempts + 1
+      where q.mail_id = any (array(select mail_id from due)) and q.lease_owner is null
+      returning q.mail_id, q.due_at, q.attempts, q.lease_owner, q.lease_expires_at, q.leased_at
     )
-    select claimed.*, c.raw as content_raw, c.envelope_from as content_envelope_from,
+    select ${sql.join(MAIL_COLUMNS.filter((c) => c !== 'status' && c !== 'attempts' && c !== 'last_update_at').map((column) => sql.ref(`m.${column}`)))},
+      ${sql.lit(MailStatus.Processing)} as status, claimed.attempts, greatest(claimed.leased_at, m.last_update_at) as last_update_at,
+      claimed.lease_owner, claimed.lease_expires_at,
+      c.raw as content_raw, c.envelope_from as content_envelope_from,
       coalesce(r.addresses, '{}') as envelope_addresses, coalesce(r.outcomes, '{}') as envelope_outcomes
     from claimed
-    left join mail_contents c on c.mail_id = claimed.id
+    join mails m on m.id = claimed.mail_id
+    left join mail_contents c on c.mail_id = claimed.mail_id
     left join lateral (
       select array_agg(address order by position) as addresses, array_agg(outcome order by position) as outcomes
-      from mail_recipients where mail_recipients.mail_id = claimed.id and kind = 'envelope'
+      from mail_recipients where mail_recipients.mail_id = claimed.mail_id and kind = 'envelope'
     ) r on true
-    order by claimed.next_attempt_at, claimed.id`.execute(db);
-  await countClaimed(db, rows.length, options);
+    order by claimed.due_at, claimed.mail_id`.execute(db);
   return rows;
-}
-
-/** `claimed` mails moved Queued → Processing: into the caller's counter moves, or into `status_counts` now. */
-async function countClaimed(db: DbOrTrx, claimed: number, options: Pick<ApplyOptions, 'counts'>): Promise<void> {
-  if (claimed === 0) return;
-  const moves: StatusCountMoves = new Map([
-    [MailStatus.Queued, -claimed],
-    [MailStatus.Processing, claimed],
-  ]);
-  if (options.counts) for (const [status, delta] of moves) addMove(options.counts, status, delta);
-  else await moveStatusCounts(db, moves);
 }
 
 /**
- * SQLite's claim: Queued → Processing under a lease for up to `limit` due mails, oldest due first, as ONE
- * statement whose text never changes (prepared once, store/connection.ts): the pick is its subquery, read from
- * `(status, next_attempt_at, id)`. It was a SELECT of the ids and then `applyTransitions`'s UPDATE joined to a
- * VALUES list of them, a new text for each batch size that Kysely compiled every time (issue 25). SQLite has a
+ * SQLite's claim: the same move as one UPDATE of the queue whose subquery picks the due rows from `(due_at,
+ * mail_id)` (a text that never changes, prepared once), then one read of the claimed mails' records. SQLite has a
  * single writer, so nothing moves a mail between the pick and the update. Rows in claim order.
  */
-export async function claimDueMailsSqlite(db: DbOrTrx, claim: QueueClaim, options: Pick<ApplyOptions, 'counts'> = {}): Promise<MailRow[]> {
-  const queued = sql.lit(MailStatus.Queued);
-  const { rows } = await sql<MailRow>`
-    update mails set status = ${sql.lit(MailStatus.Processing)}, last_update_at = max(${claim.now}, received_at), attempts = attempts + 1,
-      lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}
-    where status = ${queued} and id in (
-      select id from mails where status = ${queued} and next_attempt_at <= ${claim.now}
-      order by next_attempt_at, id limit ${claim.limit})
-    returning ${sql.join(MAIL_COLUMNS.map((column) => sql.ref(column)))}`.execute(db);
-  rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.id - b.id);
-  await countClaimed(db, rows.length, options);
-  return rows;
+export async function claimDueMailsSqlite(db: DbOrTrx, claim: QueueClaim): Promise<ClaimedRow[]> {
+  const { rows: leases } = await sql<{ mail_id: number; due_at: number; attempts: number }>`
+    update mail_queue set lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, leased_at = ${claim.now},
+      attempts = attempts + 1
+    where lease_owner is null and mail_id in (
+      select mail_id from mail_queue where lease_owner is null and due_at <= ${claim.now}
+      order by due_at, mail_id limit ${claim.limit})
+    returning mail_id, due_at, attempts`.execute(db);
+  if (leases.length === 0) return [];
+  leases.sort((a, b) => a.due_at - b.due_at || a.mail_id - b.mail_id);
+  const records = new Map<number, MailRow>();
+  for (let start = 0; start < leases.length; start += CHUNK) {
+    const found = await db
+      .selectFrom('mails')
+      .selectAll()
+      .where(
+        'id',
+        'in',
+        leases.slice(start, start + CHUNK).map((lease) => lease.mail_id),
+      )
+      .execute();
+    for (const row of found) records.set(row.id, row);
+  }
+  return leases.flatMap((lease) => {
+    const row = records.get(lease.mail_id);
+    if (!row) return [];
+    return [
+      {
+        ...row,
+        status: MailStatus.Processing,
+        attempts: lease.attempts,
+        last_update_at: Math.max(claim.now, row.last_update_at),
+        lease_owner: claim.owner,
+        lease_expires_at: claim.leaseExpiresAt,
+      },
+    ];
+  });
 }
 
 /** A mail being created: what its application event says, known without a read. */
@@ -248,7 +262,7 @@ async function apply(
     const status = t.from.length === 1 ? t.from[0] : current.get(t.id);
     if (status === undefined || !isStatusCode(status) || !t.from.includes(status)) continue;
     fromOf.set(t.id, status);
-    const key = `${status}|${shapeOf(t)}`;
+    const key = `${status}|${shapeOf(t)}|${t.to === 'deleted' ? 'deleted' : queueActionOf(status, t.to)}`;
     const group = groups.get(key);
     if (group) group.transitions.push(t);
     else groups.set(key, { from: status, transitions: [t] });
@@ -256,25 +270,57 @@ async function apply(
 
   const movedIds = new Set<number>(transitions.filter((t) => t.from === null).map((t) => t.id));
   const eventMails = new Map<number, EventMail>([...created].map(([id, c]) => [id, c.mail]));
+  const enqueued: number[] = [];
   for (const { from, transitions: group } of groups.values()) {
     for (let start = 0; start < group.length; start += CHUNK) {
-      const chunk = group.slice(start, start + CHUNK);
+      let chunk = group.slice(start, start + CHUNK);
+      const to = chunk[0]!.to;
+      // A move out of Queued or Processing is decided in the queue (migration 022): its row's lease is the
+      // condition, and the row is leased, put back to wait, or removed. The record follows for the mails that passed.
+      if (to !== 'deleted' && isQueueStatus(from)) {
+        const passed = await moveInQueue(db, from, chunk as StatusTransition[]);
+        if (to === MailStatus.Processing && from === MailStatus.Queued) {
+          // A claim writes only the queue: the record shows it through its lease (mail/leases.ts).
+          for (const id of passed.keys()) movedIds.add(id);
+          if (options.returnRows) {
+            const shown = await withLeases(
+              db,
+              await db
+                .selectFrom('mails')
+                .selectAll()
+                .where('id', 'in', [...passed.keys(), 0])
+                .execute(),
+            );
+            for (const row of shown) result.rows.set(row.id, row);
+          }
+          continue;
+        }
+        chunk = (chunk as StatusTransition[])
+          .filter((t) => passed.has(t.id))
+          .map((t) =>
+            from === MailStatus.Processing && t.set?.attempts === undefined ? { ...t, set: { ...t.set, attempts: passed.get(t.id)! } } : t,
+          );
+        if (chunk.length === 0) continue;
+      }
       const returning = { rows: options.returnRows === true, events: chunk.some((t) => eventTypes.has(t.id)) };
       const rows =
-        chunk[0]!.to === 'deleted'
+        to === 'deleted'
           ? await deleteFrom(db, from, chunk, returning)
-          : await updateFrom(db, from, chunk as StatusTransition[], returning, eventTypes);
+          : await updateFrom(db, storedStatusOf(from), chunk as StatusTransition[], returning, eventTypes);
       for (const row of rows) {
         const id = Number(row.id);
         movedIds.add(id);
-        if (returning.events && eventTypes.has(id)) eventMails.set(id, eventMailOf(row as EventColumns, chunk[0]!.to === 'deleted'));
+        if (to === MailStatus.Queued && !isQueueStatus(from)) enqueued.push(id);
+        if (returning.events && eventTypes.has(id)) eventMails.set(id, eventMailOf(row as EventColumns, to === 'deleted'));
         if (options.returnRows) {
           const { application_name: _name, ...mailRow } = row as MailRow & { application_name?: unknown };
-          result.rows.set(id, mailRow as MailRow);
+          result.rows.set(id, { ...(mailRow as MailRow), lease_owner: null, lease_expires_at: null });
         }
       }
     }
   }
+  // Back in the queue (a requeue): its row, due when the record says.
+  if (enqueued.length > 0) await enqueue(db, enqueued);
 
   const events: NewEvent[] = [];
   const applicationEvents: NewApplicationEventRow[] = [];
@@ -287,9 +333,10 @@ async function apply(
     }
     const from = fromOf.get(t.id) ?? null;
     result.moved.push({ id: t.id, from, to: t.to });
-    if (from !== null) move(from, -1);
+    // The counters count stored statuses: a leased mail is stored Queued (mail/leases.ts shows it Processing).
+    if (from !== null) move(storedStatusOf(from), -1);
     if (t.to !== 'deleted') {
-      move(t.to, 1);
+      move(storedStatusOf(t.to), 1);
       if (t.event) events.push({ mailId: t.id, at: t.at, ...t.event, fromStatus: from, toStatus: t.to });
     }
     const type = eventTypes.get(t.id);
@@ -313,6 +360,121 @@ async function apply(
   if (options.counts) for (const [status, delta] of deltas) addMove(options.counts, status, delta);
   else await moveStatusCounts(db, deltas, writes);
   return result;
+}
+
+/** Statuses a mail has while it is in the queue (a row in `mail_queue`): waiting, or leased. */
+function isQueueStatus(status: MailStatusCode): status is typeof MailStatus.Queued | typeof MailStatus.Processing {
+  return status === MailStatus.Queued || status === MailStatus.Processing;
+}
+
+/** The status a record stores for a status as shown: a leased (Processing) mail's record stays Queued. */
+function storedStatusOf(status: MailStatusCode): MailStatusCode {
+  return status === MailStatus.Processing ? MailStatus.Queued : status;
+}
+
+/**
+ * What a move does to the mail's queue row: leases it, puts it (back) to wait, removes it, or keeps it as it is
+ * (a Processing mail that stays Processing: a bounce report's event while a retry is under way).
+ */
+function queueActionOf(from: MailStatusCode, to: MailStatusCode): 'lease' | 'wait' | 'leave' | 'stay' {
+  if (from === MailStatus.Processing && to === MailStatus.Processing) return 'stay';
+  return to === MailStatus.Processing ? 'lease' : to === MailStatus.Queued ? 'wait' : 'leave';
+}
+
+/**
+ * The queue's side of moves out of Queued (a waiting row: `lease_owner is null`) or Processing (a leased row, with
+ * the transitions' lease conditions): one conditional UPDATE or DELETE of `mail_queue` for the group, whose rows'
+ * locks also make a claim and an operator's move of the same mail serialise (exactly one wins). Answers the mails
+ * that passed with their attempts as the queue holds them (the claim counted the one under way). Like `updateFrom`,
+ * the group's values go as one array per column (PostgreSQL) or one JSON parameter (SQLite): one text per shape.
+ */
+async function moveInQueue(
+  db: DbOrTrx,
+  from: typeof MailStatus.Queued | typeof MailStatus.Processing,
+  chunk: readonly StatusTransition[],
+): Promise<Map<number, number>> {
+  const postgres = engineOf(db) === 'postgres';
+  const first = chunk[0]!;
+  const action = queueActionOf(from, first.to);
+  const columns: Array<{ name: string; type: 'bigint' | 'integer' | 'text'; value: (t: StatusTransition) => unknown }> = [
+    { name: 'id', type: 'bigint', value: (t) => t.id },
+  ];
+  const conditions: RawBuilder<unknown>[] = [
+    sql`q.mail_id = v.id`,
+    from === MailStatus.Processing ? sql`q.lease_owner is not null` : sql`q.lease_owner is null`,
+  ];
+  if (from === MailStatus.Queued && first.lease !== undefined) throw new RangeError('moveInQueue: a waiting mail has no lease to check');
+  if (first.lease?.owner !== undefined) {
+    columns.push({ name: 'held_by', type: 'text', value: (t) => t.lease?.owner });
+    conditions.push(sql`q.lease_owner = v.held_by`);
+  }
+  if (first.lease?.expiresAt !== undefined) {
+    columns.push({ name: 'held_until', type: 'bigint', value: (t) => t.lease?.expiresAt });
+    conditions.push(sql`q.lease_expires_at = v.held_until`);
+  }
+  if (first.lease?.expiredBy !== undefined) {
+    columns.push({ name: 'expired_by', type: 'bigint', value: (t) => t.lease?.expiredBy });
+    conditions.push(sql`q.lease_expires_at <= v.expired_by`);
+  }
+  // 'stay' writes the row unchanged: the row lock still orders the move against a claim or an outcome of the mail.
+  const assignments: RawBuilder<unknown>[] = action === 'stay' ? [sql`due_at = q.due_at`] : [];
+  if (action === 'lease') {
+    if (from === MailStatus.Processing) throw new RangeError('moveInQueue: a leased mail is renewed by renewLeases');
+    columns.push(
+      { name: 'owner', type: 'text', value: (t) => t.set?.lease?.owner },
+      { name: 'expires', type: 'bigint', value: (t) => t.set?.lease?.expiresAt },
+      { name: 'at', type: 'bigint', value: (t) => t.at },
+    );
+    assignments.push(sql`lease_owner = v.owner`, sql`lease_expires_at = v.expires`, sql`leased_at = v.at`);
+    if (first.set?.attempts === 'increment') assignments.push(sql`attempts = q.attempts + 1`);
+  } else if (action === 'wait') {
+    columns.push(
+      { name: 'next_at', type: 'bigint', value: (t) => t.set?.nextAttemptAt ?? null },
+      { name: 'new_attempts', type: 'integer', value: (t) => (typeof t.set?.attempts === 'number' ? t.set.attempts : null) },
+    );
+    assignments.push(
+      sql`lease_owner = null`,
+      sql`lease_expires_at = null`,
+      sql`leased_at = null`,
+      sql`due_at = coalesce(v.next_at, q.due_at)`,
+      sql`attempts = coalesce(v.new_attempts, q.attempts)`,
+    );
+  }
+  const names = sql.join(columns.map((c) => sql.ref(c.name)));
+  const where = sql.join(conditions, sql` and `);
+  let rows: Array<{ mail_id: number; attempts: number }>;
+  if (postgres) {
+    const values = sql`unnest(${sql.join(columns.map((c) => sql`${chunk.map((t) => c.value(t) ?? null)}::${sql.raw(c.type)}[]`))}) as v (${names})`;
+    ({ rows } =
+      action === 'leave'
+        ? await sql<{ mail_id: number; attempts: number }>`${sql.raw(PREPARED)}
+            delete from mail_queue q using ${values} where ${where} returning q.mail_id, q.attempts`.execute(db)
+        : await sql<{ mail_id: number; attempts: number }>`${sql.raw(PREPARED)}
+            update mail_queue q set ${sql.join(assignments, sql`, `)} from ${values} where ${where}
+            returning q.mail_id, q.attempts`.execute(db));
+  } else {
+    const json = JSON.stringify(chunk.map((t) => columns.map((c) => c.value(t) ?? null)));
+    const cells = columns.map((c, i) => sql`cast(value ->> ${sql.lit(i)} as ${sql.raw(c.type)})`);
+    const values = sql`v (${names}) as (select ${sql.join(cells)} from json_each(${json}))`;
+    ({ rows } =
+      action === 'leave'
+        ? await sql<{ mail_id: number; attempts: number }>`with ${values}
+            delete from mail_queue as q where q.mail_id in (select id from v) and exists (select 1 from v where ${where})
+            returning mail_id, attempts`.execute(db)
+        : await sql<{ mail_id: number; attempts: number }>`with ${values}
+            update mail_queue as q set ${sql.join(assignments, sql`, `)} from v where ${where}
+            returning mail_id, attempts`.execute(db));
+  }
+  return new Map(rows.map((row) => [Number(row.mail_id), Number(row.attempts)]));
+}
+
+/** Queue rows for mails that came back to Queued from outside the queue (a requeue): due when their record says. */
+async function enqueue(db: DbOrTrx, ids: readonly number[]): Promise<void> {
+  for (let start = 0; start < ids.length; start += CHUNK) {
+    await sql`insert into mail_queue (mail_id, due_at, attempts, api_key_id)
+      select id, next_attempt_at, attempts, api_key_id from mails where id in (${sql.join(ids.slice(start, start + CHUNK))})
+      on conflict (mail_id) do nothing`.execute(db);
+  }
 }
 
 function addMove(counts: StatusCountMoves, status: number, delta: number): void {
@@ -372,6 +534,8 @@ export interface MailToInsert extends NewMail {
  */
 export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], options: ApplyOptions = {}): Promise<number[]> {
   for (const m of mails) if (!isStatusCode(m.created.to)) throw new RangeError(`insertMails: ${String(m.created.to)} is no status`);
+  // Processing is a lease (mail/leases.ts), taken by a claim of a Queued mail, never stored.
+  if (mails.some((m) => m.created.to === MailStatus.Processing)) throw new RangeError('insertMails: a mail becomes Processing by a claim');
   const withEvents = options.applicationEvents !== false;
   // On PostgreSQL every write below joins one statement (a round trip) per group; the ids are drawn first, for
   // the whole group in one more round trip.
@@ -430,6 +594,20 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       // RETURNING follows VALUES order on SQLite for a single multi-row INSERT.
     }
     ids.push(...inserted.map((r) => r.id));
+    // A mail created Queued waits in the queue (migration 022) from its first instant.
+    const waiting = chunk.flatMap((m, i) =>
+      m.created.to === MailStatus.Queued
+        ? [
+            {
+              mail_id: inserted[i]!.id,
+              due_at: rows[i]!.next_attempt_at,
+              attempts: rows[i]!.attempts ?? 0,
+              api_key_id: m.row.api_key_id ?? null,
+            },
+          ]
+        : [],
+    );
+    if (waiting.length > 0) await writes.add(insertRows(db, 'mail_queue', waiting));
     const suppressionOf = (m: MailToInsert, address: string) => m.suppressed?.get(address.toLowerCase());
     chunk.forEach((m, i) => {
       if (!hasEvent[i] && !hasSuppressed[i]) return;
@@ -539,17 +717,40 @@ export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Recor
     if (typeof row.status !== 'number' || !isStatusCode(row.status))
       throw new RangeError(`mail ${String(row.id)}: status ${JSON.stringify(row.status)} is not one of the six statuses (0-5)`);
   }
-  // An export from before migration 017 may hold a change dated before its receipt: moved to the receipt.
-  const clamped = rows.map((row) =>
-    typeof row.last_update_at === 'number' && typeof row.received_at === 'number' && row.last_update_at < row.received_at
-      ? { ...row, last_update_at: row.received_at }
-      : row,
-  );
+  // An export from before migration 017 may hold a change dated before its receipt: moved to the receipt. One from
+  // before migration 022 has no queue of its own: its Queued and Processing mails get their queue rows here, a
+  // Processing one with the lease it held (it shows Processing until the lease runs out, as it would have there).
+  const clamped: Array<Record<string, unknown>> = rows.map(({ lease_owner: _owner, lease_expires_at: _expires, ...row }) => ({
+    ...row,
+    ...(typeof row.last_update_at === 'number' && typeof row.received_at === 'number' && row.last_update_at < row.received_at
+      ? { last_update_at: row.received_at }
+      : {}),
+    ...(row.status === MailStatus.Processing ? { status: MailStatus.Queued } : {}),
+  }));
   if (clamped.length === 0) return;
   await db
     .insertInto('mails')
     .values(clamped as unknown as MailRow[])
     .execute();
+  const beforeTheQueue = rows.filter(
+    (row) => 'lease_owner' in row && (row.status === MailStatus.Queued || row.status === MailStatus.Processing),
+  );
+  if (beforeTheQueue.length > 0)
+    await insertImportedQueueRows(
+      db,
+      beforeTheQueue.map((row) => {
+        const leased = row.status === MailStatus.Processing;
+        return {
+          mail_id: row.id,
+          due_at: row.next_attempt_at,
+          attempts: row.attempts,
+          lease_owner: leased ? (row.lease_owner ?? '') : null,
+          lease_expires_at: leased ? (row.lease_expires_at ?? 0) : null,
+          leased_at: leased ? row.last_update_at : null,
+          api_key_id: row.api_key_id,
+        };
+      }),
+    );
   if (engineOf(db) === 'postgres')
     await db
       .insertInto('mail_search_keys')
@@ -573,8 +774,29 @@ export async function rebuildStatusCounts(db: DbOrTrx): Promise<void> {
       .execute();
 }
 
-/** What store/transfer.ts's import writes mails and counters with (it may import nothing of mail/ itself). */
-export const mailImportWriter = { insertMails: insertImportedMails, rebuildStatusCounts };
+/** The import's queue rows (an export's `mail_queue`), checked: each names a mail imported before it. */
+async function insertImportedQueueRows(db: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  if (rows.length === 0) return;
+  const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+  await db
+    .insertInto('mail_queue')
+    .values(
+      rows.map((row) => ({
+        mail_id: Number(row.mail_id),
+        due_at: Number(row.due_at ?? 0),
+        attempts: Number(row.attempts ?? 0),
+        lease_owner: row.lease_owner === null || row.lease_owner === undefined ? null : String(row.lease_owner),
+        lease_expires_at: num(row.lease_expires_at),
+        leased_at: num(row.leased_at),
+        api_key_id: num(row.api_key_id),
+        priority: Number(row.priority ?? 0),
+      })),
+    )
+    .execute();
+}
+
+/** What store/transfer.ts's import writes mails, the queue and counters with (it may import nothing of mail/ itself). */
+export const mailImportWriter = { insertMails: insertImportedMails, insertQueueRows: insertImportedQueueRows, rebuildStatusCounts };
 
 /** What decides the SQL of a transition: transitions of the same shape (and from-status) share a statement. */
 function shapeOf(t: StatusTransition | DeleteTransition): string {
@@ -585,16 +807,18 @@ function shapeOf(t: StatusTransition | DeleteTransition): string {
   return `update|${lease}|${attempts}|${guard}`;
 }
 
-/** Current status per id; ids with no mail are left out. */
+/** Current status per id as it shows (a leased mail is Processing); ids with no mail are left out. */
 export async function findStatuses(db: DbOrTrx, ids: number[]): Promise<Map<number, number>> {
   const statuses = new Map<number, number>();
   for (let start = 0; start < ids.length; start += CHUNK) {
     const rows = await db
       .selectFrom('mails')
-      .select(['id', 'status'])
-      .where('id', 'in', ids.slice(start, start + CHUNK))
+      .leftJoin('mail_queue', 'mail_queue.mail_id', 'mails.id')
+      .select(['mails.id', 'mails.status', 'mail_queue.lease_owner'])
+      .where('mails.id', 'in', ids.slice(start, start + CHUNK))
       .execute();
-    for (const row of rows) statuses.set(row.id, row.status);
+    for (const row of rows)
+      statuses.set(row.id, row.status === MailStatus.Queued && row.lease_owner !== null ? MailStatus.Processing : row.status);
   }
   return statuses;
 }
@@ -616,10 +840,9 @@ export async function renewLeases(
   // One statement per mail: renewals are rare (only sends slower than half a lease) and few (≤ the worker's concurrency).
   for (const { id, heldUntil } of held) {
     const result = await db
-      .updateTable('mails')
+      .updateTable('mail_queue')
       .set({ lease_expires_at: expiresAt })
-      .where('id', '=', id)
-      .where('status', '=', sql.lit(MailStatus.Processing))
+      .where('mail_id', '=', id)
       .where('lease_owner', '=', owner)
       .where('lease_expires_at', '=', heldUntil)
       .executeTakeFirst();
@@ -648,8 +871,16 @@ async function deleteFrom(
   returning: { rows: boolean; events: boolean },
 ): Promise<Array<{ id: number }>> {
   const ids = chunk.map((t) => t.id);
+  // Queued and Processing are one stored status, told apart by the lease (mail/leases.ts); the queue row goes
+  // with the mail (ON DELETE CASCADE).
+  const leased =
+    from === MailStatus.Processing
+      ? sql` and id in (${LEASED_IDS})`
+      : from === MailStatus.Queued
+        ? sql` and id not in (${LEASED_IDS})`
+        : sql``;
   const deleted = await sql<{ id: number }>`
-    delete from mails where id in (${sql.join(ids)}) and status = ${sql.lit(from)}
+    delete from mails where id in (${sql.join(ids)}) and status = ${sql.lit(storedStatusOf(from))}${leased}
     returning ${returningColumns(returning)}`.execute(db);
   return deleted.rows;
 }
@@ -693,29 +924,13 @@ async function updateFrom(
     columns.push({ name: 'ev', type: 'integer', value: (t) => (eventTypes.has(t.id) ? 1 : 0) });
     assignments.push(sql`event_seq = mails.event_seq + v.ev`);
   }
-  if (first.set?.lease === null) assignments.push(sql`lease_owner = null`, sql`lease_expires_at = null`);
-  else if (first.set?.lease !== undefined) {
-    columns.push({ name: 'owner', type: 'text', value: (t) => t.set?.lease?.owner ?? null });
-    columns.push({ name: 'expires', type: 'bigint', value: (t) => t.set?.lease?.expiresAt ?? null });
-    assignments.push(sql`lease_owner = v.owner`, sql`lease_expires_at = v.expires`);
-  }
+  // A lease lives in the queue (moveInQueue): the record holds none.
   // SQLite's planner does not know how many rows json_each gives (below): left to choose, it may read every
   // mail of the from-status through a status index and probe the JSON for each. The unary `+` takes the status
   // term out of index use (SQLite's documented way), so the only way to the mails is their primary key.
   const status = engineOf(db) === 'postgres' ? sql`mails.status` : sql`+mails.status`;
+  // The lease conditions were the queue's (moveInQueue), checked before this UPDATE in the same transaction.
   const conditions: RawBuilder<unknown>[] = [sql`mails.id = v.id`, sql`${status} = ${sql.lit(from)}`];
-  if (first.lease?.owner !== undefined) {
-    columns.push({ name: 'held_by', type: 'text', value: (t) => t.lease?.owner });
-    conditions.push(sql`mails.lease_owner = v.held_by`);
-  }
-  if (first.lease?.expiresAt !== undefined) {
-    columns.push({ name: 'held_until', type: 'bigint', value: (t) => t.lease?.expiresAt });
-    conditions.push(sql`mails.lease_expires_at = v.held_until`);
-  }
-  if (first.lease?.expiredBy !== undefined) {
-    columns.push({ name: 'expired_by', type: 'bigint', value: (t) => t.lease?.expiredBy });
-    conditions.push(sql`mails.lease_expires_at <= v.expired_by`);
-  }
   const names = sql.join(columns.map((c) => sql.ref(c.name)));
   if (engineOf(db) === 'postgres') {
     // One array per column, joined through `unnest`: the text depends on the group's shape only, not on its

@@ -5,7 +5,7 @@
  */
 import type { MailEventType, MailStatusCode } from '@outbox/contract';
 import type { EventRecipient } from '../events/application-event-data.js';
-import type { MailRow } from '../store/schema.js';
+import type { MailView } from './leases.js';
 
 export interface TransitionEvent {
   type: MailEventType;
@@ -89,7 +89,7 @@ export interface AppliedTransitions {
   /** Ids whose mail was not in an allowed status (or lease) or does not exist: the caller explains them. */
   missed: number[];
   /** With `returnRows`: each moved mail's row after the move (as it was, for a delete). */
-  rows: Map<number, MailRow>;
+  rows: Map<number, MailView>;
 }
 
 export interface ApplyOptions {

@@ -22,6 +22,7 @@ import { updateAfterReceipt } from './migrations/017-update-after-receipt.js';
 import { statusSearchIndex } from './migrations/018-status-search-index.js';
 import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.js';
 import { bounceReportsWithMail } from './migrations/021-bounce-reports-with-mail.js';
+import { mailQueue } from './migrations/022-mail-queue.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -43,6 +44,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '018-status-search-index': statusSearchIndex(store.engine),
     '019-search-punctuation-keys': searchPunctuationKeys(store.engine),
     '021-bounce-reports-with-mail': bounceReportsWithMail(store.engine),
+    '022-mail-queue': mailQueue(store.engine),
   };
 }
 

@@ -19,8 +19,6 @@ export interface MailTable {
   provider_sent_at: ColumnType<number, number | undefined, number>;
   next_attempt_at: number;
   attempts: ColumnType<number, number | undefined, number>;
-  lease_owner: string | null;
-  lease_expires_at: number | null;
   provider_reply: string | null;
   api_key_id: number | null;
   idempotency_key: string | null;
@@ -35,6 +33,26 @@ export interface MailTable {
   rejected_recipients: ColumnType<number, number | undefined, number>;
   /** The mail's last application event's `mail_seq` (migration 006). */
   event_seq: ColumnType<number, number | undefined, number>;
+}
+
+/**
+ * The queue (migration 022): one row per mail that waits or is leased, none for any other. A claim writes only
+ * this table; a mail whose row holds a lease (`lease_owner` set) is Processing wherever a status shows
+ * (mail/leases.ts), while its record's stored status stays Queued.
+ */
+export interface MailQueueTable {
+  mail_id: number;
+  /** When it may be claimed (a retry's backoff, a requeue's now). */
+  due_at: number;
+  /** Attempts so far, the one under way included (the claim counts it). */
+  attempts: ColumnType<number, number | undefined, number>;
+  lease_owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the current lease began: a Processing mail's last update. */
+  leased_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Room for lanes (issue 38): whose mail it is, and its place in line. */
+  api_key_id: ColumnType<number | null, number | null | undefined, number | null>;
+  priority: ColumnType<number, number | undefined, number>;
 }
 
 /** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
@@ -278,6 +296,7 @@ export interface AlertHistoryTable {
 
 export interface Database {
   mails: MailTable;
+  mail_queue: MailQueueTable;
   mail_recipients: MailRecipientTable;
   mail_contents: MailContentTable;
   mail_search_keys: MailSearchKeysTable;
@@ -300,6 +319,7 @@ export interface Database {
 }
 
 export type MailRow = Selectable<MailTable>;
+export type MailQueueRow = Selectable<MailQueueTable>;
 export type NewMailRow = Insertable<MailTable>;
 export type MailUpdate = Updateable<MailTable>;
 export type MailRecipientRow = Selectable<MailRecipientTable>;

@@ -26,6 +26,7 @@ export const EXPORTED_TABLES: ReadonlyArray<{ name: TableName; key: string; iden
   { name: 'audit_log', key: 'id', identity: true },
   { name: 'server_secrets', key: 'name' },
   { name: 'mails', key: 'id', identity: true },
+  { name: 'mail_queue', key: 'mail_id' },
   { name: 'mail_recipients', key: 'id', identity: true },
   { name: 'mail_contents', key: 'mail_id' },
   { name: 'mail_events', key: 'id', identity: true },
@@ -50,6 +51,8 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
 /** How the import writes what only the one writer of statuses may write (mail/transition.repository.ts). */
 export interface MailImportWriter {
   insertMails(trx: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void>;
+  /** The queue's rows (migration 022), leases included: the new store shows each mail as the old one did. */
+  insertQueueRows(trx: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void>;
   rebuildStatusCounts(trx: DbOrTrx): Promise<void>;
 }
 const PAGE = 1000;
@@ -116,12 +119,14 @@ export async function importStore(store: Store, lines: AsyncIterable<string>, wr
     // What a start of the new store wrote (OUTBOX_ADMIN_USER or the random admin, their audit entries, the
     // return-path secret, alert states) makes way for the exported rows: children first.
     await trx.deleteFrom('sessions').execute();
-    for (const { name } of [...EXPORTED_TABLES].reverse()) if (name !== 'mails') await trx.deleteFrom(name as 'audit_log').execute();
+    for (const { name } of [...EXPORTED_TABLES].reverse())
+      if (name !== 'mails' && name !== 'mail_queue') await trx.deleteFrom(name as 'audit_log').execute();
     let header: { format?: string; version?: number } | undefined;
     let batch: Array<Record<string, unknown>> = [];
     let batchTable: TableName | undefined;
     const flush = async () => {
       if (batchTable === 'mails') await writer.insertMails(trx, batch);
+      else if (batchTable === 'mail_queue') await writer.insertQueueRows(trx, batch);
       else if (batchTable && batch.length > 0)
         // Any table of EXPORTED_TABLES but mails (checked above); status_counts is never among them.
         await trx

@@ -37,8 +37,6 @@ function newRow(
     received_at: now,
     last_update_at: now,
     next_attempt_at: now,
-    lease_owner: null,
-    lease_expires_at: null,
     provider_reply: null,
     api_key_id: principal.id,
     idempotency_key: fields.idempotencyKey,

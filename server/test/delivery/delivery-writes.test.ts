@@ -1,6 +1,6 @@
 /**
- * What a delivery writes (issue 25 item 1, migration 016): no `(status, lease_expires_at)` index to update twice
- * per mail, a partial one of the Processing mails that the sweeper reads; on PostgreSQL, `mail_recipients` pages with room for the outcome's HOT update, and the recipient
+ * What a delivery writes (issue 25 item 1, migrations 016 and 022): no lease in the mail record and no claim index
+ * on it, the queue's partial indexes that the claim and the sweeper read; on PostgreSQL, `mail_recipients` pages with room for the outcome's HOT update, and the recipient
  * outcomes written through arrays (`unnest`), so a relay's reply reaches the store exactly as it was said,
  * whatever characters an array literal would have to escape (SMTP replies are ASCII: nodemailer reads them as Latin-1). The sweeper still finds an expired lease
  * without the index (lease tests in worker.test.ts).
@@ -39,23 +39,26 @@ async function mailIndexes(): Promise<string[]> {
 }
 
 describe('delivery writes (migration 016)', () => {
-  it('mails has no (status, lease_expires_at) index but a partial one of the Processing mails, which the sweeper reads', async () => {
+  it("the queue is its own table (migration 022): mails holds no lease and no claim index; the sweeper reads the queue's partial index of leases", async () => {
     const indexes = await mailIndexes();
     expect(indexes).not.toContain('mails_lease_idx');
-    expect(indexes).toContain('mails_processing_lease_idx');
+    expect(indexes).not.toContain('mails_processing_lease_idx');
+    expect(indexes).not.toContain('mails_queue_due_idx');
     // The sweeper's query (queue.repository.ts listExpiredLeases); PostgreSQL would scan the few rows of a test
     // table rather than read any index, so it is told not to.
-    const sweep = sql`select id, lease_owner, attempts, received_at from mails where status = 2 and lease_expires_at <= 1`;
-    const plan =
+    const sweep = sql`select mail_id, lease_owner, attempts from mail_queue where lease_owner is not null and lease_expires_at <= 1`;
+    const claim = sql`select mail_id from mail_queue where lease_owner is null and due_at <= 1 order by due_at, mail_id limit 50`;
+    const planOf = async (query: typeof sweep) =>
       context.store.engine === 'postgres'
         ? await context.store.db.transaction().execute(async (trx) => {
             await sql`set local enable_seqscan = off`.execute(trx);
-            const { rows } = await sql<{ 'QUERY PLAN': string }>`explain ${sweep}`.execute(trx);
+            const { rows } = await sql<{ 'QUERY PLAN': string }>`explain ${query}`.execute(trx);
             return rows.map((r) => r['QUERY PLAN']).join('\n');
           })
-        : (await sql<{ detail: string }>`explain query plan ${sweep}`.execute(context.store.db)).rows.map((r) => r.detail).join('\n');
-    expect(plan).toContain('mails_processing_lease_idx');
-    expect(indexes).toEqual(expect.arrayContaining(['mails_queue_due_idx', 'mails_status_idx', 'mails_status_last_update_idx']));
+        : (await sql<{ detail: string }>`explain query plan ${query}`.execute(context.store.db)).rows.map((r) => r.detail).join('\n');
+    expect(await planOf(sweep)).toContain('mail_queue_lease_idx');
+    expect(await planOf(claim)).toContain('mail_queue_due_idx');
+    expect(indexes).toEqual(expect.arrayContaining(['mails_status_idx', 'mails_status_last_update_idx']));
   });
 
   // PostgreSQL's own storage parameter: the SQLite half leaves it out rather than reporting it skipped.

@@ -6,6 +6,7 @@ import { MailStatus, type BulkResult, type MailListResponse } from '@outbox/cont
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listAuditEntries } from '../../src/audit/audit.repository.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
+import { findStatuses } from '../../src/mail/transition.repository.js';
 import { seedMails } from '../support/mails.js';
 
 describe('POST /api/v1/mail/bulk', () => {
@@ -35,10 +36,8 @@ describe('POST /api/v1/mail/bulk', () => {
     expect(status, JSON.stringify(body)).toBe(200);
     return body.data[0]!;
   };
-  const statusOf = async (id: number): Promise<number | null> => {
-    const row = await context.store.db.selectFrom('mails').select('status').where('id', '=', id).executeTakeFirst();
-    return row ? row.status : null;
-  };
+  /** As it shows: a leased mail is Processing (mail/leases.ts). */
+  const statusOf = async (id: number): Promise<number | null> => (await findStatuses(context.store.db, [id])).get(id) ?? null;
   /** The bulk entries of the audit log, newest first (logins and operator changes are recorded too). */
   const bulkAudit = async () => (await listAuditEntries(context.store.db)).filter((e) => e.action.startsWith('mail.bulk.'));
   const counts = async () => {

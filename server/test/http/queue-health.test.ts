@@ -61,9 +61,9 @@ describe('GET /api/v1/queue/health', () => {
       { status: MailStatus.Dequeued, receivedAt: at(1_000) },
     ]);
     await context.store.db
-      .updateTable('mails')
-      .set({ next_attempt_at: at(1_000) })
-      .where('id', 'in', [ids[0]!, ids[1]!])
+      .updateTable('mail_queue')
+      .set({ due_at: at(1_000) })
+      .where('mail_id', 'in', [ids[0]!, ids[1]!])
       .execute();
 
     expect(await health()).toEqual({

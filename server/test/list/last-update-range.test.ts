@@ -38,7 +38,7 @@ describe('no mail is updated before its receipt', () => {
     expect(await lastUpdateOf(dequeued!)).toBe(minute(500));
 
     // Due now: the claim's clock reads an hour before the mail arrived.
-    await sql`update mails set next_attempt_at = 0 where id = ${claimed}`.execute(context.store.db);
+    await sql`update mail_queue set due_at = 0 where mail_id = ${claimed}`.execute(context.store.db);
     const rows = await claimDueMails(context.store.db, context.store.engine, {
       now: minute(441),
       limit: 10,

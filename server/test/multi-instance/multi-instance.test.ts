@@ -116,10 +116,10 @@ describe('several instances on one PostgreSQL database', () => {
       .executeTakeFirstOrThrow();
     await victim!.kill();
     const heldByVictim = await store.db
-      .selectFrom('mails')
-      .select('message_id')
-      .where('status', '=', MailStatus.Processing)
-      .where('lease_owner', '=', victimInstance.id)
+      .selectFrom('mail_queue')
+      .innerJoin('mails', 'mails.id', 'mail_queue.mail_id')
+      .select('mails.message_id')
+      .where('mail_queue.lease_owner', '=', victimInstance.id)
       .execute();
     const inFlightOfVictim = new Set(heldByVictim.map((row) => row.message_id));
     await waitUntil(async () => (await countWithStatus(MailStatus.ProviderSent)) === total, {

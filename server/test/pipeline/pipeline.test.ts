@@ -233,11 +233,12 @@ describe('pipeline: crash and restart', () => {
       await worker.kill();
       processes = [];
       const inFlightAtKill = Number(
+        // Processing: a lease in the queue (mail/leases.ts).
         (
           await store.db
-            .selectFrom('mails')
+            .selectFrom('mail_queue')
             .select((eb) => eb.fn.countAll().as('n'))
-            .where('status', '=', MailStatus.Processing)
+            .where('lease_owner', 'is not', null)
             .executeTakeFirstOrThrow()
         ).n,
       );

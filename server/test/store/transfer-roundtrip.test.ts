@@ -15,6 +15,7 @@ import { openStore, type Store } from '../../src/store/connection.js';
 import { EXPORTED_TABLES, exportStore, importStore } from '../../src/store/transfer.js';
 import { dsn, sendSmtp, startBounceOutbox, type BounceOutbox } from '../bounces/bounce-support.js';
 import { createTestDatabase, makeTempDir } from '../support/context.js';
+import { seedMails } from '../support/mails.js';
 import { freePort, waitUntil } from '../support/net.js';
 import { startInProcess } from '../support/outbox-process.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
@@ -115,6 +116,9 @@ describe('export and import between engines', () => {
     await waitUntil(async () => (await running.store.db.selectFrom('webhook_attempts').select('id').limit(1).execute()).length > 0, {
       what: 'a webhook attempt logged',
     });
+
+    // A mail waiting for its retry a year from now: a row of the queue (migration 022).
+    await seedMails(running.store, [{ status: MailStatus.Queued }], Date.now());
 
     // Alert state as the evaluator writes it.
     await running.store.db

@@ -27,8 +27,6 @@ const mail = (idempotencyKey: string | null, overrides: Partial<NewMail['row']> 
     received_at: 1,
     last_update_at: 1,
     next_attempt_at: 1,
-    lease_owner: null,
-    lease_expires_at: null,
     provider_reply: null,
     api_key_id: apiKeyId,
     idempotency_key: idempotencyKey,

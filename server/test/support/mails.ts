@@ -1,7 +1,8 @@
 /** Puts mails in a given status straight into the store, as the pipeline would have left them. */
 import crypto from 'node:crypto';
 import { MailStatus, type MailStatusCode } from '@outbox/contract';
-import { insertMails } from '../../src/mail/transition.repository.js';
+import { claimTransition } from '../../src/delivery/transitions.js';
+import { applyTransitions, insertMails } from '../../src/mail/transition.repository.js';
 import type { Store } from '../../src/store/connection.js';
 
 export interface SeedMail {
@@ -34,17 +35,28 @@ export async function seedMails(store: Store, mails: SeedMail[], now = Date.pars
           // Far in the future: a worker, if one runs, leaves seeded Queued mails alone.
           next_attempt_at: now + 365 * 86_400_000,
           attempts: 0,
-          lease_owner: null,
-          lease_expires_at: null,
           provider_reply: null,
           api_key_id: null,
           idempotency_key: null,
         },
         recipients: to.map((r) => ({ kind: 'to', name: r.name, address: r.address })),
-        // Counters as a submission would have moved them; seeded mails have no history.
-        created: { to: (m.status ?? MailStatus.Queued) as MailStatusCode, at: now, event: null },
+        // Counters as a submission would have moved them; seeded mails have no history. A Processing mail is a
+        // Queued one under a lease (mail/leases.ts): created Queued, then claimed below.
+        created: {
+          to: (m.status === MailStatus.Processing ? MailStatus.Queued : (m.status ?? MailStatus.Queued)) as MailStatusCode,
+          at: now,
+          event: null,
+        },
       };
     });
-    return insertMails(trx, rows);
+    const ids = await insertMails(trx, rows);
+    // Claimed as it arrived: its last update is its receipt, as before the queue had its own table.
+    const leased = rows.flatMap((row, i) => (mails[i]!.status === MailStatus.Processing ? [{ id: ids[i]!, at: row.row.received_at }] : []));
+    if (leased.length > 0)
+      await applyTransitions(
+        trx,
+        leased.map(({ id, at }) => claimTransition(id, at, { owner: 'seed', expiresAt: now + 365 * 86_400_000 })),
+      );
+    return ids;
   });
 }
