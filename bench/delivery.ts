@@ -35,6 +35,8 @@ import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { createReturnPathCodec } from '../server/src/bounces/return-path.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import path from 'node:path';
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../server/src/store/schema.js';
 import {
   cpuPercent,
   cpuTimeMs,
@@ -166,6 +168,37 @@ interface WorkerRun {
   sent: number;
   other: Record<string, number>;
   cpu: Cpu;
+  /** PostgreSQL: row versions written per delivered mail, by table (issue 36: one write of `mails` per outcome). */
+  writes?: Record<string, { insertsPerMail: number; updatesPerMail: number; hotShare: number | null }> | undefined;
+}
+
+/**
+ * PostgreSQL's row-version counters per table (`pg_stat_user_tables`): inserts, updates and HOT updates. A backend
+ * reports its counts at most once a second, so every pooled connection is first told to flush at its next
+ * transaction's end (each held by a sleep, so that the pool hands out each connection once).
+ */
+async function rowVersions(db: Kysely<Database>): Promise<Map<string, { ins: number; upd: number; hot: number }>> {
+  await Promise.all(Array.from({ length: 12 }, () => sql`select pg_stat_force_next_flush(), pg_sleep(0.1)`.execute(db)));
+  const { rows } = await sql<{ relname: string; ins: string; upd: string; hot: string }>`
+    select relname, n_tup_ins as ins, n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_user_tables`.execute(db);
+  return new Map(rows.map((r) => [r.relname, { ins: Number(r.ins), upd: Number(r.upd), hot: Number(r.hot) }]));
+}
+
+/** Row versions written per delivered mail, by table, with the HOT share of the updates. */
+function writesPerMail(
+  before: Map<string, { ins: number; upd: number; hot: number }>,
+  after: Map<string, { ins: number; upd: number; hot: number }>,
+  mails: number,
+): Record<string, { insertsPerMail: number; updatesPerMail: number; hotShare: number | null }> {
+  const out: Record<string, { insertsPerMail: number; updatesPerMail: number; hotShare: number | null }> = {};
+  for (const [table, a] of after) {
+    const b = before.get(table) ?? { ins: 0, upd: 0, hot: 0 };
+    const upd = a.upd - b.upd;
+    const ins = a.ins - b.ins;
+    if (upd === 0 && ins === 0) continue;
+    out[table] = { insertsPerMail: ins / mails, updatesPerMail: upd / mails, hotShare: upd === 0 ? null : (a.hot - b.hot) / upd };
+  }
+  return out;
 }
 
 async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: number | undefined): Promise<WorkerRun> {
@@ -205,6 +238,7 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     });
     const measureCpu = cpuMeter(sinkPid);
     const measureBackends = engine === 'postgres' ? await postgresBackendCpu(store.db) : undefined;
+    const versionsBefore = engine === 'postgres' ? await rowVersions(store.db) : undefined;
     const stopProfile = values.profile ? await startCpuProfile() : undefined;
     const started = performance.now();
     worker.start();
@@ -227,6 +261,7 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     }
     const drainMs = performance.now() - started;
     const cpu: Cpu = { ...measureCpu(drainMs), backendMs: await measureBackends?.() };
+    const writes = versionsBefore ? writesPerMail(versionsBefore, await rowVersions(store.db), n) : undefined;
     if (stopProfile) {
       const profile = await stopProfile();
       const file = profile.file(`delivery-${engine}-${new Date().toISOString().replace(/[:.]/g, '-')}`, path.join(resultsDir, 'profiles'));
@@ -237,7 +272,7 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     const other = Object.fromEntries(
       [...counts].filter(([status, c]) => status !== MailStatus.ProviderSent && c > 0).map(([s, c]) => [String(s), c]),
     );
-    return { engine, queueMs, drainMs, sent: counts.get(MailStatus.ProviderSent) ?? 0, other, cpu };
+    return { engine, queueMs, drainMs, sent: counts.get(MailStatus.ProviderSent) ?? 0, other, cpu, writes };
   } finally {
     await outbox.close();
   }
@@ -345,6 +380,16 @@ async function main(): Promise<void> {
         verdict(s.met),
       ]),
     );
+    for (const r of rounds) {
+      for (const w of r.runs) {
+        if (!w.writes) continue;
+        const tables = Object.entries(w.writes).map(
+          ([table, t]) =>
+            `${table} ${t.insertsPerMail.toFixed(2)} ins + ${t.updatesPerMail.toFixed(2)} upd/mail${t.hotShare === null ? '' : ` (${Math.round(t.hotShare * 100)} % HOT)`}`,
+        );
+        console.log(`  (${w.engine} row versions per delivered mail: ${tables.join('; ')})`);
+      }
+    }
     for (const engine of engines) {
       const queueMs = median(rounds.map((r) => r.runs.find((w) => w.engine === engine)!.queueMs));
       console.log(
@@ -369,6 +414,7 @@ async function main(): Promise<void> {
           ratio: w.ratio,
           queueSeconds: w.queueMs / 1000,
           cpu: w.cpu,
+          writes: w.writes,
         })),
       })),
     });

@@ -1,0 +1,594 @@
+/**
+ * The operators' console list under delivery load: the random list workload of bench/list.ts (`--random`)
+ * asked over HTTP while the delivery worker, in the same process as the server, drains a queue into a fast
+ * sink as fast as it can. Goal: list p99 ≤ 50 ms while delivering ≥ 1,000 mails/s.
+ *
+ *   npx tsx bench/mixed.ts [--count 1000000] [--engine sqlite|postgres|all] [--queries 300] [--seed 20] [--deliver 20000]
+ *                          [--concurrency N] [--tag NAME] [--cold]
+ *
+ * - The store is bench/list.ts's kept store of `--count` demo mails (bench/support/demo-store.ts
+ *   `prepareDemoStore`: bench/results/cache/list-sqlite-<count>/ or the PostgreSQL database bench_list_<count>,
+ *   filled on the first run, reused after; pass the same --tag). The run works on a copy of it (the SQLite
+ *   files copied to a temporary folder; a PostgreSQL database made with that one as its template, dropped
+ *   afterwards): the kept store must keep exactly `--count` mails and its statuses for bench/list.ts. The copy
+ *   is read into the page cache first (`warmDemoStore`; `--cold` skips it).
+ * - The server is `start(config)` in this process with WORKER=off (bench/support/outbox.ts); `--deliver` more
+ *   mails (bench/support/mails.ts `benchMail`) are queued through the submission service in batches of 500, as
+ *   bench/delivery.ts queues them. The search terms and the newest received date the queries use are taken
+ *   before that, so the queries are the ones bench/list.ts --random asks with the same --seed.
+ * - The sink is the embedded capture relay (`store: false`) in its own process (bench/support/sink-process.ts).
+ *   The worker is built as bench/delivery.ts builds it (as server/src/main.ts does), from a config made by
+ *   loadConfig (WORKER_CONCURRENCY, 50 by default, or --concurrency; the relay pool sized as main.ts sizes it),
+ *   in this process beside the server, as a single instance runs.
+ * - Once the worker has sent its first mails (at most 2 s after its start), `--queries` requests of page 1
+ *   (limit 50) are asked one after the other (a random sort and order, half with a status subset, 60% with a
+ *   search term from a random frequency decade, 30% with a date range; 20 warm-up queries of another seed come
+ *   before the worker starts), each request's latency recorded.
+ * - The delivery rate is the ProviderSent counter's rise (`getStatusCounts`) over the same window ÷ its seconds.
+ *   A poll of the counters every 50 ms notices when the queued mails are all handled: the window ends there,
+ *   the queries asked after it are reported apart (an idle list, not one under load) and the output says the
+ *   deliveries ran out; queue more with --deliver.
+ * - CPU beside the figures: this process (server, worker and client share it), the sink's, and on PostgreSQL
+ *   the database's backends, in % of one core from the first query to the last answer. The machine has 2 cores,
+ *   shared by all three.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { MAIL_SORTS, MailStatus, type MailSort } from '@outbox/contract';
+import { systemClock } from '../server/src/clock.js';
+import { loadConfig } from '../server/src/config.js';
+import { createRelayTransport } from '../server/src/delivery/relay-transport.js';
+import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
+import { createDeliveryWorker } from '../server/src/delivery/worker.js';
+import { getStatusCounts } from '../server/src/mail/mail.repository.js';
+import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
+import {
+  cpuPercent,
+  cpuTimeMs,
+  describeSetup,
+  formatNumber,
+  makeTempDir,
+  printTable,
+  removeDir,
+  setupLine,
+  sleep,
+  summarize,
+  verdict,
+  warnIfBusy,
+  writeResult,
+  type LatencySummary,
+} from './support/common.js';
+import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
+import { benchMail } from './support/mails.js';
+import { operatorToken, startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
+import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
+import { startSinkProcess } from './support/sink-process.js';
+
+const GOAL_P99_MS = 50;
+const GOAL_MAILS_PER_SECOND = 1_000;
+const LIMIT = 50;
+const POLL_MS = 50;
+/** The queries start once the worker has sent this many mails (its pool connected, its first claims done), or after RAMP_MAX_MS. */
+const RAMP_MAX_MS = 2_000;
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '1000000' },
+    engine: { type: 'string', default: 'all' },
+    queries: { type: 'string', default: '300' },
+    seed: { type: 'string', default: '20' },
+    deliver: { type: 'string', default: '20000' },
+    /** WORKER_CONCURRENCY, as bench/delivery.ts --concurrency (the config's default otherwise). */
+    concurrency: { type: 'string' },
+    /** The kept store's tag, as bench/list.ts --tag. */
+    tag: { type: 'string' },
+    /** Skip reading the store into the page cache first. */
+    cold: { type: 'boolean', default: false },
+  },
+});
+if (!['sqlite', 'postgres', 'all'].includes(values.engine)) throw new Error('--engine is sqlite, postgres or all');
+const count = Number(values.count);
+const queryCount = Number(values.queries);
+const seed = Number(values.seed);
+const deliver = Number(values.deliver);
+if (![count, queryCount, seed, deliver].every(Number.isInteger) || count < 1 || queryCount < 1 || deliver < 1)
+  throw new Error('--count, --queries and --deliver are positive integers, --seed an integer');
+const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
+// As bench/delivery.ts and main.ts size the relay pool.
+const concurrency = config.workerConcurrency;
+const maxConnections = Math.max(1, Math.min(10, Math.ceil(concurrency / 4)));
+const rampSent = 2 * concurrency;
+
+async function chooseEngines(): Promise<Engine[]> {
+  const wanted: Engine[] = values.engine === 'all' ? ['sqlite', 'postgres'] : [values.engine as Engine];
+  if (!wanted.includes('postgres') || (await postgresReachable())) return wanted;
+  console.log(`(PostgreSQL skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
+  return wanted.filter((engine) => engine !== 'postgres');
+}
+
+/** The worker's logger, as bench/delivery.ts's: keeps the first warnings and errors, to explain a poor run. */
+function collectingLogger() {
+  const lines: string[] = [];
+  const keep = (level: string) => (object: object, message?: string) => {
+    if (lines.length < 5)
+      lines.push(
+        `${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`,
+      );
+  };
+  return { lines, info: () => undefined, warn: keep('warn'), error: keep('error') };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The random list workload. This mirrors bench/list.ts (`get`, `seededRandom`, `searchTerms`, `RandomQuery`,
+// `randomQuery` and the URL of `runRandom`), copied because list.ts exports nothing and runs its main() when
+// imported; keep the two in step so that a seed asks the same queries in both.
+// ---------------------------------------------------------------------------------------------------------
+
+function get(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        headers: { authorization: `Token ${token}` },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/** mulberry32: a small seeded generator, so that a run's queries can be asked again. */
+function seededRandom(seedValue: number): () => number {
+  let state = seedValue | 0;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SAMPLE = 5_000;
+
+/** Search terms across frequency decades, estimated from a sample of 5,000 mails (as bench/list.ts). */
+async function searchTerms(db: BenchOutbox['running']['store']['db'], random: () => number): Promise<Map<string, string[]>> {
+  const bounds = await db
+    .selectFrom('mails')
+    .select((eb) => [eb.fn.min('id').as('min'), eb.fn.max('id').as('max')])
+    .executeTakeFirstOrThrow();
+  const [min, max] = [Number(bounds.min), Number(bounds.max)];
+  const ids = Array.from({ length: SAMPLE }, () => min + Math.floor(random() * (max - min + 1)));
+  const texts: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db
+      .selectFrom('mails')
+      .select('search_text')
+      .where('id', 'in', ids.slice(i, i + 500))
+      .execute();
+    texts.push(...rows.map((r) => r.search_text));
+  }
+  const candidates = new Set<string>();
+  for (const text of texts.slice(0, 400)) {
+    for (const token of text.split(' ').filter((t) => t.length >= 3)) {
+      candidates.add(token);
+      const length = 3 + Math.floor(random() * Math.min(6, token.length - 2));
+      const start = Math.floor(random() * (token.length - length + 1));
+      candidates.add(token.slice(start, start + length));
+    }
+  }
+  const decades = new Map<string, string[]>();
+  for (const term of candidates) {
+    const held = texts.filter((t) => t.includes(term)).length;
+    const matches = (held / texts.length) * count;
+    const decade = held <= 1 ? `≤${formatNumber(Math.round(count / texts.length))}` : `~1e${Math.floor(Math.log10(matches))}`;
+    decades.set(decade, [...(decades.get(decade) ?? []), term]);
+  }
+  decades.set(
+    'none',
+    Array.from({ length: 50 }, () => `zq${Math.floor(random() * 1e9).toString(36)}`),
+  );
+  return decades;
+}
+
+interface RandomQuery {
+  sort: MailSort;
+  order: 'asc' | 'desc';
+  statuses?: number[];
+  q?: string;
+  decade?: string;
+  lastHours?: number;
+}
+
+function randomQuery(random: () => number, terms: Map<string, string[]>): RandomQuery {
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+  const query: RandomQuery = { sort: pick(MAIL_SORTS), order: random() < 0.5 ? 'asc' : 'desc' };
+  if (random() < 0.5) {
+    const statuses = [0, 1, 2, 3, 4, 5].filter(() => random() < 0.35);
+    query.statuses = statuses.length === 0 || statuses.length === 6 ? [Math.floor(random() * 6)] : statuses;
+  }
+  if (random() < 0.6) {
+    query.decade = pick([...terms.keys()].sort());
+    query.q = pick(terms.get(query.decade)!);
+  }
+  if (random() < 0.3) query.lastHours = pick([1, 6, 24, 72, 168, 336]);
+  return query;
+}
+
+function listUrl(baseUrl: string, newest: number, query: RandomQuery): string {
+  const params = new URLSearchParams({ limit: String(LIMIT), sort: query.sort, order: query.order });
+  if (query.statuses) params.set('status', query.statuses.join(','));
+  if (query.q) params.set('q', query.q);
+  if (query.lastHours !== undefined) params.set('receivedFrom', new Date(newest - query.lastHours * 3_600_000).toISOString());
+  return `${baseUrl}/api/v1/mail/list?${params}`;
+}
+
+const describeQuery = (a: RandomQuery & { ms: number }) =>
+  `${a.ms.toFixed(1)} ms: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''}`;
+
+// ---------------------------------------------------------------------------------------------------------
+
+/** A throwaway copy of the kept store (see the header), removed by drop(). */
+async function copyStore(
+  engine: Engine,
+  kept: { dataDir: string; databaseUrl: string | undefined },
+): Promise<{ dataDir: string | undefined; databaseUrl: string | undefined; seconds: number; drop(): Promise<void> }> {
+  const started = performance.now();
+  if (engine === 'sqlite') {
+    const dir = makeTempDir('outbox-bench-mixed-');
+    // The database and its WAL, if one was left; the shared-memory index is rebuilt on open.
+    for (const name of fs.readdirSync(kept.dataDir).filter((file) => file === SQLITE_FILE_NAME || file === `${SQLITE_FILE_NAME}-wal`))
+      fs.copyFileSync(path.join(kept.dataDir, name), path.join(dir, name), fs.constants.COPYFILE_FICLONE);
+    return { dataDir: dir, databaseUrl: undefined, seconds: (performance.now() - started) / 1000, drop: async () => removeDir(dir) };
+  }
+  const source = new URL(kept.databaseUrl!).pathname.slice(1);
+  const name = `outbox_bench_mixed_${crypto.randomBytes(3).toString('hex')}`;
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: postgresAdminUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  // A template must have no other sessions: prepareDemoStore's just closed, which the server may see a moment late.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin(`create database ${name} template ${source}`);
+      break;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55006' || attempt >= 20) {
+        throw new Error(
+          `could not copy ${source} (is another run, bench/list.ts or bench/console-latency.ts, using it?): ${(error as Error).message}`,
+        );
+      }
+      await sleep(250);
+    }
+  }
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return {
+    dataDir: undefined,
+    databaseUrl: url.toString(),
+    seconds: (performance.now() - started) / 1000,
+    drop: () => admin(`drop database if exists ${name} with (force)`),
+  };
+}
+
+interface Asked extends RandomQuery {
+  ms: number;
+  /** performance.now() when the request was sent. */
+  startedAt: number;
+}
+
+interface EngineResult {
+  engine: Engine;
+  copySeconds: number;
+  fillSeconds: number | null;
+  queueSeconds: number;
+  queued: number;
+  whileDelivering: LatencySummary;
+  afterDelivery: LatencySummary | null;
+  windowSeconds: number;
+  delivered: number;
+  mailsPerSecond: number;
+  failedInWindow: number;
+  ranOut: boolean;
+  cpu: { benchPercent: number | undefined; sinkPercent: number | undefined; postgresPercent: number | undefined };
+  met: boolean;
+  workerLog: string[];
+  slowest: Asked[];
+}
+
+async function runEngine(engine: Engine, sink: { url: string; pid: number }): Promise<EngineResult> {
+  const kept = await prepareDemoStore({ engine, count, tag: values.tag });
+  const copy = await copyStore(engine, kept);
+  console.log(`${engine}: copied the kept store of ${formatNumber(count)} mails in ${copy.seconds.toFixed(1)} s`);
+  try {
+    if (!values.cold) await warmDemoStore(engine, copy.dataDir ?? kept.dataDir, copy.databaseUrl);
+    const outbox = await startBenchOutbox({
+      engine,
+      label: 'mixed',
+      ...(copy.dataDir ? { dataDir: copy.dataDir } : {}),
+      ...(copy.databaseUrl ? { databaseUrl: copy.databaseUrl } : {}),
+      env: { WORKER: 'off' },
+    });
+    try {
+      const { store, services } = outbox.running;
+      const token = await operatorToken(outbox);
+
+      // The queries' inputs, from the kept store's mails (as bench/list.ts --random sees them), before queueing.
+      const newest = Number(
+        (
+          await store.db
+            .selectFrom('mails')
+            .select((eb) => eb.fn.max('received_at').as('t'))
+            .executeTakeFirstOrThrow()
+        ).t ?? Date.now(),
+      );
+      const random = seededRandom(seed);
+      const terms = await searchTerms(store.db, random);
+      console.log(`${engine}: search terms per decade: ${[...terms].map(([d, t]) => `${d} ${t.length}`).join(', ')}`);
+
+      // --deliver mails queued with the worker off, as bench/delivery.ts queues them.
+      const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
+      const queueStarted = performance.now();
+      for (let start = 0; start < deliver; start += 500) {
+        const batch = Array.from({ length: Math.min(500, deliver - start) }, (_, i) => benchMail(start + i));
+        await services.submissions.submitJson(principal, batch, true);
+      }
+      const queueSeconds = (performance.now() - queueStarted) / 1000;
+      console.log(`${engine}: queued ${formatNumber(deliver)} mails in ${queueSeconds.toFixed(1)} s`);
+
+      // Warm-up queries (another seed) before the worker starts, as bench/list.ts does before its timed ones.
+      const warmAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const warm = seededRandom(seed + 1);
+      for (let i = 0; i < 20; i++) await get(warmAgent, listUrl(outbox.baseUrl, newest, randomQuery(warm, terms)), token);
+      warmAgent.destroy();
+
+      // The worker, as bench/delivery.ts builds it (as main.ts does).
+      const workerLog = collectingLogger();
+      const transport = createRelayTransport(sink.url, { maxConnections });
+      const worker = createDeliveryWorker({
+        store,
+        clock: systemClock,
+        transport,
+        retryPolicy: createRetryPolicy({
+          maxAttempts: config.retryMaxAttempts,
+          maxAgeMs: config.retryMaxAgeMs,
+          baseDelayMs: config.retryBaseDelayMs,
+          maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
+        }),
+        concurrency,
+        leaseMs: config.leaseSeconds * 1000,
+        logger: workerLog,
+        onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
+      });
+
+      const handled = (counts: Map<number, number>) =>
+        (counts.get(MailStatus.ProviderSent) ?? 0) + (counts.get(MailStatus.ProviderError) ?? 0) + (counts.get(MailStatus.Error) ?? 0);
+      const failed = (counts: Map<number, number>) => (counts.get(MailStatus.ProviderError) ?? 0) + (counts.get(MailStatus.Error) ?? 0);
+      const sentOf = (counts: Map<number, number>) => counts.get(MailStatus.ProviderSent) ?? 0;
+      const before = await getStatusCounts(store.db);
+
+      let agent: http.Agent | undefined;
+      let polling = true;
+      let poller: Promise<void> | undefined;
+      try {
+        worker.start();
+        const rampDeadline = performance.now() + RAMP_MAX_MS;
+        while (
+          sentOf(await getStatusCounts(store.db)) - sentOf(before) < Math.min(rampSent, deliver / 10) &&
+          performance.now() < rampDeadline
+        )
+          await sleep(10);
+
+        // The window: from here to the last query's answer, or to the poll that saw every queued mail handled.
+        let drained: { at: number; counts: Map<number, number> } | undefined;
+        poller = (async () => {
+          while (polling) {
+            await sleep(POLL_MS);
+            const counts = await getStatusCounts(store.db);
+            if (drained === undefined && handled(counts) - handled(before) >= deliver) drained = { at: performance.now(), counts };
+          }
+        })();
+        agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+        const cpuBench = cpuTimeMs();
+        const cpuSink = cpuTimeMs(sink.pid);
+        const measureBackends = engine === 'postgres' ? await postgresBackendCpu(store.db) : undefined;
+        const startCounts = await getStatusCounts(store.db);
+        const windowStart = performance.now();
+        const asked: Asked[] = [];
+        for (let i = 0; i < queryCount; i++) {
+          const query = randomQuery(random, terms);
+          const url = listUrl(outbox.baseUrl, newest, query);
+          const startedAt = performance.now();
+          const answer = await get(agent, url, token);
+          const ms = performance.now() - startedAt;
+          if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
+          asked.push({ ...query, ms, startedAt });
+        }
+        const lastAnswer = performance.now();
+        const drainedInTime = drained as { at: number; counts: Map<number, number> } | undefined;
+        const windowEnd = drainedInTime ? Math.min(drainedInTime.at, lastAnswer) : lastAnswer;
+        const endCounts = drainedInTime ? drainedInTime.counts : await getStatusCounts(store.db);
+        const windowMs = windowEnd - windowStart;
+        const backendMs = await measureBackends?.();
+        const cpu = {
+          benchPercent: cpuPercent(cpuBench, cpuTimeMs(), lastAnswer - windowStart),
+          sinkPercent: cpuPercent(cpuSink, cpuTimeMs(sink.pid), lastAnswer - windowStart),
+          postgresPercent: backendMs === undefined ? undefined : Math.round((backendMs / (lastAnswer - windowStart)) * 100),
+        };
+
+        const during = asked.filter((a) => !drainedInTime || a.startedAt < drainedInTime.at);
+        const after = asked.filter((a) => drainedInTime && a.startedAt >= drainedInTime.at);
+        const delivered = sentOf(endCounts) - sentOf(startCounts);
+        const mailsPerSecond = windowMs > 0 ? Math.round((delivered / windowMs) * 1000) : 0;
+        const whileDelivering = summarize(during.map((a) => a.ms));
+        const ranOut = drainedInTime !== undefined && drainedInTime.at < lastAnswer;
+        if (ranOut)
+          console.log(
+            `⚠ ${engine}: the ${formatNumber(deliver)} queued mails were all handled after ${during.length} of ${queryCount} queries ` +
+              `(${(windowMs / 1000).toFixed(1)} s): only those count as under load; queue more with --deliver.`,
+          );
+        return {
+          engine,
+          copySeconds: copy.seconds,
+          fillSeconds: kept.filledSeconds ?? null,
+          queueSeconds,
+          queued: deliver,
+          whileDelivering,
+          afterDelivery: after.length > 0 ? summarize(after.map((a) => a.ms)) : null,
+          windowSeconds: Math.round(windowMs) / 1000,
+          delivered,
+          mailsPerSecond,
+          failedInWindow: failed(endCounts) - failed(startCounts),
+          ranOut,
+          cpu,
+          met: during.length > 0 && whileDelivering.p99 <= GOAL_P99_MS && mailsPerSecond >= GOAL_MAILS_PER_SECOND,
+          workerLog: [...workerLog.lines],
+          slowest: [...during].sort((x, y) => y.ms - x.ms).slice(0, 5),
+        };
+      } finally {
+        polling = false;
+        await poller;
+        agent?.destroy();
+        await worker.stop({ graceMs: 1000 });
+        transport.close();
+      }
+    } finally {
+      await outbox.close();
+    }
+  } finally {
+    await copy.drop();
+    await kept.cleanup();
+  }
+}
+
+async function main(): Promise<void> {
+  const engines = await chooseEngines();
+  if (engines.length === 0) {
+    console.log('nothing to measure');
+    return;
+  }
+  const setup = describeSetup({
+    engine: engines.join('+'),
+    count,
+    deliver,
+    queries: queryCount,
+    seed,
+    limit: LIMIT,
+    workerConcurrency: concurrency,
+    poolConnections: maxConnections,
+    sink: 'capture relay (store:false) in a child process',
+    server: 'start(config) in this process, worker built as bench/delivery.ts, on a copy of the kept store',
+    client: 'node:http keep-alive, sequential',
+    store: values.cold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
+  });
+  console.log(`List under delivery load: GET /api/v1/mail/list?limit=50 (bench/list.ts --random) while the worker drains a queue`);
+  console.log(setupLine(setup));
+  warnIfBusy(setup);
+
+  const sink = await startSinkProcess();
+  const results: EngineResult[] = [];
+  try {
+    for (const engine of engines) results.push(await runEngine(engine, sink));
+  } finally {
+    await sink.stop();
+  }
+
+  console.log('');
+  const pct = (value: number | undefined) => (value === undefined ? '-' : `${value}%`);
+  printTable(
+    [
+      'engine',
+      'phase',
+      'queries',
+      'p50 ms',
+      'p99 ms',
+      'max ms',
+      'seconds',
+      'sent in window',
+      'mails/s',
+      'CPU bench / sink / PG',
+      `goal p99 ≤ ${GOAL_P99_MS} ms at ≥ ${formatNumber(GOAL_MAILS_PER_SECOND)}/s`,
+    ],
+    results.flatMap((r) => [
+      [
+        r.engine,
+        'while delivering',
+        r.whileDelivering.count,
+        r.whileDelivering.p50,
+        r.whileDelivering.p99,
+        r.whileDelivering.max,
+        r.windowSeconds.toFixed(1),
+        r.delivered,
+        formatNumber(r.mailsPerSecond),
+        `${pct(r.cpu.benchPercent)} / ${pct(r.cpu.sinkPercent)} / ${pct(r.cpu.postgresPercent)}`,
+        `${verdict(r.met)}${r.ranOut ? ' (queue ran out)' : ''}`,
+      ],
+      ...(r.afterDelivery
+        ? [
+            [
+              r.engine,
+              'after the queue ran out',
+              r.afterDelivery.count,
+              r.afterDelivery.p50,
+              r.afterDelivery.p99,
+              r.afterDelivery.max,
+              '',
+              '',
+              '',
+              '',
+              '',
+            ],
+          ]
+        : []),
+    ]),
+  );
+  for (const r of results) {
+    console.log(
+      `  ${r.engine}: ${formatNumber(r.queued)} queued in ${r.queueSeconds.toFixed(1)} s; store copied in ${r.copySeconds.toFixed(1)} s` +
+        `${r.fillSeconds !== null ? `, filled in ${r.fillSeconds.toFixed(1)} s before the run` : ''}` +
+        `${r.failedInWindow > 0 ? `; ${r.failedInWindow} mails failed in the window (ProviderError/Error)` : ''}`,
+    );
+    if (r.ranOut)
+      console.log(
+        `  ${r.engine}: the queue ran out before the queries ended: the figures are for the first ${r.whileDelivering.count} queries only`,
+      );
+    if (r.workerLog.length > 0) console.log(`  ${r.engine}: worker log: ${r.workerLog.join(' | ')}`);
+    console.log(`  ${r.engine} slowest while delivering:`);
+    for (const a of r.slowest) console.log(`    ${describeQuery(a)}`);
+  }
+  console.log(
+    `  load average after the run: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' / ')} (before: ${setup.loadAverage.join(' / ')})`,
+  );
+  const file = writeResult('mixed', setup, {
+    goal: { p99Ms: GOAL_P99_MS, mailsPerSecond: GOAL_MAILS_PER_SECOND },
+    engines: results,
+  });
+  console.log(`\nresult: ${file}`);
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
