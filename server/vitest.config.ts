@@ -74,8 +74,9 @@ export default defineConfig({
           ...storeFree,
           ...engineNeutral,
         ]
-      : // The move between engines needs both: it runs where PostgreSQL is required.
-        ['test/multi-instance/**', 'test/store/transfer-roundtrip.test.ts'],
+      : // The move between engines needs both: it runs where PostgreSQL is required; PostgreSQL's row-version
+        // counters are its own.
+        ['test/multi-instance/**', 'test/store/transfer-roundtrip.test.ts', 'test/delivery/record-writes.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     setupFiles: onPostgres ? ['test/support/setup-postgres.ts'] : [],
     pool: 'forks',

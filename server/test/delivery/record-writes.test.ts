@@ -2,12 +2,13 @@
  * The queue apart from the record (issue 36, migration 022), counted by PostgreSQL itself: a claim writes only
  * `mail_queue`, so a mail delivered at its first attempt updates its `mails` row once after intake (its outcome),
  * and an application event nobody subscribes to costs its insert and nothing more. The row-version counters
- * (`pg_stat_user_tables`) are PostgreSQL's own; SQLite keeps none, so the SQLite half leaves this file's test out.
+ * (`pg_stat_user_tables`) are PostgreSQL's own; SQLite keeps none, so the SQLite half leaves this file out
+ * (vitest.config.ts).
  */
 import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { testEngine, type TestContext } from '../support/context.js';
+import type { TestContext } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
 import { createWorkerHarness, type WorkerHarness } from '../support/worker-harness.js';
 
@@ -45,49 +46,47 @@ const delta = (after: Map<string, TableWrites>, before: Map<string, TableWrites>
   hotUpdates: (after.get(table)?.hotUpdates ?? 0) - (before.get(table)?.hotUpdates ?? 0),
 });
 
-// PostgreSQL's own counters: the SQLite half leaves the test out rather than reporting it skipped.
-if (testEngine === 'postgres')
-  describe('one write of the mail record per outcome (PostgreSQL row-version counters)', () => {
-    it('1,000 mails delivered at their first attempt: one update of mails each, the claims in mail_queue, no update of application_events without an endpoint', async () => {
-      const total = 1_000;
-      const request = (i: number): SubmitMailRequest => ({
-        fromName: 'Shop',
-        fromMail: 'shop@example.com',
-        to: [{ recipientName: 'Ann', recipientMail: `ann${i}@example.net` }],
-        subject: `Order ${i}`,
-        text: 'Hi',
-      });
-      for (let start = 0; start < total; start += 250)
-        await context.services.submissions.submitJson(
-          harness.principal,
-          Array.from({ length: 250 }, (_, i) => request(start + i)),
-          true,
-        );
-      const before = await tableWrites();
-
-      const worker = harness.startWorker({ concurrency: 50 });
-      const sent = async () =>
-        Number(
-          (
-            await context.store.db
-              .selectFrom('mails')
-              .select((eb) => eb.fn.countAll<number>().as('n'))
-              .where('status', '=', MailStatus.ProviderSent)
-              .executeTakeFirstOrThrow()
-          ).n,
-        );
-      await waitUntil(async () => (await sent()) === total, { timeoutMs: 120_000, what: 'every mail ProviderSent' });
-      await worker.stop();
-      const after = await tableWrites();
-
-      const mails = delta(after, before, 'mails');
-      const queue = delta(after, before, 'mail_queue');
-      const events = delta(after, before, 'application_events');
-      // Two updates per mail (a claim and an outcome) fail this: the claim writes the queue only.
-      expect(mails.updates, JSON.stringify({ mails, queue, events })).toBe(total);
-      expect(queue.updates).toBeGreaterThanOrEqual(total);
-      // The mail's `mail.sent` event is inserted with its outcome, and nothing updates it: no endpoint subscribes.
-      expect(events.inserts).toBe(total);
-      expect(events.updates).toBe(0);
+describe('one write of the mail record per outcome (PostgreSQL row-version counters)', () => {
+  it('1,000 mails delivered at their first attempt: one update of mails each, the claims in mail_queue, no update of application_events without an endpoint', async () => {
+    const total = 1_000;
+    const request = (i: number): SubmitMailRequest => ({
+      fromName: 'Shop',
+      fromMail: 'shop@example.com',
+      to: [{ recipientName: 'Ann', recipientMail: `ann${i}@example.net` }],
+      subject: `Order ${i}`,
+      text: 'Hi',
     });
+    for (let start = 0; start < total; start += 250)
+      await context.services.submissions.submitJson(
+        harness.principal,
+        Array.from({ length: 250 }, (_, i) => request(start + i)),
+        true,
+      );
+    const before = await tableWrites();
+
+    const worker = harness.startWorker({ concurrency: 50 });
+    const sent = async () =>
+      Number(
+        (
+          await context.store.db
+            .selectFrom('mails')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('status', '=', MailStatus.ProviderSent)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    await waitUntil(async () => (await sent()) === total, { timeoutMs: 120_000, what: 'every mail ProviderSent' });
+    await worker.stop();
+    const after = await tableWrites();
+
+    const mails = delta(after, before, 'mails');
+    const queue = delta(after, before, 'mail_queue');
+    const events = delta(after, before, 'application_events');
+    // Two updates per mail (a claim and an outcome) fail this: the claim writes the queue only.
+    expect(mails.updates, JSON.stringify({ mails, queue, events })).toBe(total);
+    expect(queue.updates).toBeGreaterThanOrEqual(total);
+    // The mail's `mail.sent` event is inserted with its outcome, and nothing updates it: no endpoint subscribes.
+    expect(events.inserts).toBe(total);
+    expect(events.updates).toBe(0);
   });
+});
