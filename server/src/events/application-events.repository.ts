@@ -46,8 +46,8 @@ function base32(bytes: Buffer, start: number, end: number): string {
  * An event no enabled endpoint could receive is written fanned out already (`fanned_out_at` = its creation): an
  * endpoint gets the events that happen while it exists and is enabled (docs/webhooks.md), so nobody will ask for
  * it, and it costs its insert and nothing more, where the dispatcher's mark was one more row version per event
- * (issue 36). The check is part of the INSERT (an uncorrelated subquery per row over the few endpoint rows), so
- * it is what the transaction sees when it writes, with no round trip of its own.
+ * (issue 36). The check is part of the INSERT (one uncorrelated subquery over the few endpoint rows), so it is
+ * what the transaction sees when it writes, with no round trip of its own.
  */
 export async function appendApplicationEvents(
   db: DbOrTrx,
@@ -64,33 +64,37 @@ export async function appendApplicationEvents(
 }
 
 const EVENT_COLUMNS = ['id', 'type', 'mail_id', 'mail_seq', 'api_key_id', 'created_at', 'payload'] as const;
-/** Texts kept, one per engine and row count (a group commit's sizes repeat). */
-const insertTexts = new Map<string, string>();
+const COLUMN_TYPES = ['text', 'text', 'bigint', 'integer', 'bigint', 'bigint', 'text'] as const;
+/** Whether an enabled endpoint exists, asked once per INSERT (an uncorrelated subquery over a few rows). */
+const FANNED_OUT = `case when exists (select 1 from webhook_endpoints where enabled = 1) then null else v.created_at end`;
+const COLUMNS = `${EVENT_COLUMNS.join(', ')}, fanned_out_at`;
+/** PostgreSQL: one array per column, in order (`with ordinality`, so `seq` follows the events' order); one text for any size. */
+const POSTGRES_TEXT = `insert into application_events (${COLUMNS})
+  select ${EVENT_COLUMNS.map((c) => `v.${c}`).join(', ')}, ${FANNED_OUT}
+  from unnest(${COLUMN_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) with ordinality as v (${EVENT_COLUMNS.join(', ')}, n)
+  order by v.n`;
+/** SQLite texts, one per row count (a group commit's sizes repeat). */
+const sqliteTexts = new Map<number, string>();
 
-/** `insert into application_events (…, fanned_out_at) values (…, <created_at unless an endpoint is enabled>), …`. */
+/** `insert into application_events (…, fanned_out_at) select …, <created_at unless an endpoint is enabled> from <the rows>`. */
 function insertEvents(db: DbOrTrx, rows: readonly NewApplicationEventRow[]): Compilable {
-  const postgres = engineOf(db) === 'postgres';
-  const key = `${postgres ? 'pg' : 'sqlite'}:${rows.length}`;
-  let text = insertTexts.get(key);
+  if (engineOf(db) === 'postgres') {
+    const parameters = EVENT_COLUMNS.map((column) => rows.map((row) => row[column] ?? null));
+    const compiled = CompiledQuery.raw(POSTGRES_TEXT, parameters);
+    return { compile: () => compiled };
+  }
+  let text = sqliteTexts.get(rows.length);
   if (text === undefined) {
-    const width = EVENT_COLUMNS.length + 1;
-    const mark = (n: number) => (postgres ? `$${n}` : '?');
-    const tuples: string[] = [];
-    for (let row = 0; row < rows.length; row += 1) {
-      const first = row * width + 1;
-      const marks = EVENT_COLUMNS.map((_, column) => mark(first + column));
-      const createdAt = postgres ? `${mark(first + EVENT_COLUMNS.length)}::bigint` : mark(first + EVENT_COLUMNS.length);
-      tuples.push(`(${marks.join(', ')}, (select ${createdAt} where not exists (select 1 from webhook_endpoints where enabled = 1)))`);
-    }
-    text = `insert into application_events (${EVENT_COLUMNS.join(', ')}, fanned_out_at) values ${tuples.join(', ')}`;
-    if (insertTexts.size >= 1_000) insertTexts.clear();
-    insertTexts.set(key, text);
+    const tuple = `(${EVENT_COLUMNS.map(() => '?').join(', ')})`;
+    // SQLite names a VALUES list's columns column1, column2, …; the rows are read in the order written.
+    text = `insert into application_events (${COLUMNS})
+      select ${EVENT_COLUMNS.map((c, i) => `column${i + 1} as ${c}`).join(', ')}, ${FANNED_OUT.replace('v.created_at', 'column6')}
+      from (values ${Array.from({ length: rows.length }, () => tuple).join(', ')})`;
+    if (sqliteTexts.size >= 1_000) sqliteTexts.clear();
+    sqliteTexts.set(rows.length, text);
   }
   const parameters: unknown[] = [];
-  for (const row of rows) {
-    for (const column of EVENT_COLUMNS) parameters.push(row[column] ?? null);
-    parameters.push(row.created_at);
-  }
+  for (const row of rows) for (const column of EVENT_COLUMNS) parameters.push(row[column] ?? null);
   const compiled = CompiledQuery.raw(text, parameters);
   return { compile: () => compiled };
 }
