@@ -16,7 +16,7 @@ import { MailStatus } from '@outbox/contract';
 import nodemailer from 'nodemailer';
 import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
-import { applyTransitions } from '../server/src/mail/transition.repository.js';
+import { applyTransitions } from '../server/src/mail/write/apply.js';
 import { freePort } from '../server/test/support/net.js';
 import {
   cpuPercent,

@@ -17,7 +17,7 @@ import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { claimTransition } from '../server/src/delivery/transitions.js';
 import { createMailService } from '../server/src/mail/mail.service.js';
 import { createSubmissionService } from '../server/src/submission/submission.service.js';
-import { applyTransitions } from '../server/src/mail/transition.repository.js';
+import { applyTransitions } from '../server/src/mail/write/apply.js';
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
 import { createScratchDatabase, postgresReachable } from './support/postgres.js';

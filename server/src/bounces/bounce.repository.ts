@@ -1,6 +1,6 @@
 /**
  * The SQL of bounce handling (docs/bounces.md): the return path's secret, the kept reports, and the per-recipient
- * marks a report leaves on its mail. Status moves go through mail/transition.repository.ts, not here.
+ * marks a report leaves on its mail. Status moves go through mail/write/, not here.
  */
 import { sql } from 'kysely';
 import { withLeases } from '../mail/leases.js';
@@ -143,7 +143,7 @@ export async function findBouncedMails(db: DbOrTrx, mailIds: readonly number[]):
 
 /**
  * Sets the outcome and reply of envelope recipients of several mails (addresses as stored) in one UPDATE joined
- * to a VALUES list, as transition.repository.ts moves mails; the casts give PostgreSQL the columns' types.
+ * to a VALUES list, as mail/write/apply.ts moves mails; the casts give PostgreSQL the columns' types.
  */
 export async function markRecipients(
   db: DbOrTrx,

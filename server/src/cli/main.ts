@@ -16,7 +16,7 @@ import { demoSubmissionBatches, insertDemoMails } from '../demo/demo-data.js';
 import { createBounceService } from '../bounces/bounce.service.js';
 import { createMailService } from '../mail/mail.service.js';
 import { createSubmissionService } from '../submission/submission.service.js';
-import { mailImportWriter } from '../mail/transition.repository.js';
+import { mailImportWriter } from '../mail/write/import.js';
 import { BackupError, backupSqliteStore } from '../store/backup.js';
 import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import { openStore, SQLITE_FILE_NAME, type Store } from '../store/connection.js';

@@ -3,7 +3,7 @@
  * heartbeat went stale (its process crashed: no need to wait out the lease), goes back to Queued, or to Error once
  * its retry budget is spent (transitions.ts), in one transaction.
  */
-import { applyTransitions } from '../mail/transition.repository.js';
+import { applyTransitions } from '../mail/write/apply.js';
 import type { DbOrTrx } from '../store/connection.js';
 import { listExpiredLeases, listLeasesOfStaleInstances } from './queue.repository.js';
 import type { RetryPolicy } from './retry-policy.js';

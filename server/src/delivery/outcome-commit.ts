@@ -15,7 +15,9 @@
  */
 import type { Store } from '../store/connection.js';
 import { createGroupCommit } from '../store/group-commit.js';
-import { applyTransitions, moveStatusCounts, type StatusCountMoves } from '../mail/transition.repository.js';
+import { applyTransitions } from '../mail/write/apply.js';
+import { moveStatusCounts } from '../mail/write/counters.js';
+import { type StatusCountMoves } from '../mail/transition.js';
 import { decideAttempt, type AttemptDecision, type AttemptResult } from './outcome-policy.js';
 import type { EventRecipient } from '../events/application-event-data.js';
 import { claimDueMails, recordRecipientOutcomes, type ClaimedMail, type ClaimRequest } from './queue.repository.js';

@@ -1,14 +1,14 @@
 /**
  * The queue's SQL. The queue is its own narrow table, `mail_queue` (migration 022, docs/decisions.md): a row per
  * mail that waits or is leased. Claiming picks due waiting rows and leases them, writing only that table (in
- * mail/transition.repository.ts, the one writer of the queue and the record; outcomes too, see
+ * mail/write/, the one writer of the queue and the record; outcomes too, see
  * outcome-commit.ts). The engines differ in the claim: on PostgreSQL it is one statement that picks with FOR
  * UPDATE SKIP LOCKED (concurrent workers take disjoint batches without waiting), leases and returns the records
  * and payloads; SQLite has a single writer, so the pick, the conditional UPDATE and the reads in one transaction
  * cannot interleave with another.
  */
 import { sql } from 'kysely';
-import { claimDueMailsSqlite, claimDueMailsWithPayload, type ClaimedRow, type QueueClaim } from '../mail/transition.repository.js';
+import { claimDueMailsSqlite, claimDueMailsWithPayload, type ClaimedRow, type QueueClaim } from '../mail/write/claim.js';
 import { PREPARED, type DbOrTrx, type Engine } from '../store/connection.js';
 import type { RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
@@ -147,7 +147,7 @@ export async function recordRecipientOutcomes(
     return;
   }
   // The updates as one JSON parameter read by `json_each`: one text for every flush (prepared once), not a
-  // VALUES list Kysely compiles anew for each (mail/transition.repository.ts does the same).
+  // VALUES list Kysely compiles anew for each (mail/write/apply.ts does the same).
   for (let start = 0; start < updates.length; start += 500) {
     const rows = JSON.stringify(updates.slice(start, start + 500).map((u) => [u.mailId, u.address, u.outcome, u.reply, u.leaseExpiresAt]));
     await sql`

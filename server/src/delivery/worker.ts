@@ -18,7 +18,8 @@
 import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Clock } from '../clock.js';
-import { applyTransitions, renewLeases } from '../mail/transition.repository.js';
+import { applyTransitions } from '../mail/write/apply.js';
+import { renewLeases } from '../mail/write/claim.js';
 import type { Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';

@@ -10,13 +10,9 @@ import type { Store } from '../store/connection.js';
 import { acceptedCreation, dequeueTransition } from '../mail/lifecycle.js';
 import { DOMAINS, FIRST, LAST, SENDERS, SUBJECTS } from './demo-words.js';
 import type * as repo from '../mail/mail.repository.js';
-import {
-  applyTransitions,
-  insertMails,
-  type MailCreation,
-  type Transition,
-  type TransitionChanges,
-} from '../mail/transition.repository.js';
+import { applyTransitions } from '../mail/write/apply.js';
+import { insertMails } from '../mail/write/create.js';
+import { type MailCreation, type Transition, type TransitionChanges } from '../mail/transition.js';
 
 /** Share of each status among demo mails, in per-mille. */
 const STATUS_WEIGHTS: Array<[MailStatusCode, number]> = [

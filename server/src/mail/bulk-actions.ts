@@ -29,7 +29,7 @@ import type { DbOrTrx, Store } from '../store/connection.js';
 import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
 import * as listRepo from '../list/list.repository.js';
 import * as repo from './mail.repository.js';
-import { applyTransitions, findStatuses } from './transition.repository.js';
+import { applyTransitions, findStatuses } from './write/apply.js';
 import type { Transition } from './transition.js';
 
 /** The most mails per transaction of a filter action. */

@@ -14,7 +14,7 @@ import type { MailRow } from '../store/schema.js';
 import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
 import { statusName } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
-import { applyTransitions } from './transition.repository.js';
+import { applyTransitions } from './write/apply.js';
 import type { Transition } from './transition.js';
 
 export function mailNotFound(id: number): AppError {

@@ -1,7 +1,7 @@
 /**
  * The mail SQL other than the list's page reads (list/list.repository.ts): the per-status counters,
  * recipients, contents and the event log, and what inserting a mail needs. Status changes, their events and
- * counter moves are `transition.repository.ts`. Functions take `db | trx` first.
+ * counter moves are the writer's (`write/`). Functions take `db | trx` first.
  */
 import { sql } from 'kysely';
 import { MailStatus } from '@outbox/contract';
@@ -95,7 +95,7 @@ export interface NewRecipient {
   address: string;
 }
 
-/** A mail to insert (`insertMails` in transition.repository.ts, which sets its status from its creation). */
+/** A mail to insert (`insertMails` in write/create.ts, which sets its status from its creation). */
 export interface NewMail {
   /** `search_text` and `first_to_mail` are derived from the row and its recipients by insertMails; the status from its creation. */
   row: Omit<NewMailRow, 'status' | 'event_seq' | 'search_text' | 'first_to_mail'>;

@@ -1,5 +1,5 @@
 /**
- * What a status transition is (the types `applyTransitions` in transition.repository.ts takes and returns).
+ * What a status transition is (the types `applyTransitions` in write/apply.ts takes and returns).
  * Pure types, so the lifecycle's builders (lifecycle.ts, delivery/outcome-policy.ts, delivery/transitions.ts)
  * depend on no SQL.
  */

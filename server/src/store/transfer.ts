@@ -6,7 +6,7 @@
  * sessions, heartbeats) and what is derived from the rows and rebuilt by the import (status counters, search
  * keys). Secrets travel too (the return-path secret, webhook signing secrets, API key hashes): a bounce for a
  * mail sent before the move still matches, and an endpoint's signatures still verify. Mails and counters are
- * written only through the one writer of statuses (`mailImportWriter` of mail/transition.repository.ts, passed
+ * written only through the one writer of statuses (`mailImportWriter` of mail/write/import.ts, passed
  * in by the CLI: store/ imports nothing above it), which checks each mail's status; the other tables go in as
  * they are. A test (test/store/transfer-tables.test.ts) fails when a table of the schema is in neither list.
  */
@@ -48,7 +48,7 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   mail_search_keys: "derived from each mail's text; the import writes them (PostgreSQL only)",
 };
 
-/** How the import writes what only the one writer of statuses may write (mail/transition.repository.ts). */
+/** How the import writes what only the one writer of statuses may write (mail/write/). */
 export interface MailImportWriter {
   insertMails(trx: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void>;
   /** The queue's rows (migration 022), leases included: the new store shows each mail as the old one did. */

@@ -19,7 +19,7 @@ import * as repo from '../mail/mail.repository.js';
 import type { MailService } from '../mail/mail.service.js';
 import { prepareJson, prepareRaw, type PreparedMail, type RawSubmission } from './submission-preparation.js';
 import { submissionProblems } from './submission-validation.js';
-import { insertMails } from '../mail/transition.repository.js';
+import { insertMails } from '../mail/write/create.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { suppressedAmong } from '../suppression/suppression.repository.js';
 

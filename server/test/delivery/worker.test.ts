@@ -12,7 +12,7 @@ import { createRelayTransport, type RelayTransport } from '../../src/delivery/re
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { releaseExpiredLeases } from '../../src/delivery/lease-sweeper.js';
 import { decideOutcome, type AttemptedMail } from '../../src/delivery/outcome-policy.js';
-import { applyTransitions } from '../../src/mail/transition.repository.js';
+import { applyTransitions } from '../../src/mail/write/apply.js';
 import { testEngine, type TestContext } from '../support/context.js';
 import { closedPort } from '../support/net.js';
 import type { TestRelay } from '../support/test-relay.js';

@@ -23,7 +23,7 @@ import { claimTransition } from '../../src/delivery/transitions.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { insertDemoMails } from '../../src/demo/demo-data.js';
 import { dequeueTransition } from '../../src/mail/lifecycle.js';
-import { applyTransitions } from '../../src/mail/transition.repository.js';
+import { applyTransitions } from '../../src/mail/write/apply.js';
 import type { ApplicationEventRow } from '../../src/store/schema.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { startSmtpIntake } from '../support/smtp-intake.js';

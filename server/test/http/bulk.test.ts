@@ -6,7 +6,7 @@ import { MailStatus, type BulkResult, type MailListResponse } from '@outbox/cont
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { listAuditEntries } from '../../src/audit/audit.repository.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
-import { findStatuses } from '../../src/mail/transition.repository.js';
+import { findStatuses } from '../../src/mail/write/apply.js';
 import { seedMails } from '../support/mails.js';
 
 describe('POST /api/v1/mail/bulk', () => {

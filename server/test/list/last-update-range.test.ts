@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDueMails } from '../../src/delivery/queue.repository.js';
 import { DEFAULT_LIST_OPTIONS, type ListOptions } from '../../src/list/list-plan.js';
 import { dequeueTransition } from '../../src/mail/lifecycle.js';
-import { applyTransitions, mailImportWriter } from '../../src/mail/transition.repository.js';
+import { applyTransitions } from '../../src/mail/write/apply.js';
+import { mailImportWriter } from '../../src/mail/write/import.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 

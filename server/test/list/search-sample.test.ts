@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MailStatus } from '@outbox/contract';
 import { createSearchSample } from '../../src/list/search-sample.js';
 import { deleteTransition } from '../../src/mail/lifecycle.js';
-import { applyTransitions } from '../../src/mail/transition.repository.js';
+import { applyTransitions } from '../../src/mail/write/apply.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 

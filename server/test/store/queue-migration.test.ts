@@ -13,7 +13,7 @@ import { createRelayTransport } from '../../src/delivery/relay-transport.js';
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { getStatusCounts } from '../../src/mail/mail.repository.js';
-import { findStatuses } from '../../src/mail/transition.repository.js';
+import { findStatuses } from '../../src/mail/write/apply.js';
 import { openStore, type Store } from '../../src/store/connection.js';
 import { migrateToLatest, migrations } from '../../src/store/migrate.js';
 import { createTestDatabase, makeTempDir, testEngine } from '../support/context.js';

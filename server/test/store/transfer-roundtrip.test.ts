@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { MailStatus } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningOutbox } from '../../src/main.js';
-import { mailImportWriter } from '../../src/mail/transition.repository.js';
+import { mailImportWriter } from '../../src/mail/write/import.js';
 import { openStore, type Store } from '../../src/store/connection.js';
 import { EXPORTED_TABLES, exportStore, importStore } from '../../src/store/transfer.js';
 import { dsn, sendSmtp, startBounceOutbox, type BounceOutbox } from '../bounces/bounce-support.js';

@@ -5,7 +5,7 @@
  */
 import { MailStatus } from '@outbox/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mailImportWriter } from '../../src/mail/transition.repository.js';
+import { mailImportWriter } from '../../src/mail/write/import.js';
 import { exportStore, importStore } from '../../src/store/transfer.js';
 import type { Store } from '../../src/store/connection.js';
 import { auth, createTestContext, makeTempDir, openTestStore, testEngine, type TestContext } from '../support/context.js';

@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findMailIdsByIdempotencyKey, isIdempotencyKeyConflict } from '../../src/submission/idempotency.repository.js';
 import type { NewMail } from '../../src/mail/mail.repository.js';
-import { insertMails, type MailToInsert } from '../../src/mail/transition.repository.js';
+import { insertMails, type MailToInsert } from '../../src/mail/write/create.js';
 import { createTestContext, testEngine, type TestContext } from '../support/context.js';
 
 let context: TestContext;

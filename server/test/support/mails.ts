@@ -2,7 +2,8 @@
 import crypto from 'node:crypto';
 import { MailStatus, type MailStatusCode } from '@outbox/contract';
 import { claimTransition } from '../../src/delivery/transitions.js';
-import { applyTransitions, insertMails } from '../../src/mail/transition.repository.js';
+import { applyTransitions } from '../../src/mail/write/apply.js';
+import { insertMails } from '../../src/mail/write/create.js';
 import type { Store } from '../../src/store/connection.js';
 
 export interface SeedMail {

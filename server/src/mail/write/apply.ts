@@ -1,75 +1,42 @@
 /**
- * The one place a mail changes status. A transition is a conditional UPDATE (or DELETE) that only happens
- * while the mail is in one of the statuses it may leave, its event row, and the move of the status
- * counters, all in the caller's transaction. Every writer goes through `applyTransitions`: submissions and
- * demo data (created), the operator's actions (dequeue, requeue, delete, purge), the worker (claims,
- * outcomes, retries, lease sweeps, release at stop).
+ * The one place a mail changes status (the single writer, with the other files of this folder: a mail's
+ * creation, the claim, the counters and the import). A transition is a conditional UPDATE (or DELETE) that only
+ * happens while the mail is in one of the statuses it may leave, its event row, and the move of the status
+ * counters, all in the caller's transaction. Every writer goes through `applyTransitions`: the operator's actions
+ * (dequeue, requeue, delete, purge), the worker (outcomes, retries, lease sweeps, release at stop), bounce reports
+ * and the demo data.
+ *
+ * The queue is its own table (`mail_queue`, migration 022): a move out of Queued or Processing is decided on the
+ * mail's queue row (its lease is the condition, its row lock orders a claim against a dequeue), and the record
+ * follows in the same transaction (`moveInQueue`). A mail is Processing exactly while its queue row holds a lease;
+ * its record stays Queued (mail/leases.ts shows it).
  *
  * Speed: transitions of the same shape (same from-status, same kind of change) are applied by one UPDATE
  * joined to the group's values per 500 mails (PostgreSQL: `unnest` of one array per column, prepared once per
- * connection; SQLite: a VALUES list), never one statement per mail, so a worker's group commit of 50
- * outcomes is one UPDATE, one INSERT of events and one counter move, whatever the outcomes were.
+ * connection; SQLite: a JSON array read by `json_each`), never one statement per mail, so a worker's group commit
+ * of 50 outcomes is one change of the queue, one UPDATE of the records, one INSERT of events and one counter move,
+ * whatever the outcomes were.
  *
  * Each transition that tells the mail's application something (events/application-event-data.ts) also
  * appends its application event (the webhooks' transactional outbox) and advances `mails.event_seq` in the
  * same UPDATE, so a committed move always has its event and no event exists without its move; the envelope
  * recipients of those mails are read in one query, the API key's name comes back with the UPDATE.
- * `insertMails` is the only way a mail comes into being: the status is the creation's, never the row's.
  *
  * Longer than ~250 lines on purpose: the SQL of every kind of move, with the conditions that make it safe
- * (from-status, lease) and the counter rules, is read in one place. The types are transition.ts.
+ * (from-status, lease) and the counter rules, is read in one place. The types are ../transition.ts.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { isStatusCode, MailStatus, type ApplicationEventType, type MailEventType, type MailStatusCode } from '@outbox/contract';
-import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../events/application-event-data.js';
-import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
-import { PREPARED, type DbOrTrx } from '../store/connection.js';
-import { punctuationWindowsOf } from '../store/punctuation-keys.js';
-import { LEASED_IDS, withLeases } from './leases.js';
-import { insertRows } from '../store/row-insert.js';
-import { createStatementBatch, engineOf, type StatementBatch } from '../store/statement-batch.js';
-import type { MailRow, NewApplicationEventRow } from '../store/schema.js';
-import { envelopeRecipientCount, searchTextOf, type NewMail } from './mail.repository.js';
-import type {
-  ApplyOptions,
-  AppliedTransitions,
-  CreatedTransition,
-  DeleteTransition,
-  MailCreation,
-  StatusCountMoves,
-  StatusTransition,
-  Transition,
-} from './transition.js';
-
-export type * from './transition.js';
-
-/** Every column of a mail row, for RETURNING; the check below fails to compile when one is missing. */
-const MAIL_COLUMNS = [
-  'id',
-  'message_id',
-  'from_name',
-  'from_mail',
-  'subject',
-  'status',
-  'search_text',
-  'received_at',
-  'last_update_at',
-  'provider_sent_at',
-  'next_attempt_at',
-  'attempts',
-  'provider_reply',
-  'api_key_id',
-  'idempotency_key',
-  'first_to_mail',
-  'recipient_count',
-  'rejected_recipients',
-  'event_seq',
-] as const satisfies ReadonlyArray<keyof MailRow>;
-const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;
-void hasEveryColumn;
-
-/** Rows per statement: bounded so that no statement exceeds either engine's bound-parameter limit. */
-const CHUNK = 500;
+import { applicationEventData, applicationEventTypeOf, type EventMail, type EventRecipient } from '../../events/application-event-data.js';
+import { appendApplicationEvents, newEventId } from '../../events/application-events.repository.js';
+import { PREPARED, type DbOrTrx } from '../../store/connection.js';
+import { LEASED_IDS, withLeases } from '../leases.js';
+import { insertRows } from '../../store/row-insert.js';
+import { createStatementBatch, engineOf, type StatementBatch } from '../../store/statement-batch.js';
+import type { MailRow, NewApplicationEventRow } from '../../store/schema.js';
+import type { ApplyOptions, AppliedTransitions, DeleteTransition, StatusTransition, Transition } from '../transition.js';
+import { CHUNK, EVENT_COLUMNS, MAIL_COLUMNS } from './columns.js';
+import { addMove, moveStatusCounts } from './counters.js';
 
 /**
  * Applies the transitions in the caller's transaction and returns which mails moved. Ids must be distinct.
@@ -92,116 +59,8 @@ export async function applyTransitions(
   return result;
 }
 
-/** A worker's claim: up to `limit` mails due by `now`, held by `owner` until `leaseExpiresAt`. */
-export interface QueueClaim {
-  now: number;
-  limit: number;
-  owner: string;
-  leaseExpiresAt: number;
-}
-
-/** A claimed mail's record as it shows under its new lease (Processing, the attempt counted), with the lease. */
-export interface ClaimedRow extends MailRow {
-  lease_owner: string;
-  lease_expires_at: number;
-}
-
-/** A claimed mail's row, with what its send needs: the stored bytes and the envelope recipients in order. */
-export interface ClaimedMailRow extends ClaimedRow {
-  /** Null when no content row exists (the worker then ends the mail in Error). */
-  content_raw: Buffer | null;
-  content_envelope_from: string | null;
-  envelope_addresses: string[];
-  envelope_outcomes: Array<string | null>;
-}
-
-/**
- * Queued → Processing under a lease for up to `limit` due mails, oldest due first, as ONE PostgreSQL statement
- * that writes only the queue (migration 022): the pick from the partial index of waiting rows `(due_at, mail_id)`
- * (FOR UPDATE SKIP LOCKED, so concurrent workers take disjoint batches without waiting), the conditional UPDATE
- * of those queue rows (the lease, the attempt counted), and the read of each claimed mail's record, stored bytes
- * and envelope recipients, which the worker sends next. The record is not written: it shows Processing through
- * its lease (mail/leases.ts), and the status counters count it Queued until its outcome. The UPDATE finds its rows
- * by primary key through an array (`= any`): joined to the CTE instead, the planner may hash-join a scan of the
- * queue. The text is the same for every claim, so the server parses it once per connection (`PREPARED`,
- * store/connection.ts). SQLite has no data-modifying WITH: `claimDueMailsSqlite`.
- */
-export async function claimDueMailsWithPayload(db: DbOrTrx, claim: QueueClaim): Promise<ClaimedMailRow[]> {
-  const { rows } = await sql<ClaimedMailRow>`${sql.raw(PREPARED)}
-    with due as (
-      select mail_id from mail_queue
-      where lease_owner is null and due_at <= ${claim.now}
-      order by due_at, mail_id
-      limit ${claim.limit}
-      for update skip locked
-    ), claimed as (
-      update mail_queue q set lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, leased_at = ${claim.now},
-        attempts = q.attempts + 1
-      where q.mail_id = any (array(select mail_id from due)) and q.lease_owner is null
-      returning q.mail_id, q.due_at, q.attempts, q.lease_owner, q.lease_expires_at, q.leased_at
-    )
-    select ${sql.join(MAIL_COLUMNS.filter((c) => c !== 'status' && c !== 'attempts' && c !== 'last_update_at').map((column) => sql.ref(`m.${column}`)))},
-      ${sql.lit(MailStatus.Processing)} as status, claimed.attempts, greatest(claimed.leased_at, m.last_update_at) as last_update_at,
-      claimed.lease_owner, claimed.lease_expires_at,
-      c.raw as content_raw, c.envelope_from as content_envelope_from,
-      coalesce(r.addresses, '{}') as envelope_addresses, coalesce(r.outcomes, '{}') as envelope_outcomes
-    from claimed
-    join mails m on m.id = claimed.mail_id
-    left join mail_contents c on c.mail_id = claimed.mail_id
-    left join lateral (
-      select array_agg(address order by position) as addresses, array_agg(outcome order by position) as outcomes
-      from mail_recipients where mail_recipients.mail_id = claimed.mail_id and kind = 'envelope'
-    ) r on true
-    order by claimed.due_at, claimed.mail_id`.execute(db);
-  return rows;
-}
-
-/**
- * SQLite's claim: the same move as one UPDATE of the queue whose subquery picks the due rows from `(due_at,
- * mail_id)` (a text that never changes, prepared once), then one read of the claimed mails' records. SQLite has a
- * single writer, so nothing moves a mail between the pick and the update. Rows in claim order.
- */
-export async function claimDueMailsSqlite(db: DbOrTrx, claim: QueueClaim): Promise<ClaimedRow[]> {
-  const { rows: leases } = await sql<{ mail_id: number; due_at: number; attempts: number }>`
-    update mail_queue set lease_owner = ${claim.owner}, lease_expires_at = ${claim.leaseExpiresAt}, leased_at = ${claim.now},
-      attempts = attempts + 1
-    where lease_owner is null and mail_id in (
-      select mail_id from mail_queue where lease_owner is null and due_at <= ${claim.now}
-      order by due_at, mail_id limit ${claim.limit})
-    returning mail_id, due_at, attempts`.execute(db);
-  if (leases.length === 0) return [];
-  leases.sort((a, b) => a.due_at - b.due_at || a.mail_id - b.mail_id);
-  const records = new Map<number, MailRow>();
-  for (let start = 0; start < leases.length; start += CHUNK) {
-    const found = await db
-      .selectFrom('mails')
-      .selectAll()
-      .where(
-        'id',
-        'in',
-        leases.slice(start, start + CHUNK).map((lease) => lease.mail_id),
-      )
-      .execute();
-    for (const row of found) records.set(row.id, row);
-  }
-  return leases.flatMap((lease) => {
-    const row = records.get(lease.mail_id);
-    if (!row) return [];
-    return [
-      {
-        ...row,
-        status: MailStatus.Processing,
-        attempts: lease.attempts,
-        last_update_at: Math.max(claim.now, row.last_update_at),
-        lease_owner: claim.owner,
-        lease_expires_at: claim.leaseExpiresAt,
-      },
-    ];
-  });
-}
-
 /** A mail being created: what its application event says, known without a read. */
-interface CreatedMail {
+export interface CreatedMail {
   mail: EventMail;
   recipients: EventRecipient[];
 }
@@ -222,7 +81,7 @@ interface EventColumns {
  * applyTransitions's own, or insertMails's, with `trailingEvents` appended after the transitions' own
  * application events (in the same INSERT, so in order).
  */
-async function apply(
+export async function apply(
   db: DbOrTrx,
   transitions: readonly Transition[],
   options: ApplyOptions,
@@ -477,10 +336,6 @@ async function enqueue(db: DbOrTrx, ids: readonly number[]): Promise<void> {
   }
 }
 
-function addMove(counts: StatusCountMoves, status: number, delta: number): void {
-  counts.set(status, (counts.get(status) ?? 0) + delta);
-}
-
 function eventMailOf(row: EventColumns, isDelete: boolean): EventMail {
   return {
     id: Number(row.id),
@@ -516,288 +371,6 @@ async function listEnvelopeRecipients(db: DbOrTrx, ids: number[]): Promise<Map<n
   return byMail;
 }
 
-/** A new mail: its row (the status is the creation's), its recipients and content. */
-export interface MailToInsert extends NewMail {
-  created: MailCreation;
-  /**
-   * Envelope addresses (lower-cased) on the suppression list, with why: stored with outcome `suppressed`, never
-   * sent to, and told by a `mail.suppressed` application event after the creation's (suppression/README).
-   */
-  suppressed?: ReadonlyMap<string, string> | undefined;
-}
-
-/**
- * Inserts mails with their recipients and content, and applies their creation (status `created.to`, its
- * event, its application event and the counter move) in the caller's transaction; returns the new ids in
- * order. The only way a mail comes into being, so no caller can store a status the counters do not know.
- * `applicationEvents: false`: the demo data's mails, which are no application's.
- */
-export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], options: ApplyOptions = {}): Promise<number[]> {
-  for (const m of mails) if (!isStatusCode(m.created.to)) throw new RangeError(`insertMails: ${String(m.created.to)} is no status`);
-  // Processing is a lease (mail/leases.ts), taken by a claim of a Queued mail, never stored.
-  if (mails.some((m) => m.created.to === MailStatus.Processing)) throw new RangeError('insertMails: a mail becomes Processing by a claim');
-  const withEvents = options.applicationEvents !== false;
-  // On PostgreSQL every write below joins one statement (a round trip) per group; the ids are drawn first, for
-  // the whole group in one more round trip.
-  const writes = createStatementBatch(db);
-  const drawn =
-    engineOf(db) === 'postgres'
-      ? await drawMailIds(
-          db,
-          mails.map((m) => m.row.api_key_id ?? null),
-          withEvents,
-        )
-      : undefined;
-  const ids: number[] = [];
-  const created = new Map<number, CreatedMail>();
-  const suppressedEvents: NewApplicationEventRow[] = [];
-  for (let start = 0; start < mails.length; start += 200) {
-    const chunk = mails.slice(start, start + 200);
-    const hasEvent = chunk.map(
-      (m) => withEvents && m.created.event !== null && applicationEventTypeOf({ id: 0, from: null, ...m.created }) !== null,
-    );
-    const hasSuppressed = chunk.map((m) => withEvents && (m.suppressed?.size ?? 0) > 0);
-    // The search's and the To sort's columns are derived here, so no caller can forget them or get them wrong.
-    const rows = chunk.map((m, i) => ({
-      recipient_count: envelopeRecipientCount(m.recipients),
-      ...m.row,
-      last_update_at: Math.max(m.row.last_update_at, m.row.received_at),
-      status: m.created.to,
-      event_seq: (hasEvent[i] ? 1 : 0) + (hasSuppressed[i] ? 1 : 0),
-      search_text: searchTextOf(m.row, m.recipients),
-      first_to_mail: m.recipients.find((r) => r.kind === 'to')?.address ?? '',
-    }));
-    let inserted: Array<{ id: number; application_name: string | null }>;
-    if (drawn) {
-      inserted = drawn.slice(start, start + 200);
-      await writes.add(
-        insertRows(
-          db,
-          'mails',
-          rows.map((row, i) => ({ ...row, id: inserted[i]!.id })),
-        ),
-      );
-      // PostgreSQL's trigram index of punctuation (migration 019), written once with the mail.
-      await writes.add(
-        insertRows(
-          db,
-          'mail_search_keys',
-          rows.map((row, i) => ({ mail_id: inserted[i]!.id, keys: punctuationWindowsOf(row.search_text) })),
-        ),
-      );
-    } else {
-      // The key's name for the events (a primary-key subquery); the demo data, writing none, skips it.
-      const returning = `id, ${withEvents ? '(select name from api_keys where api_keys.id = mails.api_key_id)' : 'null'} as application_name`;
-      ({ rows: inserted } = await db.executeQuery<{ id: number; application_name: string | null }>(
-        insertRows(db, 'mails', rows, returning).compile(),
-      ));
-      // RETURNING follows VALUES order on SQLite for a single multi-row INSERT.
-    }
-    ids.push(...inserted.map((r) => r.id));
-    // A mail created Queued waits in the queue (migration 022) from its first instant.
-    const waiting = chunk.flatMap((m, i) =>
-      m.created.to === MailStatus.Queued
-        ? [
-            {
-              mail_id: inserted[i]!.id,
-              due_at: rows[i]!.next_attempt_at,
-              attempts: rows[i]!.attempts ?? 0,
-              api_key_id: m.row.api_key_id ?? null,
-            },
-          ]
-        : [],
-    );
-    if (waiting.length > 0) await writes.add(insertRows(db, 'mail_queue', waiting));
-    const suppressionOf = (m: MailToInsert, address: string) => m.suppressed?.get(address.toLowerCase());
-    chunk.forEach((m, i) => {
-      if (!hasEvent[i] && !hasSuppressed[i]) return;
-      const id = inserted[i]!.id;
-      const envelope = m.recipients.filter((r) => r.kind === 'envelope');
-      const entry: CreatedMail = {
-        mail: {
-          id,
-          messageId: m.row.message_id,
-          subject: m.row.subject,
-          idempotencyKey: m.row.idempotency_key ?? null,
-          apiKeyId: m.row.api_key_id ?? null,
-          application: inserted[i]!.application_name ?? null,
-          sequence: 1,
-        },
-        recipients: envelope.map((r) => {
-          const why = suppressionOf(m, r.address);
-          return { address: r.address, outcome: why === undefined ? 'pending' : 'suppressed', reply: why ?? null };
-        }),
-      };
-      if (hasEvent[i]) created.set(id, entry);
-      if (hasSuppressed[i]) {
-        const t: CreatedTransition = { id, from: null, ...m.created };
-        const mail = { ...entry.mail, sequence: hasEvent[i] ? 2 : 1 };
-        suppressedEvents.push({
-          id: newEventId(),
-          type: 'mail.suppressed',
-          mail_id: id,
-          mail_seq: mail.sequence,
-          api_key_id: mail.apiKeyId,
-          created_at: m.created.at,
-          payload: JSON.stringify(applicationEventData('mail.suppressed', t, null, mail, entry.recipients)),
-        });
-      }
-    });
-    const recipients = chunk.flatMap((m, i) =>
-      m.recipients.map((r, position) => ({
-        mail_id: inserted[i]!.id,
-        kind: r.kind,
-        position,
-        name: r.name,
-        address: r.address,
-        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts),
-        // or suppressed, which the worker never sends to.
-        outcome: r.kind !== 'envelope' ? null : suppressionOf(m, r.address) === undefined ? 'pending' : 'suppressed',
-        reply: r.kind === 'envelope' ? (suppressionOf(m, r.address) ?? null) : null,
-      })),
-    );
-    for (let r = 0; r < recipients.length; r += 500) {
-      await writes.add(insertRows(db, 'mail_recipients', recipients.slice(r, r + 500)));
-    }
-    const contents = chunk.flatMap((m, i) =>
-      m.content
-        ? [
-            {
-              mail_id: inserted[i]!.id,
-              raw: m.content.raw,
-              text_body: m.content.textBody,
-              html_body: m.content.htmlBody,
-              headers_json: m.content.headersJson,
-              envelope_from: m.content.envelopeFrom,
-              size_bytes: m.content.sizeBytes,
-            },
-          ]
-        : [],
-    );
-    if (contents.length > 0) await writes.add(insertRows(db, 'mail_contents', contents));
-  }
-  const transitions: CreatedTransition[] = mails.map((m, i) => ({ id: ids[i]!, from: null, ...m.created }));
-  // A mail.suppressed event comes after the creation's own event, whose sequence is 1.
-  await apply(db, transitions, options, created, writes, suppressedEvents);
-  await writes.flush();
-  return ids;
-}
-
-/**
- * PostgreSQL: ids for new mails from the mails' identity sequence, in order, with each one's API key name for
- * its application events (`withNames`), in one round trip, so the mails and everything that references them
- * can then be written by one statement.
- */
-async function drawMailIds(
-  db: DbOrTrx,
-  apiKeyIds: ReadonlyArray<number | null>,
-  withNames: boolean,
-): Promise<Array<{ id: number; application_name: string | null }>> {
-  const keys = withNames ? [...new Set(apiKeyIds.filter((k): k is number => k !== null))] : [];
-  const { rows } = await sql<{ ids: string[]; names: Array<[number, string]> | null }>`
-    select array(select nextval(pg_get_serial_sequence('mails', 'id')) from generate_series(1, ${apiKeyIds.length})) as ids,
-      (select json_agg(json_build_array(id, name)) from api_keys where id = any(${keys}::bigint[])) as names`.execute(db);
-  const row = rows[0]!;
-  const names = new Map((row.names ?? []).map(([id, name]) => [Number(id), name]));
-  // The sequence hands out increasing numbers; sorted, the mails keep their order.
-  const ids = row.ids.map(Number).sort((a, b) => a - b);
-  return ids.map((id, i) => {
-    const key = apiKeyIds[i];
-    return { id, application_name: key === null || key === undefined ? null : (names.get(key) ?? null) };
-  });
-}
-
-/**
- * The import's way in (store/transfer.ts, `npm run outbox -- import`): exported mail rows go in as they were,
- * ids and history kept, but only through this checked path: each row's status must be one of the six, and
- * the counters are rebuilt from the rows afterwards (`rebuildStatusCounts`), in the import's transaction.
- */
-export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-  for (const row of rows) {
-    if (typeof row.status !== 'number' || !isStatusCode(row.status))
-      throw new RangeError(`mail ${String(row.id)}: status ${JSON.stringify(row.status)} is not one of the six statuses (0-5)`);
-  }
-  // An export from before migration 017 may hold a change dated before its receipt: moved to the receipt. One from
-  // before migration 022 has no queue of its own: its Queued and Processing mails get their queue rows here, a
-  // Processing one with the lease it held (it shows Processing until the lease runs out, as it would have there).
-  const clamped: Array<Record<string, unknown>> = rows.map(({ lease_owner: _owner, lease_expires_at: _expires, ...row }) => ({
-    ...row,
-    ...(typeof row.last_update_at === 'number' && typeof row.received_at === 'number' && row.last_update_at < row.received_at
-      ? { last_update_at: row.received_at }
-      : {}),
-    ...(row.status === MailStatus.Processing ? { status: MailStatus.Queued } : {}),
-  }));
-  if (clamped.length === 0) return;
-  await db
-    .insertInto('mails')
-    .values(clamped as unknown as MailRow[])
-    .execute();
-  const beforeTheQueue = rows.filter(
-    (row) => 'lease_owner' in row && (row.status === MailStatus.Queued || row.status === MailStatus.Processing),
-  );
-  if (beforeTheQueue.length > 0)
-    await insertImportedQueueRows(
-      db,
-      beforeTheQueue.map((row) => {
-        const leased = row.status === MailStatus.Processing;
-        return {
-          mail_id: row.id,
-          due_at: row.next_attempt_at,
-          attempts: row.attempts,
-          lease_owner: leased ? (row.lease_owner ?? '') : null,
-          lease_expires_at: leased ? (row.lease_expires_at ?? 0) : null,
-          leased_at: leased ? row.last_update_at : null,
-          api_key_id: row.api_key_id,
-        };
-      }),
-    );
-  if (engineOf(db) === 'postgres')
-    await db
-      .insertInto('mail_search_keys')
-      .values(clamped.map((row) => ({ mail_id: Number(row.id), keys: punctuationWindowsOf(String(row.search_text ?? '')) })))
-      .execute();
-}
-
-/** Sets every status counter to a fresh count of the rows (after an import); one grouped read, six updates. */
-export async function rebuildStatusCounts(db: DbOrTrx): Promise<void> {
-  const byStatus = await db
-    .selectFrom('mails')
-    .select(['status', (eb) => eb.fn.countAll<number | string>().as('n')])
-    .groupBy('status')
-    .execute();
-  const counts = new Map(byStatus.map((r) => [r.status, Number(r.n)]));
-  for (const status of [0, 1, 2, 3, 4, 5])
-    await db
-      .updateTable('status_counts')
-      .set({ count: counts.get(status) ?? 0 })
-      .where('status', '=', status)
-      .execute();
-}
-
-/** The import's queue rows (an export's `mail_queue`), checked: each names a mail imported before it. */
-async function insertImportedQueueRows(db: DbOrTrx, rows: ReadonlyArray<Record<string, unknown>>): Promise<void> {
-  if (rows.length === 0) return;
-  const num = (value: unknown) => (value === null || value === undefined ? null : Number(value));
-  await db
-    .insertInto('mail_queue')
-    .values(
-      rows.map((row) => ({
-        mail_id: Number(row.mail_id),
-        due_at: Number(row.due_at ?? 0),
-        attempts: Number(row.attempts ?? 0),
-        lease_owner: row.lease_owner === null || row.lease_owner === undefined ? null : String(row.lease_owner),
-        lease_expires_at: num(row.lease_expires_at),
-        leased_at: num(row.leased_at),
-        api_key_id: num(row.api_key_id),
-        priority: Number(row.priority ?? 0),
-      })),
-    )
-    .execute();
-}
-
-/** What store/transfer.ts's import writes mails, the queue and counters with (it may import nothing of mail/ itself). */
-export const mailImportWriter = { insertMails: insertImportedMails, insertQueueRows: insertImportedQueueRows, rebuildStatusCounts };
-
 /** What decides the SQL of a transition: transitions of the same shape (and from-status) share a statement. */
 function shapeOf(t: StatusTransition | DeleteTransition): string {
   if (t.to === 'deleted') return 'delete';
@@ -823,34 +396,6 @@ export async function findStatuses(db: DbOrTrx, ids: number[]): Promise<Map<numb
   return statuses;
 }
 
-/**
- * Moves the leases of mails whose send is still under way to `expiresAt`: a send may outlast its lease (a relay may
- * take ten minutes to answer the end of DATA, RFC 5321 §4.5.3.2.6) while its worker lives, and the sweeper must not
- * hand such a mail to another worker. Conditional on the worker still holding the lease it knows of (owner and
- * expiry), so a lease the sweeper already released stays released. Answers the ids renewed. Not a status change:
- * no event, no counter.
- */
-export async function renewLeases(
-  db: DbOrTrx,
-  owner: string,
-  held: ReadonlyArray<{ id: number; heldUntil: number }>,
-  expiresAt: number,
-): Promise<Set<number>> {
-  const renewed = new Set<number>();
-  // One statement per mail: renewals are rare (only sends slower than half a lease) and few (≤ the worker's concurrency).
-  for (const { id, heldUntil } of held) {
-    const result = await db
-      .updateTable('mail_queue')
-      .set({ lease_expires_at: expiresAt })
-      .where('mail_id', '=', id)
-      .where('lease_owner', '=', owner)
-      .where('lease_expires_at', '=', heldUntil)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) > 0) renewed.add(id);
-  }
-  return renewed;
-}
-
 /** What a move returns: the whole row (`returnRows`), what its application events need, or the id alone. */
 function returningColumns(returning: { rows: boolean; events: boolean }): RawBuilder<unknown> {
   const columns: RawBuilder<unknown>[] = (returning.rows ? MAIL_COLUMNS : returning.events ? EVENT_COLUMNS : ['id']).map((column) =>
@@ -861,8 +406,6 @@ function returningColumns(returning: { rows: boolean; events: boolean }): RawBui
   if (returning.events) columns.push(sql`(select api_keys.name from api_keys where api_keys.id = mails.api_key_id) as application_name`);
   return sql.join(columns);
 }
-
-const EVENT_COLUMNS = ['id', 'event_seq', 'message_id', 'subject', 'idempotency_key', 'api_key_id'] as const;
 
 async function deleteFrom(
   db: DbOrTrx,
@@ -988,38 +531,6 @@ async function insertEvents(db: DbOrTrx, events: NewEvent[], writes: StatementBa
     if (writes) await writes.add(insert);
     else await db.executeQuery(insert.compile());
   }
-}
-
-/**
- * Moves the status counters. Every writer on PostgreSQL locks these few rows, so two rules keep them from
- * becoming the bottleneck: rows are always locked in status order (two transactions taking them in
- * opposite orders deadlock, and the loser's outcomes would wait for a lease expiry), and this is the last
- * statement of the transition, so a row stays locked only for the commit.
- */
-export async function moveStatusCounts(db: DbOrTrx, deltas: StatusCountMoves, writes?: StatementBatch): Promise<void> {
-  const moves = [...deltas].filter(([, delta]) => delta !== 0).sort(([a], [b]) => a - b);
-  const moveOf = ([status, delta]: [number, number]) =>
-    db
-      .updateTable('status_counts')
-      .set((eb) => ({ count: eb('count', '+', delta) }))
-      .where('status', '=', status);
-  // One row may join the batch's statement; several must be locked in order, which a plain UPDATE does not keep.
-  if (writes && moves.length === 1) return writes.add(moveOf(moves[0]!));
-  await writes?.flush();
-  if (moves.length > 1 && engineOf(db) === 'postgres') {
-    // One round trip: the CTE locks the rows sorted by status (its LockRows sits above the sort), and the
-    // UPDATE changes only rows it has locked. SQLite has one writer and no round trips: one UPDATE per row.
-    const statuses = moves.map(([status]) => status);
-    const deltas = moves.map(([, delta]) => delta);
-    await sql`
-      with locked as (select status from status_counts where status = any(${statuses}::int[]) order by status for update),
-        v (status, delta) as (select * from unnest(${statuses}::int[], ${deltas}::bigint[]))
-      update status_counts set count = status_counts.count + v.delta
-      from locked join v on v.status = locked.status
-      where status_counts.status = locked.status`.execute(db);
-    return;
-  }
-  for (const move of moves) await moveOf(move).execute();
 }
 
 /**

@@ -9,7 +9,8 @@ import { listMailApplicationEvents } from '../../src/events/application-events.r
 import { acceptedCreation, deleteTransition, requeueTransition } from '../../src/mail/lifecycle.js';
 import { getStatusCounts } from '../../src/mail/mail.repository.js';
 import { prepareJson } from '../../src/submission/submission-preparation.js';
-import { applyTransitions, insertMails } from '../../src/mail/transition.repository.js';
+import { applyTransitions } from '../../src/mail/write/apply.js';
+import { insertMails } from '../../src/mail/write/create.js';
 import type { Database } from '../../src/store/schema.js';
 import { createTestContext, getMailDetail, loginAs, testEngine, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
