@@ -111,6 +111,46 @@ describe('applyTransitions', () => {
     await expectCountersExact();
   });
 
+  it('a leased mail: a move that keeps it Processing leaves its lease; a dequeue misses it; the outcome under its lease ends it and removes its queue row', async () => {
+    const [leased] = await seedMails(context.store, [{ status: MailStatus.Processing }]);
+    const lease = await context.store.db.selectFrom('mail_queue').selectAll().where('mail_id', '=', leased!).executeTakeFirstOrThrow();
+    const at = context.clock.now();
+    // A bounce report's event while its retry is under way (bounces/bounce.service.ts): Processing stays Processing.
+    const stay = await applyTransitions(context.store.db, [
+      { id: leased!, from: [MailStatus.Processing], to: MailStatus.Processing, at, event: { type: 'bounce-delayed', actor: 'bounce' } },
+    ]);
+    expect(stay.moved).toEqual([{ id: leased!, from: MailStatus.Processing, to: MailStatus.Processing }]);
+    expect(await context.store.db.selectFrom('mail_queue').selectAll().where('mail_id', '=', leased!).executeTakeFirstOrThrow()).toEqual(
+      lease,
+    );
+    // An operator's dequeue of a leased mail misses: the claim won.
+    const dequeue = await applyTransitions(context.store.db, [
+      { id: leased!, from: [MailStatus.Queued], to: MailStatus.Dequeued, at, event: { type: 'dequeued', actor: 'operator:ops' } },
+    ]);
+    expect(dequeue.missed).toEqual([leased]);
+    // Its outcome, under the lease it names: ProviderSent, the queue row gone, the attempt the claim counted kept.
+    const sent = await applyTransitions(context.store.db, [
+      {
+        id: leased!,
+        from: [MailStatus.Processing],
+        to: MailStatus.ProviderSent,
+        at,
+        event: { type: 'sent', actor: 'worker:seed' },
+        set: { providerReply: '250 ok', providerSentAt: at, lease: null },
+        lease: { owner: 'seed', expiresAt: Number(lease.lease_expires_at) },
+      },
+    ]);
+    expect(sent.missed).toEqual([]);
+    expect(await context.store.db.selectFrom('mail_queue').selectAll().where('mail_id', '=', leased!).execute()).toEqual([]);
+    expect(
+      await context.store.db.selectFrom('mails').select(['status', 'attempts']).where('id', '=', leased!).executeTakeFirstOrThrow(),
+    ).toEqual({
+      status: MailStatus.ProviderSent,
+      attempts: 1,
+    });
+    await expectCountersExact();
+  });
+
   it('refuses duplicate ids rather than counting a mail twice', async () => {
     const [id] = await seedMails(context.store, [{ status: MailStatus.Error }]);
     const at = context.clock.now();

@@ -275,8 +275,11 @@ async function moveInQueue(
     columns.push({ name: 'expired_by', type: 'bigint', value: (t) => t.lease?.expiredBy });
     conditions.push(sql`q.lease_expires_at <= v.expired_by`);
   }
-  // 'stay' writes the row unchanged: the row lock still orders the move against a claim or an outcome of the mail.
-  const assignments: RawBuilder<unknown>[] = action === 'stay' ? [sql`due_at = q.due_at`] : [];
+  // 'stay' (a bounce's event while a retry is under way) only checks the lease, taking no lock on the queue row: its
+  // caller locked the record first (the event sequence), and an outcome locks the queue row before the record, so a
+  // lock here could deadlock with it. An outcome that lands first changes the record's status, and the record's
+  // UPDATE (conditional on the stored status) then misses.
+  const assignments: RawBuilder<unknown>[] = [];
   if (action === 'lease') {
     if (from === MailStatus.Processing) throw new RangeError('moveInQueue: a leased mail is renewed by renewLeases');
     columns.push(
@@ -305,10 +308,15 @@ async function moveInQueue(
   if (postgres) {
     const values = sql`unnest(${sql.join(columns.map((c) => sql`${chunk.map((t) => c.value(t) ?? null)}::${sql.raw(c.type)}[]`))}) as v (${names})`;
     ({ rows } =
-      action === 'leave'
-        ? await sql<{ mail_id: number; attempts: number }>`${sql.raw(PREPARED)}
+      action === 'stay'
+        ? await sql<{
+            mail_id: number;
+            attempts: number;
+          }>`select q.mail_id, q.attempts from mail_queue q, ${values} where ${where}`.execute(db)
+        : action === 'leave'
+          ? await sql<{ mail_id: number; attempts: number }>`${sql.raw(PREPARED)}
             delete from mail_queue q using ${values} where ${where} returning q.mail_id, q.attempts`.execute(db)
-        : await sql<{ mail_id: number; attempts: number }>`${sql.raw(PREPARED)}
+          : await sql<{ mail_id: number; attempts: number }>`${sql.raw(PREPARED)}
             update mail_queue q set ${sql.join(assignments, sql`, `)} from ${values} where ${where}
             returning q.mail_id, q.attempts`.execute(db));
   } else {
@@ -316,11 +324,14 @@ async function moveInQueue(
     const cells = columns.map((c, i) => sql`cast(value ->> ${sql.lit(i)} as ${sql.raw(c.type)})`);
     const values = sql`v (${names}) as (select ${sql.join(cells)} from json_each(${json}))`;
     ({ rows } =
-      action === 'leave'
+      action === 'stay'
         ? await sql<{ mail_id: number; attempts: number }>`with ${values}
+            select q.mail_id, q.attempts from mail_queue as q, v where ${where}`.execute(db)
+        : action === 'leave'
+          ? await sql<{ mail_id: number; attempts: number }>`with ${values}
             delete from mail_queue as q where q.mail_id in (select id from v) and exists (select 1 from v where ${where})
             returning mail_id, attempts`.execute(db)
-        : await sql<{ mail_id: number; attempts: number }>`with ${values}
+          : await sql<{ mail_id: number; attempts: number }>`with ${values}
             update mail_queue as q set ${sql.join(assignments, sql`, `)} from v where ${where}
             returning mail_id, attempts`.execute(db));
   }
@@ -444,7 +455,7 @@ async function updateFrom(
   const first = chunk[0]!;
   const columns: Array<{ name: string; type: 'bigint' | 'integer' | 'text'; value: (t: StatusTransition) => unknown }> = [
     { name: 'id', type: 'bigint', value: (t) => t.id },
-    { name: 'status', type: 'integer', value: (t) => t.to },
+    { name: 'status', type: 'integer', value: (t) => storedStatusOf(t.to) },
     { name: 'at', type: 'bigint', value: (t) => t.at },
   ];
   // Never before the mail's receipt (migration 017: the list's date range sorted by last update relies on it).
