@@ -39,7 +39,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { MAIL_SORTS, MailStatus, type MailSort } from '@outbox/contract';
+import { MailStatus } from '@outbox/contract';
 import { systemClock } from '../server/src/clock.js';
 import { loadConfig } from '../server/src/config.js';
 import { createRelayTransport } from '../server/src/delivery/relay-transport.js';
@@ -64,8 +64,9 @@ import {
   type LatencySummary,
 } from './support/common.js';
 import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
+import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
 import { benchMail } from './support/mails.js';
-import { operatorToken, startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
+import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
 
@@ -150,91 +151,6 @@ function get(agent: http.Agent, url: string, token: string): Promise<{ status: n
     request.on('error', reject);
     request.end();
   });
-}
-
-/** mulberry32: a small seeded generator, so that a run's queries can be asked again. */
-function seededRandom(seedValue: number): () => number {
-  let state = seedValue | 0;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const SAMPLE = 5_000;
-
-/** Search terms across frequency decades, estimated from a sample of 5,000 mails (as bench/list.ts). */
-async function searchTerms(db: BenchOutbox['running']['store']['db'], random: () => number): Promise<Map<string, string[]>> {
-  const bounds = await db
-    .selectFrom('mails')
-    .select((eb) => [eb.fn.min('id').as('min'), eb.fn.max('id').as('max')])
-    .executeTakeFirstOrThrow();
-  const [min, max] = [Number(bounds.min), Number(bounds.max)];
-  const ids = Array.from({ length: SAMPLE }, () => min + Math.floor(random() * (max - min + 1)));
-  const texts: string[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db
-      .selectFrom('mails')
-      .select('search_text')
-      .where('id', 'in', ids.slice(i, i + 500))
-      .execute();
-    texts.push(...rows.map((r) => r.search_text));
-  }
-  const candidates = new Set<string>();
-  for (const text of texts.slice(0, 400)) {
-    for (const token of text.split(' ').filter((t) => t.length >= 3)) {
-      candidates.add(token);
-      const length = 3 + Math.floor(random() * Math.min(6, token.length - 2));
-      const start = Math.floor(random() * (token.length - length + 1));
-      candidates.add(token.slice(start, start + length));
-    }
-  }
-  const decades = new Map<string, string[]>();
-  for (const term of candidates) {
-    const held = texts.filter((t) => t.includes(term)).length;
-    const matches = (held / texts.length) * count;
-    const decade = held <= 1 ? `≤${formatNumber(Math.round(count / texts.length))}` : `~1e${Math.floor(Math.log10(matches))}`;
-    decades.set(decade, [...(decades.get(decade) ?? []), term]);
-  }
-  decades.set(
-    'none',
-    Array.from({ length: 50 }, () => `zq${Math.floor(random() * 1e9).toString(36)}`),
-  );
-  return decades;
-}
-
-interface RandomQuery {
-  sort: MailSort;
-  order: 'asc' | 'desc';
-  statuses?: number[];
-  q?: string;
-  decade?: string;
-  lastHours?: number;
-}
-
-function randomQuery(random: () => number, terms: Map<string, string[]>): RandomQuery {
-  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-  const query: RandomQuery = { sort: pick(MAIL_SORTS), order: random() < 0.5 ? 'asc' : 'desc' };
-  if (random() < 0.5) {
-    const statuses = [0, 1, 2, 3, 4, 5].filter(() => random() < 0.35);
-    query.statuses = statuses.length === 0 || statuses.length === 6 ? [Math.floor(random() * 6)] : statuses;
-  }
-  if (random() < 0.6) {
-    query.decade = pick([...terms.keys()].sort());
-    query.q = pick(terms.get(query.decade)!);
-  }
-  if (random() < 0.3) query.lastHours = pick([1, 6, 24, 72, 168, 336]);
-  return query;
-}
-
-function listUrl(baseUrl: string, newest: number, query: RandomQuery): string {
-  const params = new URLSearchParams({ limit: String(LIMIT), sort: query.sort, order: query.order });
-  if (query.statuses) params.set('status', query.statuses.join(','));
-  if (query.q) params.set('q', query.q);
-  if (query.lastHours !== undefined) params.set('receivedFrom', new Date(newest - query.lastHours * 3_600_000).toISOString());
-  return `${baseUrl}/api/v1/mail/list?${params}`;
 }
 
 const describeQuery = (a: RandomQuery & { ms: number }) =>
@@ -342,7 +258,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
         ).t ?? Date.now(),
       );
       const random = seededRandom(seed);
-      const terms = await searchTerms(store.db, random);
+      const terms = await searchTerms(store.db, random, count);
       console.log(`${engine}: search terms per decade: ${[...terms].map(([d, t]) => `${d} ${t.length}`).join(', ')}`);
 
       // --deliver mails queued with the worker off, as bench/delivery.ts queues them.
@@ -358,7 +274,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
       // Warm-up queries (another seed) before the worker starts, as bench/list.ts does before its timed ones.
       const warmAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const warm = seededRandom(seed + 1);
-      for (let i = 0; i < 20; i++) await get(warmAgent, listUrl(outbox.baseUrl, newest, randomQuery(warm, terms)), token);
+      for (let i = 0; i < 20; i++) await get(warmAgent, listUrl(outbox.baseUrl, newest, randomQuery(warm, terms), LIMIT), token);
       warmAgent.destroy();
 
       // The worker, as bench/delivery.ts builds it (as main.ts does).
@@ -416,7 +332,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
         const asked: Asked[] = [];
         for (let i = 0; i < queryCount; i++) {
           const query = randomQuery(random, terms);
-          const url = listUrl(outbox.baseUrl, newest, query);
+          const url = listUrl(outbox.baseUrl, newest, query, LIMIT);
           const startedAt = performance.now();
           const answer = await get(agent, url, token);
           const ms = performance.now() - startedAt;

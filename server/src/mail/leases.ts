@@ -86,8 +86,3 @@ export function statusTerm(statuses: readonly number[], table = 'mails', fence =
   if (terms.length === 0) return sql<boolean>`1 = 0`;
   return terms.length === 1 ? terms[0]! : sql<boolean>`(${sql.join(terms, sql` or `)})`;
 }
-
-/** Whether a status filter needs the leases: it names Queued or Processing but not both. */
-export function needsLeases(statuses: readonly number[]): boolean {
-  return statuses.includes(MailStatus.Queued) !== statuses.includes(MailStatus.Processing);
-}
