@@ -65,12 +65,13 @@ export async function appendApplicationEvents(
 
 const EVENT_COLUMNS = ['id', 'type', 'mail_id', 'mail_seq', 'api_key_id', 'created_at', 'payload'] as const;
 const COLUMN_TYPES = ['text', 'text', 'bigint', 'integer', 'bigint', 'bigint', 'text'] as const;
-/** Whether an enabled endpoint exists, asked once per INSERT (an uncorrelated subquery over a few rows). */
-const FANNED_OUT = `case when exists (select 1 from webhook_endpoints where enabled = 1) then null else v.created_at end`;
+/** `fanned_out_at`: the event's creation unless an enabled endpoint exists, asked once per INSERT (an uncorrelated subquery over a few rows). */
+const fannedOut = (createdAt: string) =>
+  `case when exists (select 1 from webhook_endpoints where enabled = 1) then null else ${createdAt} end`;
 const COLUMNS = `${EVENT_COLUMNS.join(', ')}, fanned_out_at`;
 /** PostgreSQL: one array per column, in order (`with ordinality`, so `seq` follows the events' order); one text for any size. */
 const POSTGRES_TEXT = `insert into application_events (${COLUMNS})
-  select ${EVENT_COLUMNS.map((c) => `v.${c}`).join(', ')}, ${FANNED_OUT}
+  select ${EVENT_COLUMNS.map((c) => `v.${c}`).join(', ')}, ${fannedOut('v.created_at')}
   from unnest(${COLUMN_TYPES.map((type, i) => `$${i + 1}::${type}[]`).join(', ')}) with ordinality as v (${EVENT_COLUMNS.join(', ')}, n)
   order by v.n`;
 /** SQLite texts, one per row count (a group commit's sizes repeat). */
@@ -88,7 +89,7 @@ function insertEvents(db: DbOrTrx, rows: readonly NewApplicationEventRow[]): Com
     const tuple = `(${EVENT_COLUMNS.map(() => '?').join(', ')})`;
     // SQLite names a VALUES list's columns column1, column2, …; the rows are read in the order written.
     text = `insert into application_events (${COLUMNS})
-      select ${EVENT_COLUMNS.map((c, i) => `column${i + 1} as ${c}`).join(', ')}, ${FANNED_OUT.replace('v.created_at', 'column6')}
+      select ${EVENT_COLUMNS.map((c, i) => `column${i + 1} as ${c}`).join(', ')}, ${fannedOut(`column${EVENT_COLUMNS.indexOf('created_at') + 1}`)}
       from (values ${Array.from({ length: rows.length }, () => tuple).join(', ')})`;
     if (sqliteTexts.size >= 1_000) sqliteTexts.clear();
     sqliteTexts.set(rows.length, text);

@@ -28,7 +28,7 @@ export function createQueueHealthService({ store, clock, instances }: { store: S
     const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest, fleet] = await Promise.all([
       mailRepo.getStatusCounts(db),
       repo.countQueuedNotDue(db, now),
-      mailRepo.findOldestReceivedAt(db, store.engine, MailStatus.Queued),
+      mailRepo.findOldestReceivedAt(db, MailStatus.Queued),
       repo.countDeliveredSince(db, now - MINUTE),
       repo.countDeliveredSince(db, now - HOUR),
       repo.countChangedSince(db, MailStatus.ProviderError, now - HOUR),

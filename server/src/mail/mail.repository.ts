@@ -6,7 +6,7 @@
 import { sql } from 'kysely';
 import { MailStatus } from '@outbox/contract';
 import type { DbOrTrx, Engine } from '../store/connection.js';
-import { statusTerm, withLeases, type MailView } from './leases.js';
+import { LEASED_IDS, statusTerm, withLeases, type MailView } from './leases.js';
 import type { MailRecipientRow, NewMailRow } from '../store/schema.js';
 
 /** The highest mail id so far (0 when there is none): where a bulk filter action stops. */
@@ -35,10 +35,10 @@ export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>>
   return counts;
 }
 
-const LEASED_COUNT = sql`select count(*) from mail_queue where lease_owner is not null`;
+const LEASED_COUNT = sql`select count(*) from (${LEASED_IDS}) leased`;
 
 /** The earliest acceptance among mails in `status` (an index seek on (status, received_at, id)). */
-export async function findOldestReceivedAt(db: DbOrTrx, engine: Engine, status: number): Promise<number | undefined> {
+export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise<number | undefined> {
   const row = await db
     .selectFrom('mails')
     .select('received_at')
