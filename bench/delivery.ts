@@ -26,12 +26,9 @@
  */
 import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
-import { systemClock } from '../server/src/clock.js';
 import { loadConfig } from '../server/src/config.js';
 import { startCaptureRelay } from '../server/src/delivery/capture-relay.js';
 import { createRelayTransport, type RelayTransport } from '../server/src/delivery/relay-transport.js';
-import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
-import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { createReturnPathCodec } from '../server/src/bounces/return-path.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import path from 'node:path';
@@ -58,20 +55,10 @@ import { benchMail, benchRawMessage } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
+import { createBenchWorker, relayPoolSize } from './support/bench-worker.js';
 
 const GOAL_RATIO = 0.8;
 const DRAIN_TIMEOUT_MS = 60_000;
-
-function collectingLogger() {
-  const lines: string[] = [];
-  const keep = (level: string) => (object: object, message?: string) => {
-    if (lines.length < 5)
-      lines.push(
-        `${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`,
-      );
-  };
-  return { lines, info: () => undefined, warn: keep('warn'), error: keep('error') };
-}
 
 const { values } = parseArgs({
   options: {
@@ -92,7 +79,7 @@ const roundCount = Math.max(1, Number(values.rounds));
 const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
 // Exactly as main.ts sizes the relay pool.
 const concurrency = config.workerConcurrency;
-const maxConnections = Math.max(1, Math.min(10, Math.ceil(concurrency / 4)));
+const maxConnections = relayPoolSize(concurrency);
 
 async function chooseEngines(): Promise<Engine[]> {
   if (values.engine === 'sqlite' || values.engine === 'postgres') return [values.engine];
@@ -218,23 +205,16 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     const queueMs = performance.now() - queueStarted;
 
     // As main.ts builds it (its logger keeps the first warnings and errors, to explain a failed run).
-    const workerLog = collectingLogger();
-    const transport = createRelayTransport(relayUrl, { maxConnections });
-    const worker = createDeliveryWorker({
-      store,
-      clock: systemClock,
+    const {
+      worker,
       transport,
-      retryPolicy: createRetryPolicy({
-        maxAttempts: config.retryMaxAttempts,
-        maxAgeMs: config.retryMaxAgeMs,
-        baseDelayMs: config.retryBaseDelayMs,
-        maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
-      }),
-      concurrency,
-      leaseMs: config.leaseSeconds * 1000,
-      logger: workerLog,
+      log: workerLog,
+    } = createBenchWorker({
+      store,
+      config,
+      relayUrl,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
-      ...(verp ? { returnPath: (mailId: number, recipient: number) => verp.addressOf(mailId, recipient) } : {}),
+      returnPath: verp ? (mailId, recipient) => verp.addressOf(mailId, recipient) : undefined,
     });
     const measureCpu = cpuMeter(sinkPid);
     const measureBackends = engine === 'postgres' ? await postgresBackendCpu(store.db) : undefined;

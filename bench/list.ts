@@ -35,6 +35,7 @@ import {
   warnIfBusy,
   writeResult,
   type LatencySummary,
+  httpGet,
 } from './support/common.js';
 import { prepareDemoStore } from './support/demo-store.js';
 import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
@@ -134,29 +135,6 @@ const CASES: Case[] = [
 
 /** The kept store of `count` demo mails for this engine (filled on the first run; --fresh rebuilds). */
 const prepareStore = () => prepareDemoStore({ engine, count, tag: values.tag, fresh: values.fresh, drop: values.drop });
-
-function get(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      {
-        agent,
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname + target.search,
-        headers: { authorization: `Token ${token}` },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end();
-  });
-}
 
 /**
  * This process's CPU time (user + system) during `run`, in ms: the server and the client, which share it. The
@@ -305,7 +283,7 @@ async function main(): Promise<void> {
         for (let i = 0; i < samples + 5 && (i < 25 || performance.now() < deadline); i++) {
           const dbCpuBefore = databaseCpuTicks(databaseName);
           const started = performance.now();
-          const { value: answer, cpuMs: used } = await withCpu(() => get(agent, url, token));
+          const { value: answer, cpuMs: used } = await withCpu(() => httpGet(agent, url, token));
           const ms = performance.now() - started;
           const dbUsed = databaseCpuSince(dbCpuBefore, databaseName);
           if (answer.status !== 200) throw new Error(`${c.name}: ${answer.status} ${answer.body.slice(0, 300)}`);
@@ -410,7 +388,7 @@ async function runRandom(
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const urlOf = (query: RandomQuery) => listUrl(outbox.baseUrl, newest, query, LIMIT);
   const warm = seededRandom(seed + 1);
-  for (let i = 0; i < 20; i++) await get(agent, urlOf(randomQuery(warm, terms)), token);
+  for (let i = 0; i < 20; i++) await httpGet(agent, urlOf(randomQuery(warm, terms)), token);
   const asked: Array<
     RandomQuery & { ms: number; cpuMs: number; dbCpuMs: number; plan: string; countSource: string; total: number; lowerBound: boolean }
   > = [];
@@ -419,7 +397,7 @@ async function runRandom(
     const url = urlOf(query);
     const dbCpuBefore = databaseCpuTicks(databaseName);
     const started = performance.now();
-    const { value: answer, cpuMs } = await withCpu(() => get(agent, url, token));
+    const { value: answer, cpuMs } = await withCpu(() => httpGet(agent, url, token));
     const ms = performance.now() - started;
     const dbCpuMs = databaseCpuSince(dbCpuBefore, databaseName);
     if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);

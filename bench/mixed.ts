@@ -40,11 +40,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { MailStatus } from '@outbox/contract';
-import { systemClock } from '../server/src/clock.js';
 import { loadConfig } from '../server/src/config.js';
-import { createRelayTransport } from '../server/src/delivery/relay-transport.js';
-import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
-import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import {
@@ -62,6 +58,7 @@ import {
   warnIfBusy,
   writeResult,
   type LatencySummary,
+  httpGet,
 } from './support/common.js';
 import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
 import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
@@ -69,6 +66,7 @@ import { benchMail } from './support/mails.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
+import { createBenchWorker, relayPoolSize } from './support/bench-worker.js';
 
 const GOAL_P99_MS = 50;
 const GOAL_MAILS_PER_SECOND = 1_000;
@@ -102,7 +100,7 @@ if (![count, queryCount, seed, deliver].every(Number.isInteger) || count < 1 || 
 const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
 // As bench/delivery.ts and main.ts size the relay pool.
 const concurrency = config.workerConcurrency;
-const maxConnections = Math.max(1, Math.min(10, Math.ceil(concurrency / 4)));
+const maxConnections = relayPoolSize(concurrency);
 const rampSent = 2 * concurrency;
 
 async function chooseEngines(): Promise<Engine[]> {
@@ -110,47 +108,6 @@ async function chooseEngines(): Promise<Engine[]> {
   if (!wanted.includes('postgres') || (await postgresReachable())) return wanted;
   console.log(`(PostgreSQL skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
   return wanted.filter((engine) => engine !== 'postgres');
-}
-
-/** The worker's logger, as bench/delivery.ts's: keeps the first warnings and errors, to explain a poor run. */
-function collectingLogger() {
-  const lines: string[] = [];
-  const keep = (level: string) => (object: object, message?: string) => {
-    if (lines.length < 5)
-      lines.push(
-        `${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`,
-      );
-  };
-  return { lines, info: () => undefined, warn: keep('warn'), error: keep('error') };
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// The random list workload. This mirrors bench/list.ts (`get`, `seededRandom`, `searchTerms`, `RandomQuery`,
-// `randomQuery` and the URL of `runRandom`), copied because list.ts exports nothing and runs its main() when
-// imported; keep the two in step so that a seed asks the same queries in both.
-// ---------------------------------------------------------------------------------------------------------
-
-function get(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      {
-        agent,
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname + target.search,
-        headers: { authorization: `Token ${token}` },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        response.on('error', reject);
-      },
-    );
-    request.on('error', reject);
-    request.end();
-  });
 }
 
 const describeQuery = (a: RandomQuery & { ms: number }) =>
@@ -274,27 +231,15 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
       // Warm-up queries (another seed) before the worker starts, as bench/list.ts does before its timed ones.
       const warmAgent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       const warm = seededRandom(seed + 1);
-      for (let i = 0; i < 20; i++) await get(warmAgent, listUrl(outbox.baseUrl, newest, randomQuery(warm, terms), LIMIT), token);
+      for (let i = 0; i < 20; i++) await httpGet(warmAgent, listUrl(outbox.baseUrl, newest, randomQuery(warm, terms), LIMIT), token);
       warmAgent.destroy();
 
-      // The worker, as bench/delivery.ts builds it (as main.ts does).
-      const workerLog = collectingLogger();
-      const transport = createRelayTransport(sink.url, { maxConnections });
-      const worker = createDeliveryWorker({
-        store,
-        clock: systemClock,
+      // The worker, as main.ts builds it (bench/support/bench-worker.ts, shared with bench/delivery.ts).
+      const {
+        worker,
         transport,
-        retryPolicy: createRetryPolicy({
-          maxAttempts: config.retryMaxAttempts,
-          maxAgeMs: config.retryMaxAgeMs,
-          baseDelayMs: config.retryBaseDelayMs,
-          maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
-        }),
-        concurrency,
-        leaseMs: config.leaseSeconds * 1000,
-        logger: workerLog,
-        onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
-      });
+        log: workerLog,
+      } = createBenchWorker({ store, config, relayUrl: sink.url, onChange: (ids) => services.mails.notify({ type: 'updated', ids }) });
 
       const handled = (counts: Map<number, number>) =>
         (counts.get(MailStatus.ProviderSent) ?? 0) + (counts.get(MailStatus.ProviderError) ?? 0) + (counts.get(MailStatus.Error) ?? 0);
@@ -334,7 +279,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
           const query = randomQuery(random, terms);
           const url = listUrl(outbox.baseUrl, newest, query, LIMIT);
           const startedAt = performance.now();
-          const answer = await get(agent, url, token);
+          const answer = await httpGet(agent, url, token);
           const ms = performance.now() - startedAt;
           if (answer.status !== 200) throw new Error(`${url}: ${answer.status} ${answer.body.slice(0, 300)}`);
           asked.push({ ...query, ms, startedAt });

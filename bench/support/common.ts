@@ -5,6 +5,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -174,4 +175,28 @@ export function cpuTimeMs(pid?: number): number | undefined {
 /** Share of one core a process used between two cpuTimeMs readings over `wallMs`, in percent. */
 export function cpuPercent(before: number | undefined, after: number | undefined, wallMs: number): number | undefined {
   return before === undefined || after === undefined || wallMs <= 0 ? undefined : Math.round(((after - before) / wallMs) * 100);
+}
+
+/** A GET with an operator's or API key's token, over `agent` (keep-alive): its status and body. */
+export function httpGet(agent: http.Agent, url: string, token: string): Promise<{ status: number; body: string }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname + target.search,
+        headers: { authorization: `Token ${token}` },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
 }

@@ -1,0 +1,58 @@
+/**
+ * The delivery worker as server/src/main.ts builds it, for the benchmarks that drain a queue (delivery.ts,
+ * mixed.ts): the config's retry policy, concurrency and lease, the relay pool sized as main.ts sizes it, and a
+ * logger that keeps the first warnings and errors, to explain a failed run.
+ */
+import type { Config } from '../../server/src/config.js';
+import { systemClock } from '../../server/src/clock.js';
+import { createRelayTransport } from '../../server/src/delivery/relay-transport.js';
+import { createRetryPolicy } from '../../server/src/delivery/retry-policy.js';
+import { createDeliveryWorker } from '../../server/src/delivery/worker.js';
+import type { Store } from '../../server/src/store/connection.js';
+
+/** The relay pool's connections for a worker of `concurrency` sends, as main.ts sizes it. */
+export function relayPoolSize(concurrency: number): number {
+  return Math.max(1, Math.min(10, Math.ceil(concurrency / 4)));
+}
+
+/** A worker logger that keeps the first five warnings and errors (info is dropped). */
+export function collectingLogger() {
+  const lines: string[] = [];
+  const keep = (level: string) => (object: object, message?: string) => {
+    if (lines.length < 5)
+      lines.push(
+        `${level}: ${message ?? ''} ${JSON.stringify(object, (key, value: unknown) => (value instanceof Error ? value.message : value)).slice(0, 300)}`,
+      );
+  };
+  return { lines, info: () => undefined, warn: keep('warn'), error: keep('error') };
+}
+
+/** A worker (not started) delivering to `relayUrl`, its transport, and what it logged. */
+export function createBenchWorker(options: {
+  store: Store;
+  config: Config;
+  relayUrl: string;
+  onChange: (ids: number[]) => void;
+  returnPath?: ((mailId: number, recipient: number) => string) | undefined;
+}) {
+  const { store, config } = options;
+  const log = collectingLogger();
+  const transport = createRelayTransport(options.relayUrl, { maxConnections: relayPoolSize(config.workerConcurrency) });
+  const worker = createDeliveryWorker({
+    store,
+    clock: systemClock,
+    transport,
+    retryPolicy: createRetryPolicy({
+      maxAttempts: config.retryMaxAttempts,
+      maxAgeMs: config.retryMaxAgeMs,
+      baseDelayMs: config.retryBaseDelayMs,
+      maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
+    }),
+    concurrency: config.workerConcurrency,
+    leaseMs: config.leaseSeconds * 1000,
+    logger: log,
+    onChange: options.onChange,
+    ...(options.returnPath ? { returnPath: options.returnPath } : {}),
+  });
+  return { worker, transport, log };
+}
