@@ -19,9 +19,6 @@ import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
 import { systemClock } from '../server/src/clock.js';
 import { loadConfig } from '../server/src/config.js';
-import { createRelayTransport } from '../server/src/delivery/relay-transport.js';
-import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
-import { createDeliveryWorker } from '../server/src/delivery/worker.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { createWebhookDispatcher } from '../server/src/webhooks/dispatcher.js';
 import {
@@ -36,6 +33,7 @@ import {
   warnIfBusy,
   writeResult,
 } from './support/common.js';
+import { createBenchWorker } from './support/bench-worker.js';
 import { benchMail } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import { postgresAdminUrl, postgresReachable } from './support/postgres.js';
@@ -131,20 +129,11 @@ async function run(engine: Engine, webhooks: boolean, n: number, sinkUrl: string
       await services.submissions.submitJson(principal, batch, true);
     }
     await receiver.reset();
-    const concurrency = config.workerConcurrency;
-    const transport = createRelayTransport(sinkUrl, { maxConnections: Math.max(1, Math.min(10, Math.ceil(concurrency / 4))) });
-    const worker = createDeliveryWorker({
+    // As main.ts builds it (bench/support/bench-worker.ts).
+    const { worker, transport } = createBenchWorker({
       store,
-      clock: systemClock,
-      transport,
-      retryPolicy: createRetryPolicy({
-        maxAttempts: config.retryMaxAttempts,
-        maxAgeMs: config.retryMaxAgeMs,
-        baseDelayMs: config.retryBaseDelayMs,
-        maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
-      }),
-      concurrency,
-      leaseMs: config.leaseSeconds * 1000,
+      config,
+      relayUrl: sinkUrl,
       onChange: (ids) => services.mails.notify({ type: 'updated', ids }),
     });
     // As main.ts builds it.
