@@ -24,6 +24,12 @@ export const Mail = Type.Object({
   rejectedRecipients: Type.Optional(
     Type.Integer({ description: 'Recipients the relay refused for good (or, for a finished mail, gave up on)' }),
   ),
+  // Optional in the type only for older clients' fixtures: the server always sends it.
+  sendAt: Type.Optional(
+    Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+      description: 'When the submitter asked for it to be sent (a scheduled send); null: as soon as it can be',
+    }),
+  ),
   // Only in a submission's answer, when some recipient is on the suppression list (docs/api.md#suppressions).
   suppressedRecipients: Type.Optional(
     Type.Array(Type.String(), { description: 'Envelope recipients on the suppression list: accepted, never sent to' }),

@@ -14,6 +14,10 @@ export const SubmitRecipient = Type.Object(
  */
 export const MAX_RECIPIENTS_PER_MAIL = 300;
 export const MAX_BATCH = 500;
+/** A scheduled send (`sendAt`, the SMTP header X-Outbox-Send-At) may lie at most this many days ahead. */
+export const MAX_SCHEDULE_DAYS = 30;
+/** The SMTP form of `sendAt` (docs/api.md#scheduled-sends): read at acceptance and removed from the message. */
+export const SEND_AT_HEADER = 'X-Outbox-Send-At';
 
 /** `POST /api/v1/mail` (docs/api.md#submission-post-apiv1mail), authorised with an API key. */
 export const SubmitMailRequest = Type.Object(
@@ -33,6 +37,11 @@ export const SubmitMailRequest = Type.Object(
      * and bounces (RFC 3834) that must never be answered; the From header still shows fromMail.
      */
     nullSender: Type.Optional(Type.Boolean()),
+    /**
+     * Send at this instant, not before (ISO 8601 with a time zone, e.g. 2026-12-24T08:00:00Z), at most
+     * MAX_SCHEDULE_DAYS ahead; an instant already past sends at once. The mail waits Queued; Dequeue cancels it.
+     */
+    sendAt: Type.Optional(Type.String({ maxLength: 64 })),
   },
   { additionalProperties: false },
 );

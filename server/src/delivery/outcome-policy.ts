@@ -17,7 +17,7 @@ import { MailStatus, type MailEventType } from '@outbox/contract';
 import type { StatusTransition } from '../mail/transition.js';
 import type { RecipientOutcome } from '../store/schema.js';
 import type { DeliveryOutcome, RecipientResult } from './relay-transport.js';
-import type { RetryPolicy, TransientOutcome } from './retry-policy.js';
+import { retryAgeFrom, type RetryPolicy, type TransientOutcome } from './retry-policy.js';
 
 /** The claimed mail, as the claim returned it. */
 export interface AttemptedMail {
@@ -25,6 +25,8 @@ export interface AttemptedMail {
   /** Attempts so far, the one that just ended included (the claim counted it). */
   attempts: number;
   received_at: number;
+  /** A scheduled send's instant (migration 026): the retry budget's age counts from it, not from the receipt. */
+  send_at?: number | null | undefined;
   /** With the worker's id it names the claim: only that claim may record the outcome. */
   lease_expires_at: number | null;
 }
@@ -122,7 +124,7 @@ export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, w
     type = 'invalid';
   } else if (open.length > 0) {
     const transient: TransientOutcome = outcome.kind === 'unreachable' ? 'unreachable' : 'deferred';
-    const decision = retryPolicy.decide({ attempts: mail.attempts, receivedAt: mail.received_at, now: at, outcome: transient });
+    const decision = retryPolicy.decide({ attempts: mail.attempts, receivedAt: retryAgeFrom(mail), now: at, outcome: transient });
     if (decision.retry) {
       to = MailStatus.Queued;
       nextAttemptAt = decision.nextAttemptAt;

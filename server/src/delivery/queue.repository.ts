@@ -171,7 +171,7 @@ const leasedMails = (db: DbOrTrx) =>
   db
     .selectFrom('mail_queue')
     .innerJoin('mails', 'mails.id', 'mail_queue.mail_id')
-    .select(['mail_queue.mail_id as id', 'mail_queue.lease_owner', 'mail_queue.attempts', 'mails.received_at'])
+    .select(['mail_queue.mail_id as id', 'mail_queue.lease_owner', 'mail_queue.attempts', 'mails.received_at', 'mails.send_at'])
     .where('mail_queue.lease_owner', 'is not', null);
 
 /** Mails whose lease ran out by `now` (their worker died or hung), with who held each one. */

@@ -27,6 +27,14 @@ export interface RetryInput {
   outcome: TransientOutcome;
 }
 
+/**
+ * When a mail's retry budget starts to age: its receipt, or its scheduled send when it was scheduled (migration 026),
+ * so a mail scheduled a week ahead is not given up at its first deferral.
+ */
+export function retryAgeFrom(mail: { received_at: number; send_at?: number | null | undefined }): number {
+  return Math.max(mail.received_at, mail.send_at ?? 0);
+}
+
 export type RetryDecision = { retry: true; nextAttemptAt: number } | { retry: false };
 
 export interface RetryPolicy {

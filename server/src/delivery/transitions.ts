@@ -5,7 +5,7 @@
  */
 import { MailStatus } from '@outbox/contract';
 import type { StatusTransition } from '../mail/transition.js';
-import type { RetryPolicy } from './retry-policy.js';
+import { retryAgeFrom, type RetryPolicy } from './retry-policy.js';
 
 /** Queued → Processing under a lease; counts the attempt. No event: the attempt's outcome writes it. */
 export function claimTransition(id: number, at: number, lease: { owner: string; expiresAt: number }): StatusTransition {
@@ -36,6 +36,7 @@ export interface ExpiredLease {
   lease_owner: string | null;
   attempts: number;
   received_at: number;
+  send_at: number | null;
 }
 
 /**
@@ -44,7 +45,7 @@ export interface ExpiredLease {
  * answered. Conditional on the lease still being expired, so a late outcome or another sweeper wins cleanly.
  */
 export function leaseExpiredTransition(lease: ExpiredLease, now: number, retryPolicy: RetryPolicy, sweeperId: string): StatusTransition {
-  const retries = retryPolicy.decide({ attempts: lease.attempts, receivedAt: lease.received_at, now, outcome: 'unreachable' }).retry;
+  const retries = retryPolicy.decide({ attempts: lease.attempts, receivedAt: retryAgeFrom(lease), now, outcome: 'unreachable' }).retry;
   return {
     id: lease.id,
     from: [MailStatus.Processing],

@@ -6,7 +6,9 @@
  * - `Message-ID` and `Date` are added when missing (RFC 5322 §3.6 requires Date), fixed at acceptance so a
  *   resend carries the same bytes;
  * - `Bcc:` is removed, as submission servers do (RFC 6409 §8.1 allows it, RFC 5322 §3.6.3 expects it):
- *   the envelope keeps those recipients, the other recipients must not see them.
+ *   the envelope keeps those recipients, the other recipients must not see them;
+ * - `X-Outbox-Send-At:` (a scheduled send, docs/api.md#scheduled-sends) is read and removed: it is an instruction to
+ *   Outbox, not part of the message.
  * latin1 maps every byte to one character and back, so offsets are byte offsets and no byte is re-encoded.
  */
 import { createMessageId } from '../submission/message-builder.js';
@@ -110,19 +112,29 @@ export function ensureDate(raw: Buffer, now: number): { raw: Buffer; added: bool
   return { raw: Buffer.concat([Buffer.from(`Date: ${formatRfc5322Date(now)}${lineBreakOf(raw)}`, 'latin1'), raw]), added: true };
 }
 
-/** Removes every `Bcc:` field with its folded lines; the rest of the message keeps its bytes. */
-export function removeBcc(raw: Buffer): { raw: Buffer; removed: number } {
-  const bcc = readHeaderFields(headerText(raw)).filter((field) => field.name.toLowerCase() === 'bcc');
-  if (bcc.length === 0) return { raw, removed: 0 };
+/**
+ * Removes every field of this name (case-insensitive) with its folded lines, and answers their unfolded values;
+ * the rest of the message keeps its bytes.
+ */
+export function takeFields(raw: Buffer, name: string): { raw: Buffer; values: string[] } {
+  const lower = name.toLowerCase();
+  const taken = readHeaderFields(headerText(raw)).filter((field) => field.name.toLowerCase() === lower);
+  if (taken.length === 0) return { raw, values: [] };
   // latin1 offsets are byte offsets, so the kept parts are slices of the bytes themselves.
   const kept: Buffer[] = [];
   let position = 0;
-  for (const field of bcc) {
+  for (const field of taken) {
     kept.push(raw.subarray(position, field.start));
     position = field.end;
   }
   kept.push(raw.subarray(position));
-  return { raw: Buffer.concat(kept), removed: bcc.length };
+  return { raw: Buffer.concat(kept), values: taken.map((field) => field.value.replace(/\r?\n/g, '').trim()) };
+}
+
+/** Removes every `Bcc:` field with its folded lines; the rest of the message keeps its bytes. */
+export function removeBcc(raw: Buffer): { raw: Buffer; removed: number } {
+  const { raw: kept, values } = takeFields(raw, 'bcc');
+  return { raw: kept, removed: values.length };
 }
 
 export type LineBreakCheck = { ok: true; raw: Buffer; normalisedLf: number } | { ok: false; offset: number };

@@ -11,7 +11,9 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
 import { clientKey, createSessionLimits, type SmtpConnections } from '../net/smtp-session-limits.js';
 import { isValidAddress } from '../submission/message-builder.js';
-import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc } from './message-headers.js';
+import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc, takeFields } from './message-headers.js';
+import { SEND_AT_HEADER } from '@outbox/contract';
+import { readSendAt } from '../submission/scheduled-send.js';
 
 export { ensureMessageId, type MessageIdResult } from './message-headers.js';
 
@@ -28,6 +30,8 @@ export interface SmtpSubmission<Principal> {
   raw: Buffer;
   /** The Message-ID header value with its angle brackets, as found or as added. */
   messageId: string;
+  /** The X-Outbox-Send-At header's instant (the header is removed); null: send at once. */
+  sendAt: number | null;
 }
 
 export interface SmtpListenerOptions<Principal> {
@@ -254,12 +258,22 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
         `5.6.0 Bare CR (a CR not followed by LF) at byte ${lines.offset}: lines must end with CRLF; the message was not accepted`,
       );
     }
-    const withDate = ensureDate(lines.raw, now()).raw;
+    const acceptedAt = now();
+    const scheduled = takeFields(lines.raw, SEND_AT_HEADER);
+    if (scheduled.values.length > 1) {
+      throw smtpError(
+        554,
+        `5.6.0 The message has ${scheduled.values.length} ${SEND_AT_HEADER} headers; give one; the message was not accepted`,
+      );
+    }
+    const sendAt = readSendAt(scheduled.values[0], { now: acceptedAt, field: `The ${SEND_AT_HEADER} header`, headerForm: true });
+    if (!sendAt.ok) throw smtpError(554, `5.6.0 ${sendAt.problem}; the message was not accepted`);
+    const withDate = ensureDate(scheduled.raw, acceptedAt).raw;
     const { raw, messageId } = ensureMessageId(removeBcc(withDate).raw);
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
     try {
-      const { id } = await accept({ principal, envelopeFrom, envelopeTo, raw, messageId });
+      const { id } = await accept({ principal, envelopeFrom, envelopeTo, raw, messageId, sendAt: sendAt.at });
       logger?.info({ mailId: id, messageId, session: session.id }, 'smtp submission accepted');
       return `OK: queued as ${id}`;
     } catch (error) {

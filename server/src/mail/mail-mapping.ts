@@ -31,6 +31,7 @@ export type MailFields = Pick<MailRow, 'id' | 'from_name' | 'from_mail' | 'subje
   provider_sent_at?: number | null | undefined;
   recipient_count?: number | undefined;
   rejected_recipients?: number | undefined;
+  send_at?: number | null | undefined;
 };
 
 export function toMail(row: MailFields, recipients: ReadonlyArray<{ name: string; address: string }> = []): Mail {
@@ -46,6 +47,7 @@ export function toMail(row: MailFields, recipients: ReadonlyArray<{ name: string
     lastUpdate: iso(row.last_update_at),
     recipientCount: row.recipient_count ?? 0,
     rejectedRecipients: row.rejected_recipients ?? 0,
+    sendAt: iso(row.send_at),
   };
 }
 

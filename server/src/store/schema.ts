@@ -33,6 +33,8 @@ export interface MailTable {
   rejected_recipients: ColumnType<number, number | undefined, number>;
   /** The mail's last application event's `mail_seq` (migration 006). */
   event_seq: ColumnType<number, number | undefined, number>;
+  /** When the submitter asked for it to be sent (`sendAt`, migration 026); null: as soon as it can be. */
+  send_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /**

@@ -17,6 +17,8 @@ export interface RawSubmission {
   envelopeTo: string[];
   raw: Buffer;
   messageId: string;
+  /** The X-Outbox-Send-At header's instant, read and removed by the listener; null or absent: send at once. */
+  sendAt?: number | null | undefined;
 }
 
 export interface PreparedMail {
@@ -28,6 +30,7 @@ function newRow(
   principal: ApiKeyPrincipal,
   fields: { messageId: string; fromName: string; fromMail: string; subject: string; idempotencyKey: string | null },
   now: number,
+  sendAt: number | null,
 ): NewMail['row'] {
   return {
     message_id: fields.messageId,
@@ -36,14 +39,22 @@ function newRow(
     subject: fields.subject,
     received_at: now,
     last_update_at: now,
-    next_attempt_at: now,
+    // A scheduled mail waits in the queue until then (docs/api.md#scheduled-sends).
+    next_attempt_at: sendAt ?? now,
+    send_at: sendAt,
     provider_reply: null,
     api_key_id: principal.id,
     idempotency_key: fields.idempotencyKey,
   };
 }
 
-export function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest, index: number | undefined, now: number): PreparedMail {
+export function prepareJson(
+  principal: ApiKeyPrincipal,
+  input: SubmitMailRequest,
+  index: number | undefined,
+  now: number,
+  sendAt: number | null = null,
+): PreparedMail {
   let built;
   try {
     // submitJson checked the input (submissionProblems includes checkMessageInput) before preparing any.
@@ -72,6 +83,7 @@ export function prepareJson(principal: ApiKeyPrincipal, input: SubmitMailRequest
           idempotencyKey: input.idempotencyKey ?? null,
         },
         now,
+        sendAt,
       ),
       recipients,
       content: {
@@ -162,6 +174,7 @@ export async function prepareRaw(principal: ApiKeyPrincipal, submission: RawSubm
           idempotencyKey: null,
         },
         now,
+        submission.sendAt ?? null,
       ),
       recipients,
       content: {

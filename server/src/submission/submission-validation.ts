@@ -5,6 +5,7 @@
  */
 import type { SubmitMailRequest } from '@outbox/contract';
 import { checkMessageInput } from './message-builder.js';
+import { readSendAt } from './scheduled-send.js';
 
 /** Values that become header text: a CR or LF would end the header line (injection); NUL no MTA takes. */
 function singleLineProblems(field: string, value: string | undefined): string[] {
@@ -25,6 +26,12 @@ function bareCrProblems(field: string, value: string | undefined): string[] {
   return [`${field} must not contain a bare CR (a CR not followed by LF); end lines with LF or CRLF`];
 }
 
+/** The form of `sendAt`; how far ahead it lies is checked at acceptance, against the store's clock. */
+function sendAtFormProblems(value: string | undefined): string[] {
+  const reading = readSendAt(value, { field: 'sendAt' });
+  return reading.ok ? [] : [reading.problem];
+}
+
 /**
  * One sentence per problem, naming the field relative to the mail (`to[0].recipientMail`), so the HTTP
  * layer can say where in the body it is. Empty when the mail can be built.
@@ -39,5 +46,6 @@ export function submissionProblems(input: SubmitMailRequest): string[] {
       (input[kind] ?? []).flatMap((r, i) => singleLineProblems(`${kind}[${i}].recipientName`, r.recipientName)),
     ),
     ...checkMessageInput(input),
+    ...sendAtFormProblems(input.sendAt),
   ];
 }

@@ -19,6 +19,7 @@ import * as repo from '../mail/mail.repository.js';
 import type { MailService } from '../mail/mail.service.js';
 import { prepareJson, prepareRaw, type PreparedMail, type RawSubmission } from './submission-preparation.js';
 import { submissionProblems } from './submission-validation.js';
+import { readSendAt } from './scheduled-send.js';
 import { insertMails } from '../mail/write/create.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { suppressedAmong } from '../suppression/suppression.repository.js';
@@ -183,7 +184,12 @@ export function createSubmissionService({ store, clock, mails }: { store: Store;
       });
       await ensureRoom();
       const now = clock.now();
-      const prepared = inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now));
+      const sendAts = inputs.map((input, i) => {
+        const reading = readSendAt(input.sendAt, { now, field: isBatch ? `[${i}].sendAt` : 'sendAt' });
+        if (!reading.ok) throw badRequest('invalid_request', reading.problem);
+        return reading.at;
+      });
+      const prepared = inputs.map((input, i) => prepareJson(principal, input, isBatch ? i : undefined, now, sendAts[i]));
       try {
         return await persistMails(principal, prepared, now, `api-key:${principal.name}`);
       } catch (error) {

@@ -54,6 +54,7 @@ describe('mail API', () => {
         // Seeded without envelope rows (test/support/mails.ts), so no recipient is delivered to.
         recipientCount: 0,
         rejectedRecipients: 0,
+        sendAt: null,
       });
       expect(body.data[0]!.providerSentDate).toBe('2026-11-23T09:30:00.000Z');
       expect(body.meta.total).toBe(2);

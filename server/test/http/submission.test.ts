@@ -127,6 +127,7 @@ describe('POST /api/v1/mail', () => {
         lastUpdate: NOW,
         recipientCount: 1,
         rejectedRecipients: 0,
+        sendAt: null,
       });
       const listed = await list();
       expect(listed.data).toEqual([mail]);

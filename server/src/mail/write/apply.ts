@@ -467,7 +467,13 @@ async function updateFrom(
     assignments.push(sql`${sql.ref(column)} = coalesce(${sql.ref(`v.${name}`)}, ${sql.ref(`mails.${column}`)})`);
   };
   optional('reply', 'provider_reply', 'text', (t) => t.set?.providerReply);
-  optional('next_at', 'next_attempt_at', 'bigint', (t) => t.set?.nextAttemptAt);
+  if (chunk.some((t) => t.set?.nextAttemptAt !== undefined)) {
+    // Never due before its scheduled send (migration 026): a requeue of a mail whose schedule Dequeue cancelled
+    // restores it (docs/api.md#scheduled-sends). A retry is always later than the send it retries.
+    columns.push({ name: 'next_at', type: 'bigint', value: (t) => t.set?.nextAttemptAt ?? null });
+    const laterOf = engineOf(db) === 'postgres' ? sql`greatest` : sql`max`;
+    assignments.push(sql`next_attempt_at = ${laterOf}(coalesce(v.next_at, mails.next_attempt_at), coalesce(mails.send_at, 0))`);
+  }
   optional('sent_at', 'provider_sent_at', 'bigint', (t) => t.set?.providerSentAt);
   optional('rejected', 'rejected_recipients', 'integer', (t) => t.set?.rejectedRecipients);
   if (first.set?.attempts === 'increment') assignments.push(sql`attempts = mails.attempts + 1`);

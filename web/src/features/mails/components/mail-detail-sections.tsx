@@ -28,8 +28,9 @@ const statusName = (code: number | null) => (code === null ? '—' : (STATUSES[c
 /** Status, dates, attempts, next attempt, and the lease holder while Processing. */
 export function Summary({ mail }: { mail: MailDetail }) {
   const rows: [string, ReactNode][] = [
-    ['Status', <StatusCell key="s" status={mail.status} />],
+    ['Status', <StatusCell key="s" status={mail.status} sendAt={mail.sendAt} />],
     ['Received', <When key="r" value={mail.receivedDate} />],
+    ...(mail.sendAt ? [['Scheduled for', <When key="a" value={mail.sendAt} />] as [string, ReactNode]] : []),
     ['Last update', <When key="u" value={mail.lastUpdate} />],
     ['Provider sent', <When key="p" value={mail.providerSentDate} />],
     ['Attempts', mail.attempts],

@@ -278,6 +278,23 @@ describe('MailDrawer', () => {
     expect(rows[0]!.cells[2]).toHaveAttribute('title', '10,000 bytes');
   });
 
+  it('a scheduled mail says when it is to be sent, and its status says scheduled', async () => {
+    const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+    renderDrawer(buildDetail({ status: 0, attempts: 0, sendAt, nextAttemptAt: sendAt, providerReply: null }));
+    const label = await screen.findByText('Scheduled for', {}, { timeout: 5000 });
+    const fact = label.closest('.facts__row')! as HTMLElement;
+    expect(
+      within(fact).getByText((_, element) => element?.tagName === 'TIME' && element.getAttribute('datetime') === sendAt),
+    ).toBeInTheDocument();
+    expect(screen.getByTitle(`Queued, scheduled for ${sendAt}`)).toBeInTheDocument();
+  });
+
+  it('an unscheduled mail has no "Scheduled for"', async () => {
+    renderDrawer(buildDetail({ sendAt: null }));
+    await screen.findByText('Attempts', {}, { timeout: 5000 });
+    expect(screen.queryByText('Scheduled for')).not.toBeInTheDocument();
+  });
+
   it('says so when the message has no attachments', async () => {
     renderDrawer(buildDetail());
     expect(within(await section('Attachments')).getByText('No attachments')).toBeInTheDocument();

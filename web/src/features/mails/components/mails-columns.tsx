@@ -190,7 +190,14 @@ export const MAIL_COLUMNS = [
     size: 150,
     growth: 0.3,
     sortKey: 'status',
-    cell: (mail) => <StatusCell status={mail.status} rejectedRecipients={mail.rejectedRecipients} recipientCount={mail.recipientCount} />,
+    cell: (mail) => (
+      <StatusCell
+        status={mail.status}
+        rejectedRecipients={mail.rejectedRecipients}
+        recipientCount={mail.recipientCount}
+        sendAt={mail.sendAt}
+      />
+    ),
   }),
   dateColumn('providerSentDate', 'ProviderSentDate'),
   dateColumn('receivedDate', 'ReceivedDate'),

@@ -515,3 +515,29 @@ describe('partial refusals', () => {
     expect(statusOf('all accepted')).toHaveTextContent(/^ProviderSent$/);
   });
 });
+
+describe('scheduled sends', () => {
+  it('marks a Queued mail whose sendAt is ahead "scheduled …" under its status, with the exact instant in its title', async () => {
+    const ahead = new Date(Date.now() + 3 * 86_400_000);
+    ahead.setSeconds(0, 0);
+    handleList(() =>
+      buildMailList([
+        buildMail({ subject: 'scheduled', status: 0, sendAt: ahead.toISOString() }),
+        buildMail({ subject: 'schedule passed', status: 0, sendAt: new Date(Date.now() - 60_000).toISOString() }),
+        buildMail({ subject: 'sent as scheduled', status: 3, sendAt: ahead.toISOString() }),
+      ]),
+    );
+    renderView();
+    await screen.findByText('scheduled');
+    const statusOf = (subject: string) => {
+      const index = screen.getAllByRole('columnheader').findIndex((header) => header.textContent === 'Status');
+      return (rowOf(subject) as HTMLTableRowElement).cells[index]!;
+    };
+    const pad = (n: number) => String(n).padStart(2, '0');
+    const local = `${ahead.getFullYear()}-${pad(ahead.getMonth() + 1)}-${pad(ahead.getDate())} ${pad(ahead.getHours())}:${pad(ahead.getMinutes())}`;
+    expect(statusOf('scheduled')).toHaveTextContent(`Queuedscheduled ${local}`);
+    expect(within(statusOf('scheduled')).getByTitle(`Queued, scheduled for ${ahead.toISOString()}`)).toBeInTheDocument();
+    expect(statusOf('schedule passed')).toHaveTextContent(/^Queued$/);
+    expect(statusOf('sent as scheduled')).toHaveTextContent(/^ProviderSent$/);
+  });
+});
