@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { DataOf, Instant } from './common.js';
 import { BounceReport } from './bounces.js';
+import { LaneSchema } from './lanes.js';
 
 export const Recipient = Type.Object({
   recipientName: Type.String(),
@@ -160,6 +161,8 @@ export const MailDetail = Type.Composite([
     providerReply: Type.Union([Type.String(), Type.Null()]),
     leaseOwner: Type.Union([Type.String(), Type.Null()]),
     leaseExpiresAt: Instant,
+    /** The lane it was accepted into (docs/lanes.md); optional in the type for older fixtures. */
+    lane: Type.Optional(LaneSchema),
     sizeBytes: Type.Union([Type.Integer(), Type.Null()]),
     headers: Type.Array(Type.Object({ name: Type.String(), value: Type.String() })),
     text: Type.Union([Type.String(), Type.Null()]),

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { LaneSchema } from './lanes.js';
 
 export const SubmitRecipient = Type.Object(
   {
@@ -42,6 +43,8 @@ export const SubmitMailRequest = Type.Object(
      * MAX_SCHEDULE_DAYS ahead; an instant already past sends at once. The mail waits Queued; Dequeue cancels it.
      */
     sendAt: Type.Optional(Type.String({ maxLength: 64 })),
+    /** The mail's lane (docs/lanes.md); by default its application's. */
+    lane: Type.Optional(LaneSchema),
   },
   { additionalProperties: false },
 );

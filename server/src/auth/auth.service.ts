@@ -2,6 +2,7 @@
  * Operators, their sessions (tokens) and the API keys applications submit mail with. Tokens and keys are
  * 256-bit random secrets; only their SHA-256 is stored. Passwords are argon2id hashes (password.ts).
  */
+import { LANE_CODES, laneOfCode, type Lane } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import { badRequest, conflict, notFound, RateLimitError, unauthorized } from '../errors.js';
 import type { Store } from '../store/connection.js';
@@ -34,6 +35,8 @@ export interface IssuedSession {
 export interface ApiKeyPrincipal {
   id: number;
   name: string;
+  /** The application's lane (LANE_CODES in contract/): its mails' lane unless a mail names its own. */
+  lane: number;
 }
 
 export interface AuthServiceOptions {
@@ -262,7 +265,7 @@ export function createAuthService({
     return { createdAdminPassword: password };
   }
 
-  async function createApiKey(name: string, actor = 'cli'): Promise<string> {
+  async function createApiKey(name: string, actor = 'cli', { lane = LANE_CODES.transactional }: { lane?: number } = {}): Promise<string> {
     if (!OPERATOR_NAME_PATTERN.test(name)) {
       throw badRequest('invalid_name', 'name must be 1 to 64 letters, digits or . _ @ -');
     }
@@ -272,8 +275,10 @@ export function createAuthService({
       if (await repo.findApiKeyByName(trx, name)) {
         throw conflict('api_key_exists', `An API key named ${name} exists already; revoke it or pick another name.`);
       }
-      await repo.insertApiKey(trx, name, hash, now);
-      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.create', target: name }]);
+      await repo.insertApiKey(trx, name, hash, now, lane);
+      await insertAuditEntries(trx, [
+        { at: now, actor, action: 'apikey.create', target: name, after: { lane: laneOfCode(lane) } },
+      ]);
     });
     return secret;
   }
@@ -290,10 +295,39 @@ export function createAuthService({
     for (const [hash, entry] of apiKeyCache) if (entry.principal.name === name) apiKeyCache.delete(hash);
   }
 
+  /**
+   * Moves an application to a lane (docs/lanes.md): its mails accepted from now on go there unless they name their
+   * own; mails already waiting keep theirs. Answers the lane it was in.
+   */
+  async function setApiKeyLane(name: string, lane: Lane, actor = 'cli'): Promise<Lane> {
+    const now = clock.now();
+    const before = await db.transaction().execute(async (trx) => {
+      const existing = await repo.findApiKeyByName(trx, name);
+      if (!existing || existing.revoked_at !== null) throw notFound('api_key_not_found', `No active API key is named ${name}.`);
+      await repo.setApiKeyLane(trx, existing.id, LANE_CODES[lane]);
+      const was = laneOfCode(existing.lane);
+      await insertAuditEntries(trx, [
+        {
+          at: now,
+          actor,
+          action: 'apikey.lane',
+          target: name,
+          before: { lane: was },
+          after: { lane },
+        },
+      ]);
+      return was;
+    });
+    // A cached principal carries the lane: the next submission reads the new one.
+    revocations++;
+    for (const [hash, entry] of apiKeyCache) if (entry.principal.name === name) apiKeyCache.delete(hash);
+    return before;
+  }
+
   /** The API key of that name, created when missing (its secret is then thrown away): for the CLI's own submissions. */
   async function ensureApiKeyPrincipal(name: string): Promise<ApiKeyPrincipal> {
     const existing = await repo.findApiKeyByName(db, name);
-    if (existing?.revoked_at === null) return { id: existing.id, name: existing.name };
+    if (existing?.revoked_at === null) return { id: existing.id, name: existing.name, lane: existing.lane };
     if (existing) throw conflict('api_key_revoked', `The API key ${name} is revoked; its name cannot be used again.`);
     const secret = await createApiKey(name);
     return (await findApiKeyPrincipal(secret))!;
@@ -310,7 +344,7 @@ export function createAuthService({
     const revocationsBefore = revocations;
     const row = await repo.findActiveApiKey(db, hash);
     if (!row) return undefined;
-    const principal = { id: row.id, name: row.name };
+    const principal = { id: row.id, name: row.name, lane: row.lane };
     if (revocations === revocationsBefore) {
       if (apiKeyCache.size >= API_KEY_CACHE_SIZE) apiKeyCache.delete(apiKeyCache.keys().next().value!);
       apiKeyCache.set(hash, { principal, foundAt: now });
@@ -329,6 +363,7 @@ export function createAuthService({
     ensureOperators,
     createApiKey,
     revokeApiKey,
+    setApiKeyLane,
     findApiKeyPrincipal,
     ensureApiKeyPrincipal,
   };

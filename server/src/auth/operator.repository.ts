@@ -96,10 +96,10 @@ export async function deleteExpiredSessions(db: DbOrTrx, now: number): Promise<n
   return Number(result.numDeletedRows);
 }
 
-export async function insertApiKey(db: DbOrTrx, name: string, keyHash: string, now: number): Promise<number> {
+export async function insertApiKey(db: DbOrTrx, name: string, keyHash: string, now: number, lane = 0): Promise<number> {
   const row = await db
     .insertInto('api_keys')
-    .values({ name, key_hash: keyHash, created_at: now, revoked_at: null })
+    .values({ name, key_hash: keyHash, created_at: now, revoked_at: null, lane })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -107,6 +107,10 @@ export async function insertApiKey(db: DbOrTrx, name: string, keyHash: string, n
 
 export function findApiKeyByName(db: DbOrTrx, name: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+export async function setApiKeyLane(db: DbOrTrx, id: number, lane: number): Promise<void> {
+  await db.updateTable('api_keys').set({ lane }).where('id', '=', id).execute();
 }
 
 export function findActiveApiKey(db: DbOrTrx, keyHash: string): Promise<ApiKeyRow | undefined> {

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
+import { LANE_CODES, LANES, type Lane } from '@outbox/contract';
 import { createAuthService } from '../auth/auth.service.js';
 import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config.js';
@@ -34,8 +35,10 @@ const USAGE = `Usage: npm run outbox -- <command>
   user add NAME [--password-stdin]      create an operator (password from a prompt or standard input)
   user passwd NAME [--password-stdin]   set an operator's password (ends the operator's sessions)
   user remove NAME                      remove an operator
-  apikey create NAME                    create an API key; the key alone is the last line printed
+  apikey create NAME [--lane LANE]      create an API key (an application; LANE transactional, the default,
+                                        or bulk); the key alone is the last line printed
   apikey revoke NAME                    revoke an API key
+  apikey lane NAME LANE                 move an application to the transactional or the bulk lane
   export [--out FILE]                   write the whole store (not sessions) as JSON lines, to FILE or stdout
   backup --out FILE                     copy the embedded SQLite store to FILE while the server runs
                                         (online backup); on PostgreSQL, use pg_dump instead
@@ -58,6 +61,12 @@ ${SUPPRESSION_USAGE}
 Environment: DATA_DIR (./data) or DATABASE_URL, as for the server.`;
 
 class UsageError extends Error {}
+
+function needLane(value: string | undefined): Lane {
+  const lane = value?.trim().toLowerCase();
+  if (!lane || !(LANES as readonly string[]).includes(lane)) throw new UsageError(`LANE must be ${LANES.join(' or ')}.`);
+  return lane as Lane;
+}
 
 async function readPassword(usesStdin: boolean, io: CliIo): Promise<string> {
   if (io.stdin) return readPasswordFromStdin(io.stdin);
@@ -117,6 +126,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       domain: { type: 'string' },
       selector: { type: 'string' },
       expires: { type: 'string' },
+      lane: { type: 'string' },
     },
   });
   const [group, action, name] = positionals;
@@ -184,9 +194,15 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         out(`Operator ${name} removed.`);
         break;
       case 'apikey create': {
-        const key = await auth.createApiKey(needName());
+        const key = await auth.createApiKey(needName(), 'cli', { lane: LANE_CODES[needLane(values.lane ?? 'transactional')] });
         out(`API key ${name} created. It is shown only now; keep it secret:`);
         out(key);
+        break;
+      }
+      case 'apikey lane': {
+        const lane = needLane(positionals[3]);
+        const before = await auth.setApiKeyLane(needName(), lane);
+        out(before === lane ? `API key ${name} is in the ${lane} lane already.` : `API key ${name} moved from the ${before} lane to the ${lane} lane.`);
         break;
       }
       case 'apikey revoke':

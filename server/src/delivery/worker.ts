@@ -19,7 +19,7 @@ import crypto from 'node:crypto';
 import os from 'node:os';
 import type { Clock } from '../clock.js';
 import { applyTransitions } from '../mail/write/apply.js';
-import { renewLeases } from '../mail/write/claim.js';
+import { BULK_SHARE, renewLeases } from '../mail/write/claim.js';
 import type { Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
@@ -99,6 +99,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    */
   let unrecorded = 0;
   const maxUnrecorded = concurrency * 3;
+  /** Bulk slots owed to the next claims: BULK_SHARE of each claim's limit, the fraction left carried over. */
+  let bulkCredit = 0;
   /** A claim is under way (the loop's own, or one riding on an outcome commit): never two at once. */
   let isClaiming = false;
   /** A write to the store failed and it has not answered since: no send starts. */
@@ -158,7 +160,12 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     const limit = Math.min(batchSize, concurrency + claimAhead - inFlight - ready.length, maxUnrecorded - unrecorded);
     if (limit <= 0) return undefined;
     const now = clock.now();
-    return { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs };
+    // The bulk lane's share of slots (docs/lanes.md), carried from claim to claim: claims of a slot or two, a busy
+    // worker's usual size, would each round the share down to none and starve bulk behind transactional mail.
+    bulkCredit += limit * BULK_SHARE;
+    const bulkMinimum = Math.floor(bulkCredit);
+    bulkCredit -= bulkMinimum;
+    return { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs, bulkMinimum };
   }
 
   function takeClaimed(mails: queue.ClaimedMail[]): void {

@@ -38,6 +38,11 @@ function schemaProblem(where: string, mail: unknown): string | undefined {
   // A missing property also fails its type check, which is reported first; "is required" says it better.
   if (all.some((e) => e.path === first.path && e.type === ValueErrorType.ObjectRequiredProperty)) return `${field} is required`;
   if (first.type === ValueErrorType.ObjectAdditionalProperties) return `${field} is not an accepted field`;
+  // A choice of literals (a lane): name them rather than "Expected union value".
+  const choices = (first.schema as { anyOf?: Array<{ const?: unknown }> }).anyOf;
+  if (first.type === ValueErrorType.Union && choices?.every((choice) => typeof choice.const === 'string')) {
+    return `${field} must be one of ${choices.map((choice) => String(choice.const)).join(', ')}`;
+  }
   return `${field} ${first.message.charAt(0).toLowerCase()}${first.message.slice(1)}`;
 }
 

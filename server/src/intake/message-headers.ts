@@ -7,8 +7,8 @@
  *   resend carries the same bytes;
  * - `Bcc:` is removed, as submission servers do (RFC 6409 §8.1 allows it, RFC 5322 §3.6.3 expects it):
  *   the envelope keeps those recipients, the other recipients must not see them;
- * - `X-Outbox-Send-At:` (a scheduled send, docs/api.md#scheduled-sends) is read and removed: it is an instruction to
- *   Outbox, not part of the message.
+ * - `X-Outbox-Send-At:` (a scheduled send, docs/api.md#scheduled-sends) and `X-Outbox-Lane:` (docs/lanes.md) are
+ *   read and removed: they are instructions to Outbox, not part of the message.
  * latin1 maps every byte to one character and back, so offsets are byte offsets and no byte is re-encoded.
  */
 import { createMessageId } from '../submission/message-builder.js';

@@ -12,7 +12,7 @@ import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
 import { clientKey, createSessionLimits, type SmtpConnections } from '../net/smtp-session-limits.js';
 import { isValidAddress } from '../submission/message-builder.js';
 import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc, takeFields } from './message-headers.js';
-import { SEND_AT_HEADER } from '@outbox/contract';
+import { LANE_CODES, LANE_HEADER, LANES, SEND_AT_HEADER, type Lane } from '@outbox/contract';
 import { readSendAt } from '../submission/scheduled-send.js';
 
 export { ensureMessageId, type MessageIdResult } from './message-headers.js';
@@ -32,6 +32,8 @@ export interface SmtpSubmission<Principal> {
   messageId: string;
   /** The X-Outbox-Send-At header's instant (the header is removed); null: send at once. */
   sendAt: number | null;
+  /** The X-Outbox-Lane header's lane code (the header is removed); null: the application's lane. */
+  lane: number | null;
 }
 
 export interface SmtpListenerOptions<Principal> {
@@ -268,12 +270,18 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     }
     const sendAt = readSendAt(scheduled.values[0], { now: acceptedAt, field: `The ${SEND_AT_HEADER} header`, headerForm: true });
     if (!sendAt.ok) throw smtpError(554, `5.6.0 ${sendAt.problem}; the message was not accepted`);
-    const withDate = ensureDate(scheduled.raw, acceptedAt).raw;
+    const laneField = takeFields(scheduled.raw, LANE_HEADER);
+    const laneName = laneField.values.length === 1 ? laneField.values[0]!.toLowerCase() : undefined;
+    if (laneField.values.length > 1 || (laneName !== undefined && !(LANES as readonly string[]).includes(laneName))) {
+      throw smtpError(554, `5.6.0 The ${LANE_HEADER} header must appear once, as ${LANES.join(' or ')}; the message was not accepted`);
+    }
+    const lane = laneName === undefined ? null : LANE_CODES[laneName as Lane];
+    const withDate = ensureDate(laneField.raw, acceptedAt).raw;
     const { raw, messageId } = ensureMessageId(removeBcc(withDate).raw);
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
     try {
-      const { id } = await accept({ principal, envelopeFrom, envelopeTo, raw, messageId, sendAt: sendAt.at });
+      const { id } = await accept({ principal, envelopeFrom, envelopeTo, raw, messageId, sendAt: sendAt.at, lane });
       logger?.info({ mailId: id, messageId, session: session.id }, 'smtp submission accepted');
       return `OK: queued as ${id}`;
     } catch (error) {

@@ -3,6 +3,7 @@
  * are answered from what was inserted, without reading them back), and the mail detail.
  */
 import {
+  laneOfCode,
   MailStatus,
   RECIPIENT_OUTCOMES,
   STATUSES,
@@ -141,6 +142,7 @@ export async function toMailDetail(
     providerReply: row.provider_reply,
     leaseOwner: row.lease_owner,
     leaseExpiresAt: iso(row.lease_expires_at),
+    lane: laneOfCode(row.lane),
     sizeBytes: content?.size_bytes ?? null,
     headers,
     text: message.bodies ? message.bodies.text : (content?.text_body ?? null),

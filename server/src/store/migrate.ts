@@ -24,6 +24,7 @@ import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.
 import { bounceReportsWithMail } from './migrations/021-bounce-reports-with-mail.js';
 import { mailQueue } from './migrations/022-mail-queue.js';
 import { scheduledSends } from './migrations/026-scheduled-sends.js';
+import { lanes } from './migrations/027-lanes.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -47,6 +48,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '021-bounce-reports-with-mail': bounceReportsWithMail(store.engine),
     '022-mail-queue': mailQueue(store.engine),
     '026-scheduled-sends': scheduledSends(store.engine),
+    '027-lanes': lanes(store.engine),
   };
 }
 

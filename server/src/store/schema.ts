@@ -35,6 +35,8 @@ export interface MailTable {
   event_seq: ColumnType<number, number | undefined, number>;
   /** When the submitter asked for it to be sent (`sendAt`, migration 026); null: as soon as it can be. */
   send_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The lane it was accepted into (LANE_CODES in contract/, migration 027). */
+  lane: ColumnType<number, number | undefined, number>;
 }
 
 /**
@@ -52,9 +54,9 @@ export interface MailQueueTable {
   lease_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** When the current lease began: a Processing mail's last update. */
   leased_at: ColumnType<number | null, number | null | undefined, number | null>;
-  /** Room for lanes (issue 38): whose mail it is, and its place in line. */
-  api_key_id: ColumnType<number | null, number | null | undefined, number | null>;
-  priority: ColumnType<number, number | undefined, number>;
+  /** Whose mail it is (0: no application's) and its lane (LANE_CODES), for the claim's turns (migration 027). */
+  api_key_id: number;
+  lane: ColumnType<number, number | undefined, number>;
 }
 
 /** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
@@ -201,6 +203,8 @@ export interface ApiKeyTable {
   key_hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** The application's lane (LANE_CODES in contract/, migration 027). */
+  lane: ColumnType<number, number | undefined, number>;
 }
 
 export interface AuditLogTable {

@@ -7,7 +7,7 @@
  */
 import MailsplitHeaders from '@zone-eu/mailsplit/lib/headers.js';
 import { MailParser, simpleParser, type AddressObject } from 'mailparser';
-import type { SubmitMailRequest } from '@outbox/contract';
+import { LANE_CODES, type SubmitMailRequest } from '@outbox/contract';
 import type { ApiKeyPrincipal } from '../auth/auth.service.js';
 import { composeMessage } from './message-builder.js';
 import type { NewMail, NewRecipient } from '../mail/mail.repository.js';
@@ -19,6 +19,8 @@ export interface RawSubmission {
   messageId: string;
   /** The X-Outbox-Send-At header's instant, read and removed by the listener; null or absent: send at once. */
   sendAt?: number | null | undefined;
+  /** The X-Outbox-Lane header's lane code, read and removed by the listener; null or absent: the application's. */
+  lane?: number | null | undefined;
 }
 
 export interface PreparedMail {
@@ -31,6 +33,7 @@ function newRow(
   fields: { messageId: string; fromName: string; fromMail: string; subject: string; idempotencyKey: string | null },
   now: number,
   sendAt: number | null,
+  lane: number,
 ): NewMail['row'] {
   return {
     message_id: fields.messageId,
@@ -42,6 +45,7 @@ function newRow(
     // A scheduled mail waits in the queue until then (docs/api.md#scheduled-sends).
     next_attempt_at: sendAt ?? now,
     send_at: sendAt,
+    lane,
     provider_reply: null,
     api_key_id: principal.id,
     idempotency_key: fields.idempotencyKey,
@@ -84,6 +88,7 @@ export function prepareJson(
         },
         now,
         sendAt,
+        input.lane === undefined ? principal.lane : LANE_CODES[input.lane],
       ),
       recipients,
       content: {
@@ -175,6 +180,7 @@ export async function prepareRaw(principal: ApiKeyPrincipal, submission: RawSubm
         },
         now,
         submission.sendAt ?? null,
+        submission.lane ?? principal.lane,
       ),
       recipients,
       content: {

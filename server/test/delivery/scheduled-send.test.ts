@@ -158,8 +158,11 @@ describe('scheduled sends over HTTP', () => {
     const worker = harness.startWorker({ retry: { maxAgeMs: DAY } });
     context.clock.advance(3 * DAY);
     worker.wake();
-    await expect.poll(async () => (await detail(id)).attempts, { timeout: 10_000, interval: 10 }).toBe(1);
-    expect((await detail(id)).status).toBe(MailStatus.Queued);
+    // Back in Queued after its first attempt (a claim counts the attempt, so attempts alone would be too early).
+    await expect
+      .poll(async () => (await detail(id)).events.map((event) => event.type), { timeout: 10_000, interval: 10 })
+      .toEqual(['accepted', 'deferred-retry']);
+    expect(await detail(id)).toMatchObject({ status: MailStatus.Queued, attempts: 1 });
     context.clock.advance(MINUTE);
     worker.wake();
     await waitForStatus(id, MailStatus.ProviderSent);

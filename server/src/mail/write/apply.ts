@@ -341,8 +341,8 @@ async function moveInQueue(
 /** Queue rows for mails that came back to Queued from outside the queue (a requeue): due when their record says. */
 async function enqueue(db: DbOrTrx, ids: readonly number[]): Promise<void> {
   for (let start = 0; start < ids.length; start += CHUNK) {
-    await sql`insert into mail_queue (mail_id, due_at, attempts, api_key_id)
-      select id, next_attempt_at, attempts, api_key_id from mails where id in (${sql.join(ids.slice(start, start + CHUNK))})
+    await sql`insert into mail_queue (mail_id, due_at, attempts, api_key_id, lane)
+      select id, next_attempt_at, attempts, coalesce(api_key_id, 0), lane from mails where id in (${sql.join(ids.slice(start, start + CHUNK))})
       on conflict (mail_id) do nothing`.execute(db);
   }
 }

@@ -23,6 +23,7 @@ export const MAIL_COLUMNS = [
   'rejected_recipients',
   'event_seq',
   'send_at',
+  'lane',
 ] as const satisfies ReadonlyArray<keyof MailRow>;
 
 const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;

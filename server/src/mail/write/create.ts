@@ -102,7 +102,8 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
               mail_id: inserted[i]!.id,
               due_at: rows[i]!.next_attempt_at,
               attempts: rows[i]!.attempts ?? 0,
-              api_key_id: m.row.api_key_id ?? null,
+              api_key_id: m.row.api_key_id ?? 0,
+              lane: m.row.lane ?? 0,
             },
           ]
         : [],

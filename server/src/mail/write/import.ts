@@ -49,7 +49,8 @@ export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Recor
           lease_owner: leased ? (row.lease_owner ?? '') : null,
           lease_expires_at: leased ? (row.lease_expires_at ?? 0) : null,
           leased_at: leased ? row.last_update_at : null,
-          api_key_id: row.api_key_id,
+          api_key_id: row.api_key_id ?? 0,
+          lane: row.lane ?? 0,
         };
       }),
     );
@@ -74,8 +75,9 @@ async function insertImportedQueueRows(db: DbOrTrx, rows: ReadonlyArray<Record<s
         lease_owner: row.lease_owner === null || row.lease_owner === undefined ? null : String(row.lease_owner),
         lease_expires_at: num(row.lease_expires_at),
         leased_at: num(row.leased_at),
-        api_key_id: num(row.api_key_id),
-        priority: Number(row.priority ?? 0),
+        api_key_id: num(row.api_key_id) ?? 0,
+        // An export made before migration 027 names the lane `priority`.
+        lane: Number(row.lane ?? row.priority ?? 0),
       })),
     )
     .execute();

@@ -34,6 +34,7 @@ export function Summary({ mail }: { mail: MailDetail }) {
     ['Last update', <When key="u" value={mail.lastUpdate} />],
     ['Provider sent', <When key="p" value={mail.providerSentDate} />],
     ['Attempts', mail.attempts],
+    ...(mail.lane ? [['Lane', mail.lane] as [string, ReactNode]] : []),
     ['Next attempt', <When key="n" value={mail.nextAttemptAt} />],
   ];
   if (mail.status === MailStatus.Processing) {

@@ -289,6 +289,12 @@ describe('MailDrawer', () => {
     expect(screen.getByTitle(`Queued, scheduled for ${sendAt}`)).toBeInTheDocument();
   });
 
+  it('names the lane the mail was accepted into', async () => {
+    renderDrawer(buildDetail({ lane: 'bulk' }));
+    const label = await screen.findByText('Lane', {}, { timeout: 5000 });
+    expect(label.closest('.facts__row')).toHaveTextContent('Lanebulk');
+  });
+
   it('an unscheduled mail has no "Scheduled for"', async () => {
     renderDrawer(buildDetail({ sendAt: null }));
     await screen.findByText('Attempts', {}, { timeout: 5000 });

@@ -1,0 +1,36 @@
+import { sql, type Kysely, type Migration } from 'kysely';
+import type { Engine } from '../connection.js';
+
+/**
+ * Lanes (PRODUCT.md §9, docs/lanes.md): each application is `transactional` (0, the default) or `bulk` (1), and a mail
+ * may name its own. The claim serves the transactional lane first, keeps a share of every claim for bulk, and lets
+ * the applications of a lane take turns (mail/write/claim.ts).
+ *
+ * - `api_keys.lane` and `mails.lane`: the application's lane, and the lane the mail was accepted into (its record,
+ *   shown in the detail and read again when a requeue puts it back in the queue).
+ * - `mail_queue.priority`, left room for in 022, becomes `mail_queue.lane`; `mail_queue.api_key_id` is 0 for a mail of
+ *   no application (an operator's, the demo's), so every waiting row sits in one (lane, application) range.
+ * - `mail_queue_turns_idx (lane, api_key_id, due_at, mail_id) where lease_owner is null`: the claim's pick per lane and
+ *   application, oldest due first. The due index stays for what asks across lanes (the alert on the oldest due mail,
+ *   queue health).
+ * Constant defaults: an instant change of `mails` on both engines, whatever its size.
+ */
+export function lanes(engine: Engine): Migration {
+  const small = sql.raw(engine === 'postgres' ? 'smallint' : 'integer');
+  return {
+    async up(db: Kysely<unknown>) {
+      await sql`alter table api_keys add column lane ${small} not null default 0`.execute(db);
+      await sql`alter table mails add column lane ${small} not null default 0`.execute(db);
+      await sql`alter table mail_queue rename column priority to lane`.execute(db);
+      await sql`update mail_queue set api_key_id = 0 where api_key_id is null`.execute(db);
+      await sql`create index mail_queue_turns_idx on mail_queue (lane, api_key_id, due_at, mail_id) where lease_owner is null`.execute(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await sql`drop index mail_queue_turns_idx`.execute(db);
+      await sql`update mail_queue set api_key_id = null where api_key_id = 0`.execute(db);
+      await sql`alter table mail_queue rename column lane to priority`.execute(db);
+      await sql`alter table mails drop column lane`.execute(db);
+      await sql`alter table api_keys drop column lane`.execute(db);
+    },
+  };
+}
