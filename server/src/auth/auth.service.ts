@@ -276,9 +276,7 @@ export function createAuthService({
         throw conflict('api_key_exists', `An API key named ${name} exists already; revoke it or pick another name.`);
       }
       await repo.insertApiKey(trx, name, hash, now, lane);
-      await insertAuditEntries(trx, [
-        { at: now, actor, action: 'apikey.create', target: name, after: { lane: laneOfCode(lane) } },
-      ]);
+      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.create', target: name, after: { lane: laneOfCode(lane) } }]);
     });
     return secret;
   }

@@ -202,7 +202,11 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       case 'apikey lane': {
         const lane = needLane(positionals[3]);
         const before = await auth.setApiKeyLane(needName(), lane);
-        out(before === lane ? `API key ${name} is in the ${lane} lane already.` : `API key ${name} moved from the ${before} lane to the ${lane} lane.`);
+        out(
+          before === lane
+            ? `API key ${name} is in the ${lane} lane already.`
+            : `API key ${name} moved from the ${before} lane to the ${lane} lane.`,
+        );
         break;
       }
       case 'apikey revoke':
