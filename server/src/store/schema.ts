@@ -33,6 +33,8 @@ export interface MailTable {
   rejected_recipients: ColumnType<number, number | undefined, number>;
   /** The mail's last application event's `mail_seq` (migration 006). */
   event_seq: ColumnType<number, number | undefined, number>;
+  /** When the content purge removed its raw message, bodies and attachments; null while kept (migration 025). */
+  content_removed_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /**
@@ -199,6 +201,8 @@ export interface ApiKeyTable {
   key_hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** Days its mails' content is kept once final (0: removed at once); null follows CONTENT_RETENTION_DAYS (migration 025). */
+  content_retention_days: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AuditLogTable {

@@ -22,6 +22,7 @@ export const MAIL_COLUMNS = [
   'recipient_count',
   'rejected_recipients',
   'event_seq',
+  'content_removed_at',
 ] as const satisfies ReadonlyArray<keyof MailRow>;
 
 const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;
