@@ -85,7 +85,10 @@ export function createContentRetention({ store, clock, defaultDays, retentionDay
           action: 'apikey.content-retention',
           target: `apikey:${row.name}`,
           before: { contentRetentionDays: before.content_retention_days },
-          after: { contentRetentionDays: row.content_retention_days, effectiveContentRetentionDays: effectiveDays(row.content_retention_days) },
+          after: {
+            contentRetentionDays: row.content_retention_days,
+            effectiveContentRetentionDays: effectiveDays(row.content_retention_days),
+          },
         },
       ]);
       return view(row);

@@ -16,8 +16,12 @@ describe('content retention settings', () => {
   });
 
   it('refuses what is not a whole number of days, and more than RETENTION_DAYS, with the other bad variables', () => {
-    expect(problemsOf({ CONTENT_RETENTION_DAYS: 'week' })).toEqual(['CONTENT_RETENTION_DAYS must be a whole number from 0 to 36500, got "week"']);
-    expect(problemsOf({ CONTENT_RETENTION_DAYS: '-1' })).toEqual(['CONTENT_RETENTION_DAYS must be a whole number from 0 to 36500, got "-1"']);
+    expect(problemsOf({ CONTENT_RETENTION_DAYS: 'week' })).toEqual([
+      'CONTENT_RETENTION_DAYS must be a whole number from 0 to 36500, got "week"',
+    ]);
+    expect(problemsOf({ CONTENT_RETENTION_DAYS: '-1' })).toEqual([
+      'CONTENT_RETENTION_DAYS must be a whole number from 0 to 36500, got "-1"',
+    ]);
     expect(problemsOf({ CONTENT_RETENTION_DAYS: '31', RETENTION_DAYS: '30', LEASE_SECONDS: 'x' })).toEqual([
       'LEASE_SECONDS must be a whole number from 1 to 86400, got "x"',
       'CONTENT_RETENTION_DAYS must be at most RETENTION_DAYS (30): a mail\'s content is deleted with its record at RETENTION_DAYS, got "31"',

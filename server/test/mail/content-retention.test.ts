@@ -45,7 +45,8 @@ beforeEach(async () => {
   await retention.setApplicationContentRetention({ name: 'private' }, 0, 'operator:ops');
   token = await loginAs(context);
   // Refused for good at DATA: a ProviderError that an operator could requeue.
-  relay.answer = (message) => (message.rcptTo.some((to) => to.startsWith('refuse')) ? { code: 550, message: 'no such user' } : { accept: true });
+  relay.answer = (message) =>
+    message.rcptTo.some((to) => to.startsWith('refuse')) ? { code: 550, message: 'no such user' } : { accept: true };
 });
 
 afterEach(async () => {
@@ -85,7 +86,12 @@ async function submit(principal: ApiKeyPrincipal, recipient = 'ann@example.net')
       '',
     ].join('\r\n'),
   );
-  const mail = await context.services.submissions.submitRaw(principal, { envelopeFrom: 'shop@example.com', envelopeTo: [recipient], raw, messageId });
+  const mail = await context.services.submissions.submitRaw(principal, {
+    envelopeFrom: 'shop@example.com',
+    envelopeTo: [recipient],
+    raw,
+    messageId,
+  });
   return mail.id;
 }
 
@@ -151,7 +157,11 @@ describe('content retention', () => {
     expect(after.events).toEqual(before.events);
     expect(after.events.map((e) => e.type)).toEqual(['accepted', 'sent']);
     // Nothing left in the store either.
-    const stored = await context.store.db.selectFrom('mail_contents').selectAll().where('mail_id', '=', privateMail).executeTakeFirstOrThrow();
+    const stored = await context.store.db
+      .selectFrom('mail_contents')
+      .selectAll()
+      .where('mail_id', '=', privateMail)
+      .executeTakeFirstOrThrow();
     expect(stored).toMatchObject({ raw: null, text_body: null, html_body: null, headers_json: null });
     expect((await detail(appMail)).text).toBe('The secret body');
 
@@ -183,7 +193,9 @@ describe('content retention', () => {
   it('leaves Queued and Dequeued mails alone, and the default of RETENTION_DAYS to the record purge', async () => {
     const waiting = await submit(privateApp);
     const parked = await submit(privateApp);
-    expect((await context.app.inject({ method: 'POST', url: `/api/v1/mail/${parked}/dequeue`, headers: auth(token) })).statusCode).toBe(200);
+    expect((await context.app.inject({ method: 'POST', url: `/api/v1/mail/${parked}/dequeue`, headers: auth(token) })).statusCode).toBe(
+      200,
+    );
     await advanceDays(40);
     expect(await retention.purgeMailContents()).toBe(0);
     expect((await detail(waiting)).text).toBe('The secret body');
@@ -217,13 +229,20 @@ describe('content retention', () => {
     expect(requeue.json()).toEqual({
       error: {
         code: 'content_removed',
-        message: expect.stringMatching(new RegExp(`^Mail ${refusedPrivate} cannot be requeued: its content .* was removed on .*Submit it again`)),
+        message: expect.stringMatching(
+          new RegExp(`^Mail ${refusedPrivate} cannot be requeued: its content .* was removed on .*Submit it again`),
+        ),
       },
     });
     expect((await detail(refusedPrivate)).status).toBe(MailStatus.ProviderError);
 
     const bulk = async (payload: unknown): Promise<BulkResult> => {
-      const response = await context.app.inject({ method: 'POST', url: '/api/v1/mail/bulk', headers: auth(token), payload: JSON.stringify(payload) });
+      const response = await context.app.inject({
+        method: 'POST',
+        url: '/api/v1/mail/bulk',
+        headers: auth(token),
+        payload: JSON.stringify(payload),
+      });
       expect(response.statusCode).toBe(200);
       return (response.json() as { data: [BulkResult] }).data[0];
     };
@@ -241,7 +260,9 @@ describe('content retention', () => {
     const byFilter = await bulk({ action: 'requeue', filter: { status: '4' }, expectedCount: 1 });
     expect(byFilter).toMatchObject({ done: 0, skipped: [{ reason: 'content_removed', count: 1 }] });
     // Deleting it stays allowed.
-    expect((await context.app.inject({ method: 'DELETE', url: `/api/v1/mail/${refusedPrivate}`, headers: auth(token) })).statusCode).toBe(200);
+    expect((await context.app.inject({ method: 'DELETE', url: `/api/v1/mail/${refusedPrivate}`, headers: auth(token) })).statusCode).toBe(
+      200,
+    );
   });
 
   it("an application's retention: 0 to RETENTION_DAYS or null for the default, 400 otherwise, 404 for an unknown key", async () => {
@@ -282,7 +303,7 @@ describe('content retention', () => {
     expect(plan).toContain('mails_content_pending_idx');
   });
 
-  it('export and import carry the removal time and the applications\' own retention', async () => {
+  it("export and import carry the removal time and the applications' own retention", async () => {
     const mail = await submit(privateApp);
     await deliver([{ id: mail, status: MailStatus.ProviderSent }]);
     context.clock.advance(1);
@@ -304,7 +325,11 @@ describe('content retention', () => {
       );
       const row = await target.store.db.selectFrom('mails').select('content_removed_at').where('id', '=', mail).executeTakeFirstOrThrow();
       expect(Number(row.content_removed_at)).toBe(context.clock.now());
-      const key = await target.store.db.selectFrom('api_keys').select('content_retention_days').where('name', '=', 'private').executeTakeFirstOrThrow();
+      const key = await target.store.db
+        .selectFrom('api_keys')
+        .select('content_retention_days')
+        .where('name', '=', 'private')
+        .executeTakeFirstOrThrow();
       expect(key.content_retention_days).toBe(0);
     } finally {
       await target.dispose();
