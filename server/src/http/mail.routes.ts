@@ -142,7 +142,8 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags: ['mail'],
-        summary: 'The stored message (.eml), byte for byte as it goes to the provider; 410 content_removed once content retention removed it',
+        summary:
+          'The stored message (.eml), byte for byte as it goes to the provider; 410 content_removed once content retention removed it',
         params: IdParams,
         response: { 200: { type: 'string', description: 'message/rfc822' }, ...errors },
       },
