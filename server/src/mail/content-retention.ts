@@ -105,7 +105,9 @@ export function createContentRetention({ store, clock, defaultDays, retentionDay
     const groups = new Map<number, number[]>();
     for (const row of await repo.listApplicationContentRetention(db)) {
       const days = effectiveDays(row.content_retention_days);
-      groups.set(days, [...(groups.get(days) ?? []), row.id]);
+      const group = groups.get(days);
+      if (group) group.push(row.id);
+      else groups.set(days, [row.id]);
     }
     const removedByDays: Record<string, number> = {};
     let removed = 0;
