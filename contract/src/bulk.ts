@@ -62,7 +62,7 @@ export type BulkRequest = Static<typeof BulkRequest>;
 export const BulkSkipped = Type.Object({
   reason: Type.String({
     description:
-      "Why these mails did not move: their status at the time ('queued', 'processing', 'dequeued', 'provider_sent', 'provider_error', 'error') or 'not_found'",
+      "Why these mails did not move: their status at the time ('queued', 'processing', 'dequeued', 'provider_sent', 'provider_error', 'error'), 'not_found', or 'content_removed' (a requeue of a mail whose content retention removed its message)",
   }),
   count: Type.Integer(),
   ids: Type.Array(Type.Integer(), { description: 'The first 100 of them' }),

@@ -172,6 +172,16 @@ export const MailDetail = Type.Composite([
     recipients: Type.Optional(Type.Array(RecipientDelivery)),
     /** The message's attachments (none for demo mails, which have no stored message); optional in the type for older fixtures. */
     attachments: Type.Optional(Type.Array(MailAttachment)),
+    /**
+     * When content retention removed the raw message, bodies and attachments (docs/operations.md#content-retention);
+     * null while they are kept. Optional in the type for older fixtures; the server always sends it.
+     */
+    contentRemovedAt: Type.Optional(
+      Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
+        description:
+          'When content retention removed the raw message, bodies and attachments (then null, empty and absent); null while kept',
+      }),
+    ),
     /** Bounce and complaint reports matched to this mail, oldest first (docs/bounces.md); the raw bytes via /api/v1/bounces/{id}/raw. */
     bounces: Type.Optional(Type.Array(BounceReport)),
   }),

@@ -63,3 +63,10 @@ export const DELETABLE_STATUSES: readonly MailStatusCode[] = [
 
 /** Statuses an operator may requeue from (docs/lifecycle.md §2). */
 export const REQUEUEABLE_STATUSES: readonly MailStatusCode[] = [MailStatus.Dequeued, MailStatus.ProviderError, MailStatus.Error];
+
+/**
+ * Statuses whose content (raw message, bodies, attachments) content retention removes: the outcomes of delivery.
+ * Not Dequeued: an operator set it aside to decide later, and removing its content would make a dequeue a discard
+ * (docs/operations.md#content-retention). The record goes at RETENTION_DAYS whatever its status.
+ */
+export const CONTENT_RETENTION_STATUSES: readonly MailStatusCode[] = [MailStatus.ProviderSent, MailStatus.ProviderError, MailStatus.Error];

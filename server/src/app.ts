@@ -39,6 +39,7 @@ import { suppressionsRoutes } from './http/suppressions.routes.js';
 import { createSuppressionService } from './suppression/suppression.service.js';
 import { createApplicationReads } from './mail/application-reads.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
+import { createContentRetention, type ContentRetention } from './mail/content-retention.js';
 import { createSubmissionService, type SubmissionService } from './submission/submission.service.js';
 import type { Store } from './store/connection.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
@@ -82,6 +83,8 @@ export interface AppOptions {
   bounceDomain?: string | undefined;
   /** BOUNCE_UNMATCHED_KEEP: unmatched reports kept at most (docs/bounces.md#limits); 1,000 by default. */
   bounceUnmatchedKeep?: number;
+  /** RETENTION_DAYS and CONTENT_RETENTION_DAYS (docs/operations.md#content-retention); 30 and 30 when left out. */
+  retention?: { retentionDays: number; contentRetentionDays: number };
 }
 
 export interface AppServices {
@@ -92,6 +95,8 @@ export interface AppServices {
   webhooks: WebhookService;
   alerts: AlertService;
   bounces: BounceService;
+  /** Applications' content retention and the content purge (mail/content-retention.ts). */
+  contentRetention: ContentRetention;
 }
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
@@ -146,6 +151,13 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
 
   const mails = createMailService({ store: options.store, clock });
+  const retention = options.retention ?? { retentionDays: 30, contentRetentionDays: 30 };
+  const contentRetention = createContentRetention({
+    store: options.store,
+    clock,
+    defaultDays: retention.contentRetentionDays,
+    retentionDays: retention.retentionDays,
+  });
   const instances = createInstanceService({ store: options.store, clock });
   const alerts = createAlertService({
     store: options.store,
@@ -253,5 +265,5 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces } };
+  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention } };
 }

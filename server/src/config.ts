@@ -47,6 +47,12 @@ export interface Config {
   smtpTlsKeyFile: string | undefined;
   smtpTlsCertFile: string | undefined;
   retentionDays: number;
+  /**
+   * CONTENT_RETENTION_DAYS: days a final mail's content (raw message, bodies, attachments) is kept, 0 to RETENTION_DAYS
+   * (its default: the content goes with the record); 0 removes it once the mail is final (docs/operations.md#content-retention).
+   * An application may have its own (`apikey content-retention`).
+   */
+  contentRetentionDays: number;
   /** Audit log entries older than this many days are purged with the mails (AUDIT_RETENTION_DAYS). */
   auditRetentionDays: number;
   logLevel: string;
@@ -414,6 +420,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpTlsKeyFile: file('SMTP_TLS_KEY'),
     smtpTlsCertFile: file('SMTP_TLS_CERT'),
     retentionDays: integer('RETENTION_DAYS', 30, 1, 36500),
+    // Its default is RETENTION_DAYS, known only once that is read: filled in below.
+    contentRetentionDays: integer('CONTENT_RETENTION_DAYS', -1, 0, 36500),
     auditRetentionDays: integer('AUDIT_RETENTION_DAYS', 365, 1, 36500),
     logLevel: env.LOG_LEVEL || 'info',
     trustProxy: trustProxy(),
@@ -462,6 +470,14 @@ export function loadConfig(env: Env = process.env): Config {
     bounces: onOff('BOUNCES', true),
     bounceUnmatchedKeep: integer('BOUNCE_UNMATCHED_KEEP', 1_000, 10, 100_000),
   };
+  if (config.contentRetentionDays === -1) config.contentRetentionDays = config.retentionDays;
+  else if (config.contentRetentionDays > config.retentionDays) {
+    // Refused rather than capped: the record, and its content with it, is deleted at RETENTION_DAYS.
+    problems.push(
+      `CONTENT_RETENTION_DAYS must be at most RETENTION_DAYS (${config.retentionDays}): a mail's content is deleted with its record at RETENTION_DAYS, got "${env.CONTENT_RETENTION_DAYS}"`,
+    );
+    config.contentRetentionDays = config.retentionDays;
+  }
   if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
     problems.push('HTTP_REQUEST_TIMEOUT must be at least HTTP_HEADERS_TIMEOUT: it bounds the headers and the body together');
   }

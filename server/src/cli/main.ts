@@ -16,6 +16,7 @@ import { createInstanceService } from '../instances/instance.service.js';
 import { demoSubmissionBatches, insertDemoMails } from '../demo/demo-data.js';
 import { createBounceService } from '../bounces/bounce.service.js';
 import { createMailService } from '../mail/mail.service.js';
+import { createContentRetention } from '../mail/content-retention.js';
 import { createSubmissionService } from '../submission/submission.service.js';
 import { mailImportWriter } from '../mail/write/import.js';
 import { BackupError, backupSqliteStore } from '../store/backup.js';
@@ -39,6 +40,10 @@ const USAGE = `Usage: npm run outbox -- <command>
                                         or bulk); the key alone is the last line printed
   apikey revoke NAME                    revoke an API key
   apikey lane NAME LANE                 move an application to the transactional or the bulk lane
+  apikey content-retention NAME DAYS|default
+                                        keep the content (raw message, bodies, attachments) of NAME's
+                                        final mails DAYS days (0: removed once final), or follow
+                                        CONTENT_RETENTION_DAYS again with "default"
   export [--out FILE]                   write the whole store (not sessions) as JSON lines, to FILE or stdout
   backup --out FILE                     copy the embedded SQLite store to FILE while the server runs
                                         (online backup); on PostgreSQL, use pg_dump instead
@@ -129,7 +134,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       lane: { type: 'string' },
     },
   });
-  const [group, action, name] = positionals;
+  const [group, action, name, argument] = positionals;
   if (values.help || !group) {
     out(USAGE);
     return;
@@ -213,6 +218,25 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         await auth.revokeApiKey(needName());
         out(`API key ${name} revoked.`);
         break;
+      case 'apikey content-retention': {
+        const keyName = needName();
+        const days = argument === 'default' ? null : /^\d{1,6}$/.test(argument ?? '') ? Number(argument) : undefined;
+        if (days === undefined)
+          throw new UsageError(`apikey content-retention ${keyName} needs DAYS, a whole number of days (0 or more), or "default".`);
+        const retention = createContentRetention({
+          store,
+          clock: systemClock,
+          defaultDays: config.contentRetentionDays,
+          retentionDays: config.retentionDays,
+        });
+        const set = await retention.setApplicationContentRetention({ name: keyName }, days, 'cli');
+        out(
+          set.contentRetentionDays === null
+            ? `API key ${set.name} follows CONTENT_RETENTION_DAYS again: the content of its final mails is kept ${set.effectiveContentRetentionDays} days.`
+            : `API key ${set.name}: the content of its final mails is kept ${set.effectiveContentRetentionDays} days${set.effectiveContentRetentionDays === 0 ? ' (removed within a minute of the outcome by a running server)' : ''}.`,
+        );
+        break;
+      }
       case 'export': {
         // The export holds every mail and operator: readable by its owner only when it creates the file.
         const target = values.out ? fs.createWriteStream(values.out, { mode: PRIVATE_FILE_MODE }) : process.stdout;

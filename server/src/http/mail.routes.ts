@@ -142,7 +142,8 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags: ['mail'],
-        summary: 'The stored message (.eml), byte for byte as it goes to the provider',
+        summary:
+          'The stored message (.eml), byte for byte as it goes to the provider; 410 content_removed once content retention removed it',
         params: IdParams,
         response: { 200: { type: 'string', description: 'message/rfc822' }, ...errors },
       },
@@ -214,7 +215,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags: ['mail'],
-        summary: 'Put a Dequeued, ProviderError or Error mail back in the queue, due now',
+        summary: 'Put a Dequeued, ProviderError or Error mail back in the queue, due now (409 content_removed once its content is gone)',
         params: IdParams,
         response: { 200: MailResponse, ...errors },
       },

@@ -15,7 +15,9 @@
  */
 import {
   MAX_SKIPPED_IDS_LISTED,
+  REQUEUEABLE_STATUSES,
   STATUSES,
+  type MailStatusCode,
   type BulkAction,
   type BulkFilter,
   type BulkMoving,
@@ -28,6 +30,7 @@ import { badRequest, conflict } from '../errors.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
 import * as listRepo from '../list/list.repository.js';
+import { findContentRemoved } from './content-retention.repository.js';
 import * as repo from './mail.repository.js';
 import { applyTransitions, findStatuses } from './write/apply.js';
 import type { Transition } from './transition.js';
@@ -70,6 +73,9 @@ export interface BulkActionsDeps {
   clock: Clock;
   notify(change: { type: 'queued' | 'updated' | 'deleted'; ids: number[] }): void;
 }
+
+/** The skip reason of a mail a requeue refuses because content retention removed its message. */
+export const CONTENT_REMOVED = 'content_removed';
 
 const CHANGE_TYPE = { dequeue: 'updated', requeue: 'queued', delete: 'deleted' } as const;
 
@@ -143,18 +149,32 @@ export function createBulkActions({ store, clock, notify }: BulkActionsDeps) {
     outcome.done += moved.length;
     if (missed.length > 0) {
       const statuses = await findStatuses(trx, missed);
-      for (const id of missed) outcome.skip(reasonOf(statuses.get(id)), id);
+      const removed = await contentRemovedAmong(trx, action, missed);
+      for (const id of missed) outcome.skip(removed.has(id) ? CONTENT_REMOVED : reasonOf(statuses.get(id)), id);
     }
     return moved.map((m) => m.id);
+  }
+
+  /**
+   * Of `ids`, those a requeue refuses because content retention removed their message although their status
+   * allows it (`content_removed` rather than their status as the skip reason); none for the other actions.
+   */
+  async function contentRemovedAmong(trx: DbOrTrx, action: BulkAction, ids: number[]): Promise<Set<number>> {
+    if (action !== 'requeue') return new Set();
+    const statuses = await findStatuses(trx, ids);
+    const removed = await findContentRemoved(trx, ids);
+    return new Set(ids.filter((id) => removed.has(id) && REQUEUEABLE_STATUSES.includes(statuses.get(id) as MailStatusCode)));
   }
 
   /** What moveChunk would do to `ids` now, moving nothing. */
   async function previewChunk(action: BulkAction, ids: number[], outcome: Outcome): Promise<void> {
     const statuses = await findStatuses(db, ids);
+    const removed = await contentRemovedAmong(db, action, ids);
     for (const id of ids) {
       const status = statuses.get(id);
       const { from } = transitionFor(action, id, 0, '');
-      if (status !== undefined && from !== null && (from as readonly number[]).includes(status)) outcome.wouldMove(reasonOf(status));
+      if (removed.has(id)) outcome.skip(CONTENT_REMOVED, id);
+      else if (status !== undefined && from !== null && (from as readonly number[]).includes(status)) outcome.wouldMove(reasonOf(status));
       else outcome.skip(reasonOf(status), id);
     }
   }

@@ -26,7 +26,10 @@ export function dequeueTransition(id: number, at: number, actor: string): Status
   return { id, from: [MailStatus.Queued], to: MailStatus.Dequeued, at, event: { type: 'dequeued', actor } };
 }
 
-/** Dequeued | ProviderError | Error → Queued, due now, with a fresh retry budget. */
+/**
+ * Dequeued | ProviderError | Error → Queued, due now, with a fresh retry budget; only while its content is kept
+ * (content retention may have removed the message it would send).
+ */
 export function requeueTransition(id: number, at: number, actor: string): StatusTransition {
   return {
     id,
@@ -35,6 +38,7 @@ export function requeueTransition(id: number, at: number, actor: string): Status
     at,
     event: { type: 'requeued', actor },
     set: { nextAttemptAt: at, attempts: 0, lease: null },
+    withContent: true,
   };
 }
 

@@ -35,6 +35,13 @@ export function createMailActions({ store, clock, notify, withRecipients }: Mail
   async function explainMiss(id: number, action: string, allowed: readonly number[]): Promise<AppError> {
     const row = await repo.findMailRow(db, id);
     if (!row) return mailNotFound(id);
+    // Allowed by its status, refused because content retention removed the message it would send (a requeue).
+    if (row.content_removed_at !== null && allowed.includes(row.status)) {
+      return conflict(
+        'content_removed',
+        `Mail ${id} cannot be ${action}: its content (raw message, bodies, attachments) was removed on ${new Date(row.content_removed_at).toISOString()} by content retention, so there is nothing to send. Submit it again from its application.`,
+      );
+    }
     const allowedNames = allowed.map(statusName).join(', ');
     return conflict('invalid_status', `Mail ${id} is ${statusName(row.status)}; only ${allowedNames} mails can be ${action}.`);
   }

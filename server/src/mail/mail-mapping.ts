@@ -150,6 +150,7 @@ export async function toMailDetail(
     recipients: recipientDeliveries(recipients),
     attachments,
     events: events.map(toMailEvent),
+    contentRemovedAt: iso(row.content_removed_at),
   };
 }
 

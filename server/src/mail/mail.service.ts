@@ -9,6 +9,7 @@ import { badRequest, notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 import { createBulkActions } from './bulk-actions.js';
+import { contentRemoved } from './content-retention.js';
 import { createMailActions, mailNotFound } from './mail-actions.js';
 import { toMail, toMailDetail, toMailEvent } from './mail-mapping.js';
 import { createListService } from '../list/list.service.js';
@@ -80,10 +81,11 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
     return { data: page.map(toMailEvent), meta: { nextCursor: events.length > limit ? String(page.at(-1)!.id) : null } };
   }
 
-  /** The stored RFC 5322 bytes, as they go to the provider. */
+  /** The stored RFC 5322 bytes, as they go to the provider; 410 content_removed once content retention removed them. */
   async function getRawMessage(id: number): Promise<Buffer> {
     const row = await repo.findMailRow(db, id);
     if (!row) throw mailNotFound(id);
+    if (row.content_removed_at !== null) throw contentRemoved(id, row.content_removed_at, 'its raw message is no longer stored.');
     const content = await repo.findMailContent(db, id);
     if (!content?.raw) throw notFound('message_not_stored', `Mail ${id} has no stored message (demo data has none).`);
     return content.raw;

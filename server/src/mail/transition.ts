@@ -48,6 +48,11 @@ export interface StatusTransition {
   event: TransitionEvent | null;
   set?: TransitionChanges | undefined;
   lease?: LeaseCondition | undefined;
+  /**
+   * Only while the mail's content is kept (`content_removed_at` null, migration 025), checked in the same UPDATE
+   * as the status: a requeue, which would send a message that is no longer stored.
+   */
+  withContent?: true | undefined;
 }
 
 /**

@@ -37,6 +37,8 @@ export interface MailTable {
   send_at: ColumnType<number | null, number | null | undefined, number | null>;
   /** The lane it was accepted into (LANE_CODES in contract/, migration 027). */
   lane: ColumnType<number, number | undefined, number>;
+  /** When the content purge removed its raw message, bodies and attachments; null while kept (migration 025). */
+  content_removed_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /**
@@ -205,6 +207,8 @@ export interface ApiKeyTable {
   revoked_at: number | null;
   /** The application's lane (LANE_CODES in contract/, migration 027). */
   lane: ColumnType<number, number | undefined, number>;
+  /** Days its mails' content is kept once final (0: removed at once); null follows CONTENT_RETENTION_DAYS (migration 025). */
+  content_retention_days: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AuditLogTable {

@@ -388,7 +388,7 @@ function shapeOf(t: StatusTransition | DeleteTransition): string {
   const lease = t.set?.lease === undefined ? 'keep' : t.set.lease === null ? 'clear' : 'set';
   const attempts = t.set?.attempts === 'increment' ? 'increment' : 'value';
   const guard = [t.lease?.owner !== undefined, t.lease?.expiresAt !== undefined, t.lease?.expiredBy !== undefined].map(Number).join('');
-  return `update|${lease}|${attempts}|${guard}`;
+  return `update|${lease}|${attempts}|${guard}|${t.withContent === true ? 'content' : ''}`;
 }
 
 /** Current status per id as it shows (a leased mail is Processing); ids with no mail are left out. */
@@ -491,6 +491,8 @@ async function updateFrom(
   const status = engineOf(db) === 'postgres' ? sql`mails.status` : sql`+mails.status`;
   // The lease conditions were the queue's (moveInQueue), checked before this UPDATE in the same transaction.
   const conditions: RawBuilder<unknown>[] = [sql`mails.id = v.id`, sql`${status} = ${sql.lit(from)}`];
+  // A requeue needs the message it will send: refused, in this UPDATE, once content retention removed it.
+  if (first.withContent) conditions.push(sql`mails.content_removed_at is null`);
   const names = sql.join(columns.map((c) => sql.ref(c.name)));
   if (engineOf(db) === 'postgres') {
     // One array per column, joined through `unnest`: the text depends on the group's shape only, not on its

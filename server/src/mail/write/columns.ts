@@ -24,6 +24,7 @@ export const MAIL_COLUMNS = [
   'event_seq',
   'send_at',
   'lane',
+  'content_removed_at',
 ] as const satisfies ReadonlyArray<keyof MailRow>;
 
 const hasEveryColumn: Exclude<keyof MailRow, (typeof MAIL_COLUMNS)[number]> extends never ? true : never = true;

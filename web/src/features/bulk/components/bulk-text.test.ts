@@ -20,6 +20,19 @@ describe('bulk texts', () => {
     expect(skippedText('dequeue', [])).toBe('');
   });
 
+  it('names a requeue refused because content retention removed the message', () => {
+    expect(
+      outcomeText({
+        action: 'requeue',
+        done: 5,
+        skipped: [
+          { reason: 'content_removed', count: 2, ids: [7, 9] },
+          { reason: 'provider_sent', count: 1, ids: [3] },
+        ],
+      }),
+    ).toBe('5 requeued · 3 skipped: 2 content removed, 1 already ProviderSent');
+  });
+
   it('offers the actions some selected status allows', () => {
     expect(actionsFor([0])).toEqual(['dequeue']);
     expect(actionsFor([2])).toEqual([]);

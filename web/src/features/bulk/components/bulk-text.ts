@@ -30,6 +30,8 @@ export function statusNameOf(reason: string): string {
 /** Why a mail did not move, as the operator reads it: it is already (or still) in another status. */
 function reasonText(action: BulkAction, reason: string): string {
   if (reason === 'not_found') return 'no longer exists';
+  // A requeue of a mail whose message content retention removed (docs/operations.md#content-retention).
+  if (reason === 'content_removed') return 'content removed';
   const name = statusNameOf(reason);
   const still = action !== 'dequeue' && (reason === 'queued' || reason === 'processing');
   return `${still ? 'still' : 'already'} ${name}`;

@@ -23,6 +23,25 @@ function When({ value }: { value: string | null }) {
   );
 }
 
+/**
+ * Where the bodies, attachments and headers were, once content retention removed them: when, and what is kept.
+ * Plain text in a labelled section, so a screen reader reads it where a sighted operator looks for the body.
+ */
+export function ContentRemoved({ at }: { at: string }) {
+  return (
+    <section aria-labelledby="d-content">
+      <h3 id="d-content">Content</h3>
+      <p>
+        Content removed on <When value={at} />.
+      </p>
+      <p className="muted">
+        Content retention removed its message, bodies, attachments and headers; the sender, recipients, status, dates and event log are
+        kept. It cannot be requeued or downloaded.
+      </p>
+    </section>
+  );
+}
+
 const statusName = (code: number | null) => (code === null ? '—' : (STATUSES[code]?.name ?? String(code)));
 
 /** Status, dates, attempts, next attempt, and the lease holder while Processing. */

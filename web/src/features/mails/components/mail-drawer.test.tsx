@@ -447,4 +447,40 @@ describe('MailDrawer: Load remote images', () => {
     await userEvent.click(await screen.findByRole('button', { name: 'Load remote images' }));
     expect(await screen.findByText('This mail has no remote images.')).toBeVisible();
   });
+
+  it('says when content retention removed the content, where the bodies were, and offers neither Requeue nor the .eml', async () => {
+    const removedAt = '2026-11-30T08:15:00.000Z';
+    renderDrawer(
+      buildDetail({
+        status: 4,
+        contentRemovedAt: removedAt,
+        headers: [],
+        text: null,
+        html: null,
+        attachments: [],
+      }),
+    );
+    const content = await section('Content');
+    expect(content).toHaveTextContent(/^Content\s*Content removed on \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\./);
+    expect(
+      within(content)
+        .getByText(/\d{4}-\d{2}-\d{2}/)
+        .closest('time'),
+    ).toHaveAttribute('datetime', removedAt);
+    expect(content).toHaveTextContent('It cannot be requeued or downloaded.');
+    for (const gone of ['Text body', 'HTML body', 'Attachments', 'Headers'])
+      expect(screen.queryByRole('heading', { name: gone })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Requeue mail #7' })).toBeNull();
+    expect(screen.queryByRole('button', { name: 'Download .eml' })).toBeNull();
+    // Deleting it stays possible.
+    expect(screen.getByRole('button', { name: 'Delete mail #7' })).toBeInTheDocument();
+  });
+
+  it('keeps the bodies, Requeue and the .eml while the content is kept', async () => {
+    renderDrawer(buildDetail({ status: 4, contentRemovedAt: null }));
+    expect(await section('Text body')).toHaveTextContent('Hello');
+    expect(screen.queryByRole('heading', { name: 'Content' })).toBeNull();
+    expect(screen.getByRole('button', { name: 'Requeue mail #7' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: 'Download .eml' })).toBeInTheDocument();
+  });
 });

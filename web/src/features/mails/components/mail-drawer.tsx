@@ -4,7 +4,7 @@ import { Button } from '../../../components/ui/button';
 import { downloadRawMail, useMailDetail } from '../api/get-mail';
 import { HtmlBody } from './html-body';
 import { useMailWebhookDeliveries } from '../api/get-mail-webhook-deliveries';
-import { Attachments, EventLog, Headers, Recipients, Summary, WebhookDeliveries } from './mail-detail-sections';
+import { Attachments, ContentRemoved, EventLog, Headers, Recipients, Summary, WebhookDeliveries } from './mail-detail-sections';
 
 export interface DrawerActions {
   onDequeue: (id: number) => void;
@@ -45,6 +45,8 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
 
   const status = mail?.status as MailStatusCode | undefined;
   const pending = actions.pendingIds.has(id);
+  // Content retention removed the message (docs/operations.md#content-retention): nothing to download or send again.
+  const contentRemovedAt = mail?.contentRemovedAt ?? null;
   const title = `Mail #${id}`;
 
   return (
@@ -63,7 +65,7 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
               Dequeue
             </Button>
           ) : null}
-          {status !== undefined && REQUEUEABLE_STATUSES.includes(status) ? (
+          {status !== undefined && REQUEUEABLE_STATUSES.includes(status) && contentRemovedAt === null ? (
             <Button size="small" disabled={pending} onClick={() => actions.onRequeue(id)} aria-label={`Requeue mail #${id}`}>
               Requeue
             </Button>
@@ -73,15 +75,17 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
               Delete
             </Button>
           ) : null}
-          <Button
-            size="small"
-            variant="ghost"
-            onClick={() => {
-              downloadRawMail(token, id).catch(() => window.alert(`Unable to download the mail #${id}`));
-            }}
-          >
-            Download .eml
-          </Button>
+          {contentRemovedAt === null ? (
+            <Button
+              size="small"
+              variant="ghost"
+              onClick={() => {
+                downloadRawMail(token, id).catch(() => window.alert(`Unable to download the mail #${id}`));
+              }}
+            >
+              Download .eml
+            </Button>
+          ) : null}
         </div>
       ) : null}
       {/* Focusable so a keyboard user can scroll it (axe: scrollable-region-focusable). */}
@@ -123,30 +127,36 @@ export function MailDrawer({ token, id, actions, onClose }: MailDrawerProps) {
                 </p>
               )}
             </section>
-            <section aria-labelledby="d-text">
-              <h3 id="d-text">Text body</h3>
-              {mail.text === null ? <p className="muted">No text body</p> : <pre className="text-body">{mail.text}</pre>}
-            </section>
-            <section aria-labelledby="d-html">
-              <h3 id="d-html">HTML body</h3>
-              {mail.html === null ? (
-                <p className="muted">No HTML body</p>
-              ) : (
-                <HtmlBody key={id} html={mail.html} mailId={id} token={token} />
-              )}
-            </section>
-            <section aria-labelledby="d-attachments">
-              <h3 id="d-attachments">Attachments</h3>
-              {mail.attachments && mail.attachments.length > 0 ? (
-                <Attachments attachments={mail.attachments} />
-              ) : (
-                <p className="muted">No attachments</p>
-              )}
-            </section>
-            <section aria-labelledby="d-headers">
-              <h3 id="d-headers">Headers</h3>
-              {mail.headers.length === 0 ? <p className="muted">No stored message</p> : <Headers headers={mail.headers} />}
-            </section>
+            {contentRemovedAt !== null ? (
+              <ContentRemoved at={contentRemovedAt} />
+            ) : (
+              <>
+                <section aria-labelledby="d-text">
+                  <h3 id="d-text">Text body</h3>
+                  {mail.text === null ? <p className="muted">No text body</p> : <pre className="text-body">{mail.text}</pre>}
+                </section>
+                <section aria-labelledby="d-html">
+                  <h3 id="d-html">HTML body</h3>
+                  {mail.html === null ? (
+                    <p className="muted">No HTML body</p>
+                  ) : (
+                    <HtmlBody key={id} html={mail.html} mailId={id} token={token} />
+                  )}
+                </section>
+                <section aria-labelledby="d-attachments">
+                  <h3 id="d-attachments">Attachments</h3>
+                  {mail.attachments && mail.attachments.length > 0 ? (
+                    <Attachments attachments={mail.attachments} />
+                  ) : (
+                    <p className="muted">No attachments</p>
+                  )}
+                </section>
+                <section aria-labelledby="d-headers">
+                  <h3 id="d-headers">Headers</h3>
+                  {mail.headers.length === 0 ? <p className="muted">No stored message</p> : <Headers headers={mail.headers} />}
+                </section>
+              </>
+            )}
           </>
         ) : null}
       </div>
