@@ -193,12 +193,20 @@ export interface SessionTable {
   revoked_at: number | null;
 }
 
+/** An application (migrations 001 and 023). */
 export interface ApiKeyTable {
   id: Generated<number>;
   name: string;
   key_hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** `operator:NAME`, `cli`, …; null for keys made before migration 023. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Written at most once a minute per key (auth/auth.service.ts). */
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A rotation's old key, accepted until `previous_key_expires_at`. */
+  previous_key_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_key_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AuditLogTable {
