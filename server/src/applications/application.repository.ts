@@ -82,7 +82,11 @@ export function rotateApplicationKey(
 }
 
 /** The active application this key hash belongs to: its current key, or its previous one before the grace ends. */
-export async function findApiKeyByHash(db: DbOrTrx, keyHash: string, now: number): Promise<Pick<ApiKeyRow, 'id' | 'name' | 'last_used_at'> | undefined> {
+export async function findApiKeyByHash(
+  db: DbOrTrx,
+  keyHash: string,
+  now: number,
+): Promise<Pick<ApiKeyRow, 'id' | 'name' | 'last_used_at'> | undefined> {
   const current = await db
     .selectFrom('api_keys')
     .select(['id', 'name', 'last_used_at'])

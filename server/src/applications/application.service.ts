@@ -51,8 +51,12 @@ export function createApplicationService({ store, clock }: { store: Store; clock
   async function describe(row: ApiKeyRow, now: number): Promise<Application> {
     const since = now - DAY_MS;
     // Revoked before the window began: it cannot have submitted anything in it.
-    const counted = row.revoked_at !== null && Number(row.revoked_at) < since ? 0 : await repo.countMailsSince(db, Number(row.id), since, APPLICATION_MAIL_COUNT_CAP);
-    const previousKeyExpiresAt = row.previous_key_expires_at !== null && Number(row.previous_key_expires_at) > now ? Number(row.previous_key_expires_at) : null;
+    const counted =
+      row.revoked_at !== null && Number(row.revoked_at) < since
+        ? 0
+        : await repo.countMailsSince(db, Number(row.id), since, APPLICATION_MAIL_COUNT_CAP);
+    const previousKeyExpiresAt =
+      row.previous_key_expires_at !== null && Number(row.previous_key_expires_at) > now ? Number(row.previous_key_expires_at) : null;
     return {
       id: Number(row.id),
       name: row.name,
@@ -104,7 +108,9 @@ export function createApplicationService({ store, clock }: { store: Store; clock
       if (before.name === name) return before;
       await assertNameFree(trx, name, id);
       const renamed = (await repo.renameApplication(trx, id, name))!;
-      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.rename', target: name, before: { id, name: before.name }, after: { id, name } }]);
+      await insertAuditEntries(trx, [
+        { at: now, actor, action: 'apikey.rename', target: name, before: { id, name: before.name }, after: { id, name } },
+      ]);
       return renamed;
     });
     return describe(row, now);
@@ -113,7 +119,9 @@ export function createApplicationService({ store, clock }: { store: Store; clock
   async function revoke(trx: DbOrTrx, row: ApiKeyRow, actor: string, now: number): Promise<ApiKeyRow> {
     const revoked = await repo.revokeApplication(trx, Number(row.id), now);
     if (!revoked) throw conflict('application_revoked', `The application ${row.name} is revoked already.`);
-    await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.revoke', target: row.name, after: { id: Number(row.id), revokedAt: iso(now) } }]);
+    await insertAuditEntries(trx, [
+      { at: now, actor, action: 'apikey.revoke', target: row.name, after: { id: Number(row.id), revokedAt: iso(now) } },
+    ]);
     return revoked;
   }
 
@@ -148,8 +156,13 @@ export function createApplicationService({ store, clock }: { store: Store; clock
     const previousKeyExpiresAt = grace === 0 ? null : now + grace * 1000;
     const row = await db.transaction().execute(async (trx) => {
       const current = await getRow(trx, id);
-      if (current.revoked_at !== null) throw conflict('application_revoked', `The application ${current.name} is revoked; a revoked key cannot be rotated.`);
-      const rotated = await repo.rotateApplicationKey(trx, id, { currentKeyHash: current.key_hash, newKeyHash: hash, previousKeyExpiresAt });
+      if (current.revoked_at !== null)
+        throw conflict('application_revoked', `The application ${current.name} is revoked; a revoked key cannot be rotated.`);
+      const rotated = await repo.rotateApplicationKey(trx, id, {
+        currentKeyHash: current.key_hash,
+        newKeyHash: hash,
+        previousKeyExpiresAt,
+      });
       if (!rotated) throw conflict('application_changed', `The application ${current.name} changed meanwhile; try again.`);
       await insertAuditEntries(trx, [
         {

@@ -75,7 +75,12 @@ describe('CLI', () => {
     expect((await cli(['apikey', 'revoke', 'shop'], environment.env)).code).toBe(0);
     // The server asks the store for every key: the revocation another process made holds at the next request.
     expect((await submit()).status).toBe(401);
-    const audit = await running.store.db.selectFrom('audit_log').select(['actor', 'action', 'target']).where('action', 'like', 'apikey.%').orderBy('id').execute();
+    const audit = await running.store.db
+      .selectFrom('audit_log')
+      .select(['actor', 'action', 'target'])
+      .where('action', 'like', 'apikey.%')
+      .orderBy('id')
+      .execute();
     expect(audit).toEqual([
       { actor: 'cli', action: 'apikey.create', target: 'shop' },
       { actor: 'cli', action: 'apikey.revoke', target: 'shop' },
