@@ -117,7 +117,7 @@ export async function recordApplicationUse(db: DbOrTrx, id: number, now: number,
 }
 
 /**
- * The application's mails received since `since`, counted up to `cap + 1` on `mails_api_key_received_idx`
+ * The application's mails received after `since`, counted up to `cap + 1` on `mails_api_key_received_idx`
  * (migration 023) alone: a busy application costs at most `cap + 1` index entries, never a walk of its mails.
  */
 export async function countMailsSince(db: DbOrTrx, apiKeyId: number, since: number, cap: number): Promise<number> {
@@ -127,7 +127,7 @@ export async function countMailsSince(db: DbOrTrx, apiKeyId: number, since: numb
         .selectFrom('mails')
         .select('api_key_id')
         .where('api_key_id', '=', apiKeyId)
-        .where('received_at', '>=', since)
+        .where('received_at', '>', since)
         .limit(cap + 1)
         .as('recent'),
     )

@@ -97,12 +97,16 @@ export const applicationsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; 
         tags,
         summary: 'A new key, shown only now; the old one keeps working for graceSeconds (0 to 86400, default 3600)',
         params: ApplicationParams,
-        body: Type.Optional(RotateApplicationBody),
+        body: RotateApplicationBody,
         response: { 200: DataOf(ApplicationWithKey), ...errors },
+      },
+      // The body may be left out (the default grace): checked as `{}`, like an empty object.
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
     async (request) => ({
-      data: [await applications.rotateApplicationKey(request.params.id, request.body?.graceSeconds, actorOf(request.operator))],
+      data: [await applications.rotateApplicationKey(request.params.id, request.body.graceSeconds, actorOf(request.operator))],
     }),
   );
 };
