@@ -217,106 +217,108 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
                       'Active'
                     )}
                   </td>
-                  <td className="applications__actions">
-                    {action === 'rename' ? (
-                      <form
-                        className="applications__inline"
-                        aria-label={`Rename ${application.name}`}
-                        onSubmit={(event) => {
-                          event.preventDefault();
-                          saveName.mutate({ application, name: rename.trim() });
-                        }}
-                      >
-                        <input
-                          type="text"
-                          required
-                          maxLength={64}
-                          value={rename}
-                          aria-label={`New name for ${application.name}`}
-                          onChange={(e) => setRename(e.target.value)}
-                          autoFocus
-                        />
-                        <Button type="submit" size="small" variant="primary" disabled={saveName.isPending}>
-                          Save
-                        </Button>
-                        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                          Cancel
-                        </Button>
-                      </form>
-                    ) : action === 'revoke' ? (
-                      <>
-                        <span>Revoke {application.name}? Its key stops working at once.</span>
-                        <Button
-                          size="small"
-                          variant="danger"
-                          disabled={revoke.isPending}
-                          onClick={() => revoke.mutate(application)}
-                          autoFocus
-                        >
-                          Revoke
-                        </Button>
-                        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                          Keep
-                        </Button>
-                      </>
-                    ) : action === 'rotate' ? (
-                      <form
-                        className="applications__inline"
-                        aria-label={`Rotate the key of ${application.name}`}
-                        onSubmit={(event) => {
-                          event.preventDefault();
-                          rotate.mutate({ application, graceSeconds: grace });
-                        }}
-                      >
-                        <label className="applications__grace">
-                          <span>Old key keeps working for</span>
-                          <select value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
-                            {GRACE_CHOICES.map((choice) => (
-                              <option key={choice.seconds} value={choice.seconds}>
-                                {choice.label}
-                              </option>
-                            ))}
-                          </select>
-                        </label>
-                        <Button type="submit" size="small" variant="primary" disabled={rotate.isPending}>
-                          Rotate
-                        </Button>
-                        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                          Cancel
-                        </Button>
-                      </form>
-                    ) : (
-                      <>
-                        <Button
-                          size="small"
-                          variant="ghost"
+                  <td>
+                    <div className="applications__actions">
+                      {action === 'rename' ? (
+                        <form
+                          className="applications__inline"
                           aria-label={`Rename ${application.name}`}
-                          onClick={() => start('rename', application)}
+                          onSubmit={(event) => {
+                            event.preventDefault();
+                            saveName.mutate({ application, name: rename.trim() });
+                          }}
                         >
-                          Rename
-                        </Button>
-                        {isRevoked ? null : (
-                          <>
-                            <Button
-                              size="small"
-                              variant="ghost"
-                              aria-label={`Rotate the key of ${application.name}`}
-                              onClick={() => start('rotate', application)}
-                            >
-                              Rotate key
-                            </Button>
-                            <Button
-                              size="small"
-                              variant="ghost"
-                              aria-label={`Revoke ${application.name}`}
-                              onClick={() => start('revoke', application)}
-                            >
-                              Revoke
-                            </Button>
-                          </>
-                        )}
-                      </>
-                    )}
+                          <input
+                            type="text"
+                            required
+                            maxLength={64}
+                            value={rename}
+                            aria-label={`New name for ${application.name}`}
+                            onChange={(e) => setRename(e.target.value)}
+                            autoFocus
+                          />
+                          <Button type="submit" size="small" variant="primary" disabled={saveName.isPending}>
+                            Save
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Cancel
+                          </Button>
+                        </form>
+                      ) : action === 'revoke' ? (
+                        <>
+                          <span>Revoke {application.name}? Its key stops working at once.</span>
+                          <Button
+                            size="small"
+                            variant="danger"
+                            disabled={revoke.isPending}
+                            onClick={() => revoke.mutate(application)}
+                            autoFocus
+                          >
+                            Revoke
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Keep
+                          </Button>
+                        </>
+                      ) : action === 'rotate' ? (
+                        <form
+                          className="applications__inline"
+                          aria-label={`Rotate the key of ${application.name}`}
+                          onSubmit={(event) => {
+                            event.preventDefault();
+                            rotate.mutate({ application, graceSeconds: grace });
+                          }}
+                        >
+                          <label className="applications__grace">
+                            <span>Old key keeps working for</span>
+                            <select value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
+                              {GRACE_CHOICES.map((choice) => (
+                                <option key={choice.seconds} value={choice.seconds}>
+                                  {choice.label}
+                                </option>
+                              ))}
+                            </select>
+                          </label>
+                          <Button type="submit" size="small" variant="primary" disabled={rotate.isPending}>
+                            Rotate
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Cancel
+                          </Button>
+                        </form>
+                      ) : (
+                        <>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Rename ${application.name}`}
+                            onClick={() => start('rename', application)}
+                          >
+                            Rename
+                          </Button>
+                          {isRevoked ? null : (
+                            <>
+                              <Button
+                                size="small"
+                                variant="ghost"
+                                aria-label={`Rotate the key of ${application.name}`}
+                                onClick={() => start('rotate', application)}
+                              >
+                                Rotate key
+                              </Button>
+                              <Button
+                                size="small"
+                                variant="ghost"
+                                aria-label={`Revoke ${application.name}`}
+                                onClick={() => start('revoke', application)}
+                              >
+                                Revoke
+                              </Button>
+                            </>
+                          )}
+                        </>
+                      )}
+                    </div>
                   </td>
                 </tr>
               );
