@@ -53,7 +53,8 @@ export function useApplications(token: string) {
     queryOptions({
       queryKey: applicationKeys.list(),
       queryFn: ({ signal }) => listApplications(token, signal),
-      // Last use and the 24-hour counts move while the panel is open.
+      // Last use and the 24-hour counts move: fresh when the panel opens, and while it is open.
+      refetchOnMount: 'always',
       refetchInterval: 15_000,
     }),
   );
