@@ -128,6 +128,8 @@ export async function countMailsSince(db: DbOrTrx, apiKeyId: number, since: numb
         .select('api_key_id')
         .where('api_key_id', '=', apiKeyId)
         .where('received_at', '>', since)
+        // In the index's order: a plain index scan that stops at the limit, never a bitmap of every match.
+        .orderBy('received_at', 'desc')
         .limit(cap + 1)
         .as('recent'),
     )
