@@ -15,3 +15,4 @@ export * from './alerts.js';
 export * from './bounces.js';
 export * from './suppressions.js';
 export * from './lanes.js';
+export * from './applications.js';

@@ -44,6 +44,8 @@ import { createSubmissionService, type SubmissionService } from './submission/su
 import type { Store } from './store/connection.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 import { webhookRoutes } from './http/webhooks.routes.js';
+import { applicationsRoutes } from './http/applications.routes.js';
+import { createApplicationService, type ApplicationService } from './applications/application.service.js';
 import { longestFailingEndpoint } from './webhooks/webhook.repository.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
 import { createRemoteImageFetcher, REMOTE_IMAGE_DEFAULTS, type RemoteImageFetchOptions } from './net/remote-image-fetcher.js';
@@ -97,6 +99,7 @@ export interface AppServices {
   bounces: BounceService;
   /** Applications' content retention and the content purge (mail/content-retention.ts). */
   contentRetention: ContentRetention;
+  applications: ApplicationService;
 }
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
@@ -259,11 +262,13 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(submissionRoutes, { auth, submissions });
   await app.register(eventsRoutes, { auth, live });
   await app.register(webhookRoutes, { auth, webhooks });
+  const applications = createApplicationService({ store: options.store, clock, contentRetention });
+  await app.register(applicationsRoutes, { auth, applications });
   await app.register(bouncesRoutes, { auth, bounces });
   await app.register(suppressionsRoutes, { auth, suppressions: createSuppressionService({ store: options.store, clock }) });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention } };
+  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications } };
 }

@@ -2,13 +2,15 @@
  * Operators, their sessions (tokens) and the API keys applications submit mail with. Tokens and keys are
  * 256-bit random secrets; only their SHA-256 is stored. Passwords are argon2id hashes (password.ts).
  */
-import { LANE_CODES, laneOfCode, type Lane } from '@outbox/contract';
+import type { Lane } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import { badRequest, conflict, notFound, RateLimitError, unauthorized } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import { LoginThrottle, type LoginLimit } from './login-throttle.js';
 import * as repo from './operator.repository.js';
+import { createApplicationService } from '../applications/application.service.js';
+import { findApiKeyByHash, findApplicationRowByName, recordApplicationUse } from '../applications/application.repository.js';
 import {
   createHashingLimit,
   createSecret,
@@ -71,14 +73,10 @@ export class LoginLimitError extends RateLimitError {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * How long a found API key is trusted without asking the store again. Every submission is authenticated,
- * and the lookup (a SHA-256 and a SELECT) was a tenth of a one-mail request's cost (docs/benchmarks.md).
- * A revocation made in this process (the API, or `revokeApiKey` below) takes effect at once; one made
- * elsewhere (the `apikey revoke` command, another instance on the same database) within this bound.
+ * How often a key's `last_used_at` is written: at most once this long per key (by any instance), so a busy
+ * application costs one write a minute rather than one per submission.
  */
-export const API_KEY_CACHE_MS = 5_000;
-/** Keys trusted at once; the least recently found goes when full. Unknown keys are never kept. */
-const API_KEY_CACHE_SIZE = 1_000;
+export const API_KEY_USE_RECORD_MS = 60_000;
 
 export const OPERATOR_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
@@ -101,10 +99,7 @@ export function createAuthService({
   const verify = (password: string, stored: string | undefined) =>
     withHashingSlot(async () => verifyPassword(password, stored ?? (await getDummyHash(passwordCost))));
 
-  /** Key hash → principal and when it was found (clock ms); see API_KEY_CACHE_MS. */
-  const apiKeyCache = new Map<string, { principal: ApiKeyPrincipal; foundAt: number }>();
-  /** Moves at every revocation here, so a lookup that was under way when one happened is not kept. */
-  let revocations = 0;
+  const applications = createApplicationService({ store, clock });
 
   const invalidCredentials = () => unauthorized('invalid_credentials', 'Invalid username or password.');
 
@@ -265,89 +260,48 @@ export function createAuthService({
     return { createdAdminPassword: password };
   }
 
-  async function createApiKey(name: string, actor = 'cli', { lane = LANE_CODES.transactional }: { lane?: number } = {}): Promise<string> {
-    if (!OPERATOR_NAME_PATTERN.test(name)) {
-      throw badRequest('invalid_name', 'name must be 1 to 64 letters, digits or . _ @ -');
-    }
-    const { secret, hash } = createSecret('obx_');
-    const now = clock.now();
-    await db.transaction().execute(async (trx) => {
-      if (await repo.findApiKeyByName(trx, name)) {
-        throw conflict('api_key_exists', `An API key named ${name} exists already; revoke it or pick another name.`);
-      }
-      await repo.insertApiKey(trx, name, hash, now, lane);
-      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.create', target: name, after: { lane: laneOfCode(lane) } }]);
-    });
-    return secret;
+  /** The command line's `apikey create NAME [--lane LANE]` (and tests): the new key, shown once. */
+  async function createApiKey(name: string, actor = 'cli', options: { lane?: Lane } = {}): Promise<string> {
+    return (await applications.createApplication(name, actor, options)).key;
   }
 
+  /** The command line's `apikey revoke NAME`: refused at once, here and on every instance. */
   async function revokeApiKey(name: string, actor = 'cli'): Promise<void> {
-    const now = clock.now();
-    await db.transaction().execute(async (trx) => {
-      if (!(await repo.revokeApiKey(trx, name, now))) {
-        throw notFound('api_key_not_found', `No active API key is named ${name}.`);
-      }
-      await insertAuditEntries(trx, [{ at: now, actor, action: 'apikey.revoke', target: name }]);
-    });
-    revocations++;
-    for (const [hash, entry] of apiKeyCache) if (entry.principal.name === name) apiKeyCache.delete(hash);
+    await applications.revokeApplicationByName(name, actor);
   }
 
   /**
    * Moves an application to a lane (docs/lanes.md): its mails accepted from now on go there unless they name their
    * own; mails already waiting keep theirs. Answers the lane it was in.
    */
-  async function setApiKeyLane(name: string, lane: Lane, actor = 'cli'): Promise<Lane> {
-    const now = clock.now();
-    const before = await db.transaction().execute(async (trx) => {
-      const existing = await repo.findApiKeyByName(trx, name);
-      if (!existing || existing.revoked_at !== null) throw notFound('api_key_not_found', `No active API key is named ${name}.`);
-      await repo.setApiKeyLane(trx, existing.id, LANE_CODES[lane]);
-      const was = laneOfCode(existing.lane);
-      await insertAuditEntries(trx, [
-        {
-          at: now,
-          actor,
-          action: 'apikey.lane',
-          target: name,
-          before: { lane: was },
-          after: { lane },
-        },
-      ]);
-      return was;
-    });
-    // A cached principal carries the lane: the next submission reads the new one.
-    revocations++;
-    for (const [hash, entry] of apiKeyCache) if (entry.principal.name === name) apiKeyCache.delete(hash);
-    return before;
+  function setApiKeyLane(name: string, lane: Lane, actor = 'cli'): Promise<Lane> {
+    return applications.setApplicationLane({ name }, lane, actor);
   }
 
   /** The API key of that name, created when missing (its secret is then thrown away): for the CLI's own submissions. */
   async function ensureApiKeyPrincipal(name: string): Promise<ApiKeyPrincipal> {
-    const existing = await repo.findApiKeyByName(db, name);
-    if (existing?.revoked_at === null) return { id: existing.id, name: existing.name, lane: existing.lane };
+    const existing = await findApplicationRowByName(db, name);
+    if (existing?.revoked_at === null) return { id: Number(existing.id), name: existing.name, lane: Number(existing.lane) };
     if (existing) throw conflict('api_key_revoked', `The API key ${name} is revoked; its name cannot be used again.`);
     const secret = await createApiKey(name);
     return (await findApiKeyPrincipal(secret))!;
   }
 
-  /** The active API key this secret belongs to, from the store or found there less than API_KEY_CACHE_MS ago. */
+  /**
+   * The active application this key belongs to (its current key, or the previous one within a rotation's grace).
+   * Asked of the store every time, never cached: a revocation or a grace's end holds at once on every instance
+   * (docs/decisions.md#api-keys-looked-up-on-every-request). A use is recorded at most once a minute per key.
+   */
   async function findApiKeyPrincipal(key: string): Promise<ApiKeyPrincipal | undefined> {
     if (!key) return undefined;
-    const hash = hashSecret(key);
     const now = clock.now();
-    const cached = apiKeyCache.get(hash);
-    if (cached && now - cached.foundAt < API_KEY_CACHE_MS && now >= cached.foundAt) return cached.principal;
-    apiKeyCache.delete(hash);
-    const revocationsBefore = revocations;
-    const row = await repo.findActiveApiKey(db, hash);
+    const row = await findApiKeyByHash(db, hashSecret(key), now);
     if (!row) return undefined;
-    const principal = { id: row.id, name: row.name, lane: row.lane };
-    if (revocations === revocationsBefore) {
-      if (apiKeyCache.size >= API_KEY_CACHE_SIZE) apiKeyCache.delete(apiKeyCache.keys().next().value!);
-      apiKeyCache.set(hash, { principal, foundAt: now });
+    const id = Number(row.id);
+    if (row.last_used_at === null || now - Number(row.last_used_at) >= API_KEY_USE_RECORD_MS) {
+      await recordApplicationUse(db, id, now, API_KEY_USE_RECORD_MS);
     }
-    return principal;
+    return { id, name: row.name, lane: Number(row.lane) };
   }
 
   return {

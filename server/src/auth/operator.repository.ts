@@ -1,6 +1,6 @@
-/** All SQL about operators, sessions (tokens) and API keys. Functions take `db | trx` first. */
+/** All SQL about operators and sessions (tokens); API keys are in applications/application.repository.ts. Functions take `db | trx` first. */
 import type { DbOrTrx } from '../store/connection.js';
-import type { ApiKeyRow, OperatorRow } from '../store/schema.js';
+import type { OperatorRow } from '../store/schema.js';
 
 export function findOperatorByUsername(db: DbOrTrx, username: string): Promise<OperatorRow | undefined> {
   return db.selectFrom('operators').selectAll().where('username', '=', username).executeTakeFirst();
@@ -94,39 +94,4 @@ export async function revokeOperatorSessions(db: DbOrTrx, operatorId: number, no
 export async function deleteExpiredSessions(db: DbOrTrx, now: number): Promise<number> {
   const result = await db.deleteFrom('sessions').where('expires_at', '<=', now).executeTakeFirst();
   return Number(result.numDeletedRows);
-}
-
-export async function insertApiKey(db: DbOrTrx, name: string, keyHash: string, now: number, lane = 0): Promise<number> {
-  const row = await db
-    .insertInto('api_keys')
-    .values({ name, key_hash: keyHash, created_at: now, revoked_at: null, lane })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
-export function findApiKeyByName(db: DbOrTrx, name: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('name', '=', name).executeTakeFirst();
-}
-
-export async function setApiKeyLane(db: DbOrTrx, id: number, lane: number): Promise<void> {
-  await db.updateTable('api_keys').set({ lane }).where('id', '=', id).execute();
-}
-
-export function findActiveApiKey(db: DbOrTrx, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').selectAll().where('key_hash', '=', keyHash).where('revoked_at', 'is', null).executeTakeFirst();
-}
-
-export async function revokeApiKey(db: DbOrTrx, name: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('name', '=', name)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}
-
-export function listApiKeys(db: DbOrTrx): Promise<ApiKeyRow[]> {
-  return db.selectFrom('api_keys').selectAll().orderBy('name').execute();
 }

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { parseArgs } from 'node:util';
-import { LANE_CODES, LANES, type Lane } from '@outbox/contract';
+import { LANES, type Lane } from '@outbox/contract';
 import { createAuthService } from '../auth/auth.service.js';
 import { systemClock } from '../clock.js';
 import { ConfigError, loadConfig } from '../config.js';
@@ -199,7 +199,7 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         out(`Operator ${name} removed.`);
         break;
       case 'apikey create': {
-        const key = await auth.createApiKey(needName(), 'cli', { lane: LANE_CODES[needLane(values.lane ?? 'transactional')] });
+        const key = await auth.createApiKey(needName(), 'cli', { lane: needLane(values.lane ?? 'transactional') });
         out(`API key ${name} created. It is shown only now; keep it secret:`);
         out(key);
         break;

@@ -12,7 +12,6 @@ import {
   ReplayWebhookBody,
   ReplayWebhookResult,
   UpdateWebhookBody,
-  WebhookApplication,
   WebhookDeliveriesQuery,
   WebhookDeliveriesResponse,
   WebhookEndpoint,
@@ -165,17 +164,5 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; webho
       },
     },
     async (request) => webhooks.listMailDeliveries(request.params.id, request.query),
-  );
-
-  app.get(
-    '/api/v1/applications',
-    {
-      schema: {
-        tags,
-        summary: 'The applications (active API keys) an endpoint may be limited to',
-        response: { 200: DataOf(WebhookApplication), ...errors },
-      },
-    },
-    async () => ({ data: await webhooks.listApplications() }),
   );
 };

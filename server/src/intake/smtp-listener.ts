@@ -151,6 +151,8 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
   const authFailures = createAuthFailureTracker(authFailureDelayMs, now);
   // smtp-server keeps `user` untyped; the principal is kept here, typed, per session.
   const principals = new Map<string, Principal>();
+  /** Each session's key, in memory only (never logged), to ask the store again at every MAIL FROM. */
+  const sessionKeys = new Map<string, string>();
   // One client (an IPv4 address or an IPv6 /64) must not take every session of maxConnections from the others, nor
   // hold one without logging in (net/smtp-session-limits.ts). Made once the server exists, before any session.
   const limits = createSessionLimits(
@@ -201,6 +203,7 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
           authFailures.succeed(clientKey(session.remoteAddress));
           limits.exempt(session.id);
           principals.set(session.id, principal);
+          sessionKeys.set(session.id, apiKey);
           // smtp-server only needs a truthy user; the key itself must not end up in its logs.
           callback(null, { user: session.id });
         },
@@ -210,12 +213,29 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
         },
       );
     },
-    onMailFrom(address: SMTPServerAddress, _session, callback) {
+    onMailFrom(address: SMTPServerAddress, session, callback) {
       // The null sender `<>` (RFC 5321 §4.5.5): auto-replies and bounces (RFC 3834) must not be answered.
       if (address.address !== '' && !isValidAddress(address.address)) {
         return callback(smtpError(553, `5.1.7 Sender address <${address.address}> is not valid`));
       }
-      return callback();
+      // The key is asked of the store again for every mail, as an HTTP submission's is: a session that
+      // authenticated before its application was revoked (or before its rotation's grace ended) sends no more.
+      const apiKey = sessionKeys.get(session.id);
+      if (apiKey === undefined) return callback();
+      authenticate(apiKey).then(
+        (principal) => {
+          if (principal === undefined) {
+            logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'smtp key revoked during the session');
+            return callback(smtpError(535, '5.7.8 Authentication failed: the API key was revoked'));
+          }
+          principals.set(session.id, principal);
+          return callback();
+        },
+        (error: unknown) => {
+          logger?.error({ err: error, session: session.id }, 'smtp auth lookup failed');
+          callback(smtpError(454, '4.7.0 Temporary authentication failure, try again'));
+        },
+      );
     },
     onRcptTo(address: SMTPServerAddress, session, callback) {
       if (!isValidAddress(address.address)) {
@@ -235,6 +255,7 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     },
     onClose(session) {
       principals.delete(session.id);
+      sessionKeys.delete(session.id);
       limits.release(session.id);
     },
   });

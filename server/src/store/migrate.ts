@@ -23,6 +23,7 @@ import { statusSearchIndex } from './migrations/018-status-search-index.js';
 import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.js';
 import { bounceReportsWithMail } from './migrations/021-bounce-reports-with-mail.js';
 import { mailQueue } from './migrations/022-mail-queue.js';
+import { applications } from './migrations/023-applications.js';
 import { contentRetention } from './migrations/025-content-retention.js';
 import { scheduledSends } from './migrations/026-scheduled-sends.js';
 import { lanes } from './migrations/027-lanes.js';
@@ -48,6 +49,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '019-search-punctuation-keys': searchPunctuationKeys(store.engine),
     '021-bounce-reports-with-mail': bounceReportsWithMail(store.engine),
     '022-mail-queue': mailQueue(store.engine),
+    '023-applications': applications(store.engine),
     '025-content-retention': contentRetention(),
     '026-scheduled-sends': scheduledSends(store.engine),
     '027-lanes': lanes(store.engine),

@@ -199,6 +199,7 @@ export interface SessionTable {
   revoked_at: number | null;
 }
 
+/** An application (migrations 001 and 023). */
 export interface ApiKeyTable {
   id: Generated<number>;
   name: string;
@@ -209,6 +210,13 @@ export interface ApiKeyTable {
   lane: ColumnType<number, number | undefined, number>;
   /** Days its mails' content is kept once final (0: removed at once); null follows CONTENT_RETENTION_DAYS (migration 025). */
   content_retention_days: ColumnType<number | null, number | null | undefined, number | null>;
+  /** `operator:NAME`, `cli`, …; null for keys made before migration 023. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Written at most once a minute per key (auth/auth.service.ts). */
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** A rotation's old key, accepted until `previous_key_expires_at`. */
+  previous_key_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_key_expires_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface AuditLogTable {

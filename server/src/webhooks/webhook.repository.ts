@@ -87,11 +87,6 @@ export async function countAttemptsSince(db: DbOrTrx, since: number): Promise<Ma
   return new Map(rows.map((r) => [Number(r.endpoint_id), { attempts: Number(r.attempts), succeeded: Number(r.succeeded) }]));
 }
 
-/** The applications an endpoint may be limited to: the API keys not revoked. */
-export function listApplications(db: DbOrTrx): Promise<Array<{ id: number; name: string }>> {
-  return db.selectFrom('api_keys').select(['id', 'name']).where('revoked_at', 'is', null).orderBy('name').execute();
-}
-
 export async function findApplication(db: DbOrTrx, id: number): Promise<{ id: number; name: string } | undefined> {
   return db.selectFrom('api_keys').select(['id', 'name']).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
 }

@@ -10,7 +10,6 @@ import {
   type CreateWebhookBody,
   type ReplayWebhookBody,
   type UpdateWebhookBody,
-  type WebhookApplication,
   type WebhookAttempt,
   type WebhookDelivery,
   type WebhookDeliveriesResponse,
@@ -361,10 +360,6 @@ export function createWebhookService(options: WebhookServiceOptions) {
     return { data: await toDeliveries(page), meta: { nextCursor: rows.length > limit ? String(page[page.length - 1]!.id) : null } };
   }
 
-  async function listApplications(): Promise<WebhookApplication[]> {
-    return (await repo.listApplications(db)).map((row) => ({ id: Number(row.id), name: row.name }));
-  }
-
   async function findApplicationId(name: string): Promise<number> {
     const application = await repo.findApplicationByName(db, name);
     if (!application) throw notFound('unknown_application', `No active API key is named ${name}.`);
@@ -388,7 +383,6 @@ export function createWebhookService(options: WebhookServiceOptions) {
     replay,
     listDeliveries,
     listMailDeliveries,
-    listApplications,
     findApplicationId,
     purgeLog,
     /** Told when deliveries became due outside the fan-out (test, replay, enable): wakes this process's dispatcher. */

@@ -3,7 +3,7 @@
  * applications of a lane take turns. From the outside: mails submitted through the submission service and over HTTP
  * and SMTP, delivered by a real worker into a real SMTP peer, the order read where the relay received them.
  */
-import { LANE_CODES, MailStatus, type SubmitMailRequest } from '@outbox/contract';
+import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
 import { auth, getMailDetail, loginAs, type TestContext } from '../support/context.js';
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 async function application(name: string, lane: 'transactional' | 'bulk'): Promise<{ key: string; principal: ApiKeyPrincipal }> {
-  const key = await context.services.auth.createApiKey(name, 'test', { lane: LANE_CODES[lane] });
+  const key = await context.services.auth.createApiKey(name, 'test', { lane });
   return { key, principal: (await context.services.auth.findApiKeyPrincipal(key))! };
 }
 

@@ -148,6 +148,33 @@ describe('pipeline: intake to relay', () => {
     expect((await running.services.mails.listMails({ limit: 1 })).meta.total).toBe(0);
   });
 
+  it('an SMTP session that authenticated before its application was revoked sends no more mail (the key is checked at every MAIL FROM)', async () => {
+    const smtpPort = await freePort();
+    environment = await freshEnvironment({ RELAY_URL: relay.url, SMTP_PORT: String(smtpPort), WORKER: 'off' });
+    running = await startInProcess(environment.env);
+    const apiKey = await running.services.auth.createApiKey('shop');
+    // One connection for both mails: a pool of one keeps the authenticated session open between them.
+    const client = nodemailer.createTransport({
+      pool: true,
+      maxConnections: 1,
+      host: '127.0.0.1',
+      port: smtpPort,
+      secure: false,
+      ignoreTLS: true,
+      auth: { user: 'x', pass: apiKey },
+    });
+    try {
+      const send = () =>
+        client.sendMail({ envelope: { from: 'shop@example.com', to: ['ann@example.net'] }, raw: 'Subject: x\r\n\r\nx\r\n' });
+      expect((await send()).response).toMatch(/queued as \d+/);
+      await running.services.auth.revokeApiKey('shop');
+      await expect(send()).rejects.toMatchObject({ responseCode: 535 });
+    } finally {
+      client.close();
+    }
+    expect((await running.services.mails.listMails({ limit: 1 })).meta.total).toBe(1);
+  });
+
   it('a mail submitted over HTTP reaches the relay as the stored bytes, with the envelope of to, cc and bcc', async () => {
     environment = await freshEnvironment({ RELAY_URL: relay.url });
     running = await startInProcess(environment.env);

@@ -75,7 +75,7 @@ describe('signed delivery', () => {
 
   it('sends only the event types and the application an endpoint asked for', async () => {
     await context.services.auth.createApiKey('shop');
-    const [application] = await context.services.webhooks.listApplications();
+    const [application] = await context.services.applications.listApplications();
     const sentOnly = await createEndpoint(context, { url: `${receiver.url}?sent`, eventTypes: ['mail.sent'] });
     const shopOnly = await createEndpoint(context, { url: `${receiver.url}?shop`, applicationId: application!.id });
     expect(shopOnly.application).toEqual({ id: application!.id, name: 'shop' });

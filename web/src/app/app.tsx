@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
+import { ApplicationsButton, applicationKeys } from '../features/applications';
 import { AuditButton, auditKeys } from '../features/audit';
 import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
@@ -28,7 +29,7 @@ function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
 /**
  * The login/list switch (docs/console.md §2). The auth feature owns the session; the app hands its token to the
  * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again. The app also
- * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, webhooks, suppressions.
+ * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, applications, webhooks, suppressions.
  */
 export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?: number } = {}) {
   const { session, start, end, expire } = useSession();
@@ -62,6 +63,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       queryClient.removeQueries({ queryKey: auditKeys.all });
       queryClient.removeQueries({ queryKey: webhookKeys.all });
       queryClient.removeQueries({ queryKey: suppressionKeys.all });
+      queryClient.removeQueries({ queryKey: applicationKeys.all });
     }
   }, [token, queryClient]);
 
@@ -89,6 +91,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       onLogout={end}
       headerActions={
         <>
+          <ApplicationsButton token={token} />
           <WebhooksButton token={token} />
           <SuppressionsButton token={token} />
           <AuditButton token={token} />

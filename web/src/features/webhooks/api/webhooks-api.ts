@@ -4,6 +4,7 @@
  */
 import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import type {
+  Application,
   CreateWebhookBody,
   ReplayWebhookBody,
   ReplayWebhookResult,
@@ -44,8 +45,13 @@ export async function listEndpoints(token: string, signal?: AbortSignal): Promis
   return dataOf<WebhookEndpoint>(await apiJson('/api/v1/webhooks', { token, signal }), 'GET /api/v1/webhooks');
 }
 
+/** The applications an endpoint may be limited to: the ones not revoked. */
 export async function listApplications(token: string, signal?: AbortSignal): Promise<WebhookApplication[]> {
-  return dataOf<WebhookApplication>(await apiJson('/api/v1/applications', { token, signal }), 'GET /api/v1/applications');
+  const applications = dataOf<Pick<Application, 'id' | 'name'> & Partial<Pick<Application, 'revokedAt'>>>(
+    await apiJson('/api/v1/applications', { token, signal }),
+    'GET /api/v1/applications',
+  );
+  return applications.filter((application) => !application.revokedAt).map(({ id, name }) => ({ id, name }));
 }
 
 export async function createEndpoint(token: string, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {

@@ -1,0 +1,104 @@
+/**
+ * Beyond the spec (issue 39 item 1, docs/console.md §10.20): the Applications panel in a real browser against the
+ * built server: an application created (its key shown once), a mail submitted with that key over HTTP, the
+ * application revoked after a confirmation, and the same key refused with 401; axe clean with the panel open,
+ * in light and dark.
+ */
+import AxeBuilder from '@axe-core/playwright';
+import type { Page } from '@playwright/test';
+import { expect, test } from '../support/fixtures';
+
+async function seriousViolations(page: Page) {
+  const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
+  return results.violations
+    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
+}
+
+test.describe('Applications', () => {
+  test.describe.configure({ timeout: 120_000 });
+
+  test('Beyond the spec: create an application (key once), submit a mail with its key, revoke it, and the key gets 401; axe clean', async ({
+    app,
+    page,
+    env,
+  }) => {
+    const name = `shop-${Date.now().toString(36)}`;
+    const submit = async (key: string) => {
+      const response = await fetch(`${env.baseURL}/api/v1/mail`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Token ${key}` },
+        body: JSON.stringify({
+          fromMail: 'shop@example.com',
+          to: [{ recipientMail: 'ann@example.net' }],
+          subject: `From ${name}`,
+          text: 'Hi',
+        }),
+      });
+      return { status: response.status, body: (await response.json()) as { error?: { code: string } } };
+    };
+
+    await app.login();
+    await page.getByRole('button', { name: 'Applications' }).click();
+    const panel = page.getByRole('dialog', { name: 'Applications' });
+    await expect(panel).toHaveAttribute('aria-modal', 'true');
+
+    await panel.getByRole('button', { name: 'New application' }).click();
+    const form = panel.getByRole('form', { name: 'New application' });
+    await form.getByLabel('Name').fill(name);
+    await form.getByRole('button', { name: 'Create' }).click();
+
+    const keyText = panel.getByTestId('application-key');
+    await expect(keyText).toHaveText(/^obx_[A-Za-z0-9_-]{40,}$/);
+    await expect(panel.getByText(/it is not shown again/)).toBeVisible();
+    await expect(panel.getByRole('button', { name: `Copy the key of ${name}` })).toBeVisible();
+    const key = (await keyText.textContent())!;
+    const row = panel.getByRole('region', { name: 'Applications' }).getByRole('row').filter({ hasText: name });
+    await expect(row).toContainText('Active');
+    await expect(row).toContainText('e2e-admin');
+    expect(await seriousViolations(page), 'panel with a new key').toEqual([]);
+    await panel.getByRole('button', { name: 'Done' }).click();
+    await expect(keyText).toHaveCount(0);
+
+    // The key submits mail; the panel's list shows its use after a refresh.
+    expect((await submit(key)).status).toBe(202);
+    await page.keyboard.press('Escape');
+    await expect(panel).toHaveCount(0);
+    await page.getByRole('button', { name: 'Applications' }).click();
+    await expect(row.getByRole('cell').nth(4)).toHaveText('1');
+
+    // Revoke asks first; Keep changes nothing.
+    await row.getByRole('button', { name: `Revoke ${name}` }).click();
+    await expect(row).toContainText('Its key stops working at once.');
+    await row.getByRole('button', { name: 'Keep' }).click();
+    expect((await submit(key)).status).toBe(202);
+    await row.getByRole('button', { name: `Revoke ${name}` }).click();
+    expect(await seriousViolations(page), 'revoke confirmation').toEqual([]);
+    await row.getByRole('button', { name: 'Revoke', exact: true }).click();
+    await expect(panel.getByText(`${name} revoked: its key is refused from now on.`)).toBeVisible();
+    await expect(row).toContainText('Revoked');
+
+    const refused = await submit(key);
+    expect(refused.status).toBe(401);
+    expect(refused.body.error?.code).toBe('invalid_api_key');
+  });
+
+  test('Beyond the spec: the panel and its rotate form read in light and dark (axe, screenshots)', async ({ app, page }) => {
+    await app.login();
+    for (const scheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await page.getByRole('button', { name: 'Applications' }).click();
+      const panel = page.getByRole('dialog', { name: 'Applications' });
+      // The suite's own application (`apikey create e2e`, made by the command line) is always there.
+      const row = panel.getByRole('region', { name: 'Applications' }).getByRole('row').filter({ hasText: 'command line' }).first();
+      await expect(row).toBeVisible();
+      await row.getByRole('button', { name: /^Rotate the key of / }).click();
+      await expect(row.getByLabel('Old key keeps working for')).toBeVisible();
+      expect(await seriousViolations(page), `rotate form ${scheme}`).toEqual([]);
+      await page.screenshot({ path: test.info().outputPath(`applications-${scheme}.png`) });
+      await row.getByRole('button', { name: 'Cancel' }).click();
+      await page.keyboard.press('Escape');
+      await expect(panel).toHaveCount(0);
+    }
+  });
+});

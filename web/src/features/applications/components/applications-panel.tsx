@@ -1,0 +1,342 @@
+import './applications.css';
+import { useState, type FormEvent } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import type { Application, ApplicationWithKey } from '@outbox/contract';
+import { Button } from '../../../components/ui/button';
+import { ModalDialog } from '../../../components/ui/modal-dialog';
+import { TruncatedText } from '../../../components/ui/truncated-text';
+import { errorText } from '../../../lib/api-client';
+import { formatDate } from '../../../lib/format-date';
+import {
+  applicationKeys,
+  createApplication,
+  renameApplication,
+  revokeApplication,
+  rotateApplicationKey,
+  useApplications,
+} from '../api/applications-api';
+import { creatorText, DEFAULT_GRACE_SECONDS, GRACE_CHOICES, mailsText } from './application-text';
+import { KeyReveal } from './key-reveal';
+
+/** What a row is asking of its operator, if anything: a new name, a confirmation, a grace period. */
+type RowAction = { kind: 'rename' | 'revoke' | 'rotate'; id: number } | null;
+
+interface ApplicationsPanelProps {
+  token: string;
+  onClose: () => void;
+}
+
+function Time({ iso }: { iso: string | null }) {
+  const at = formatDate(iso);
+  return at ? (
+    <time dateTime={at.utc} title={at.utc}>
+      {at.local}
+    </time>
+  ) : (
+    <span className="muted">—</span>
+  );
+}
+
+/**
+ * The Applications panel (docs/console.md §10.20): every application (API key) with who made it and when, its
+ * last use, its mails of the last 24 hours and its state; create (the key shown once), rename, rotate the key
+ * with a grace period for the old one, revoke after a confirmation.
+ */
+export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
+  const queryClient = useQueryClient();
+  const applications = useApplications(token);
+  const [creating, setCreating] = useState(false);
+  const [newName, setNewName] = useState('');
+  const [rowAction, setRowAction] = useState<RowAction>(null);
+  const [rename, setRename] = useState('');
+  const [grace, setGrace] = useState(DEFAULT_GRACE_SECONDS);
+  const [revealed, setRevealed] = useState<ApplicationWithKey | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: applicationKeys.all });
+  const failed = (fallback: string) => (error: unknown) => setNotice(errorText(error, fallback));
+
+  const create = useMutation({
+    mutationFn: (name: string) => createApplication(token, name),
+    onSuccess: (application) => {
+      setRevealed(application);
+      setCreating(false);
+      setNewName('');
+      setNotice(`Application ${application.name} created.`);
+      refresh();
+    },
+  });
+  const saveName = useMutation({
+    mutationFn: (input: { application: Application; name: string }) => renameApplication(token, input.application.id, input.name),
+    onSuccess: (application, input) => {
+      setRowAction(null);
+      setNotice(`${input.application.name} renamed to ${application.name}.`);
+      refresh();
+    },
+    onError: failed('The application could not be renamed; try again.'),
+  });
+  const revoke = useMutation({
+    mutationFn: (application: Application) => revokeApplication(token, application.id),
+    onSuccess: (application) => {
+      setRowAction(null);
+      setNotice(`${application.name} revoked: its key is refused from now on.`);
+      refresh();
+    },
+    onError: failed('The application could not be revoked; try again.'),
+  });
+  const rotate = useMutation({
+    mutationFn: (input: { application: Application; graceSeconds: number }) =>
+      rotateApplicationKey(token, input.application.id, input.graceSeconds),
+    onSuccess: (application) => {
+      setRowAction(null);
+      setRevealed(application);
+      setNotice(`New key made for ${application.name}.`);
+      refresh();
+    },
+    onError: failed('The key could not be rotated; try again.'),
+  });
+
+  function submitCreate(event: FormEvent) {
+    event.preventDefault();
+    create.mutate(newName.trim());
+  }
+
+  function start(kind: 'rename' | 'revoke' | 'rotate', application: Application) {
+    setNotice(null);
+    setRename(application.name);
+    setGrace(DEFAULT_GRACE_SECONDS);
+    setRowAction({ kind, id: application.id });
+  }
+
+  const list = applications.data ?? [];
+  return (
+    <ModalDialog title="Applications" onClose={onClose} placement="side" className="applications">
+      {revealed ? (
+        <KeyReveal
+          name={revealed.name}
+          apiKey={revealed.key}
+          previousKeyExpiresAt={revealed.previousKeyExpiresAt}
+          onDismiss={() => setRevealed(null)}
+        />
+      ) : null}
+      {creating ? (
+        <form className="applications__form" onSubmit={submitCreate} aria-label="New application">
+          <label className="panel__field">
+            <span>Name</span>
+            <input
+              type="text"
+              required
+              maxLength={64}
+              value={newName}
+              onChange={(e) => setNewName(e.target.value)}
+              aria-describedby="application-name-hint"
+              data-autofocus
+            />
+          </label>
+          <p id="application-name-hint" className="muted applications__hint">
+            1 to 64 letters, digits or . _ @ -. The key is shown once, when it is made.
+          </p>
+          {create.isError ? (
+            <p role="alert" className="applications__error">
+              {errorText(create.error, 'The application could not be created; try again.')}
+            </p>
+          ) : null}
+          <div className="panel__toolbar">
+            <Button type="submit" variant="primary" size="small" disabled={create.isPending}>
+              Create
+            </Button>
+            <Button
+              size="small"
+              variant="ghost"
+              onClick={() => {
+                create.reset();
+                setCreating(false);
+              }}
+            >
+              Cancel
+            </Button>
+          </div>
+        </form>
+      ) : (
+        <div className="panel__toolbar">
+          <Button variant="primary" size="small" onClick={() => setCreating(true)} data-autofocus>
+            New application
+          </Button>
+          <Button size="small" variant="ghost" onClick={onClose}>
+            Close
+          </Button>
+        </div>
+      )}
+      <p role="status" className="muted applications__notice">
+        {notice ?? ''}
+      </p>
+      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Applications">
+        <table className="panel__table">
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Created</th>
+              <th scope="col">Created by</th>
+              <th scope="col">Last used</th>
+              <th scope="col" className="applications__number">
+                Mails (24 h)
+              </th>
+              <th scope="col">State</th>
+              <th scope="col">
+                <span className="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((application) => {
+              const action = rowAction?.id === application.id ? rowAction.kind : null;
+              const isRevoked = application.revokedAt !== null;
+              return (
+                <tr key={application.id} className={isRevoked ? 'applications__revoked' : undefined}>
+                  <td className="applications__name">
+                    <TruncatedText text={application.name} />
+                  </td>
+                  <td>
+                    <Time iso={application.createdAt} />
+                  </td>
+                  <td>{creatorText(application.createdBy)}</td>
+                  <td>
+                    <Time iso={application.lastUsedAt} />
+                  </td>
+                  <td className="applications__number">{mailsText(application)}</td>
+                  <td>
+                    {isRevoked ? (
+                      <span className="applications__state--revoked">
+                        Revoked <Time iso={application.revokedAt} />
+                      </span>
+                    ) : application.previousKeyExpiresAt ? (
+                      <span>
+                        Active; old key until <Time iso={application.previousKeyExpiresAt} />
+                      </span>
+                    ) : (
+                      'Active'
+                    )}
+                  </td>
+                  <td>
+                    <div className="applications__actions">
+                      {action === 'rename' ? (
+                        <form
+                          className="applications__inline"
+                          aria-label={`Rename ${application.name}`}
+                          onSubmit={(event) => {
+                            event.preventDefault();
+                            saveName.mutate({ application, name: rename.trim() });
+                          }}
+                        >
+                          <input
+                            type="text"
+                            required
+                            maxLength={64}
+                            value={rename}
+                            aria-label={`New name for ${application.name}`}
+                            onChange={(e) => setRename(e.target.value)}
+                            autoFocus
+                          />
+                          <Button type="submit" size="small" variant="primary" disabled={saveName.isPending}>
+                            Save
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Cancel
+                          </Button>
+                        </form>
+                      ) : action === 'revoke' ? (
+                        <>
+                          <span>Revoke {application.name}? Its key stops working at once.</span>
+                          <Button
+                            size="small"
+                            variant="danger"
+                            disabled={revoke.isPending}
+                            onClick={() => revoke.mutate(application)}
+                            autoFocus
+                          >
+                            Revoke
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Keep
+                          </Button>
+                        </>
+                      ) : action === 'rotate' ? (
+                        <form
+                          className="applications__inline"
+                          aria-label={`Rotate the key of ${application.name}`}
+                          onSubmit={(event) => {
+                            event.preventDefault();
+                            rotate.mutate({ application, graceSeconds: grace });
+                          }}
+                        >
+                          <label className="applications__grace">
+                            <span>Old key keeps working for</span>
+                            <select value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
+                              {GRACE_CHOICES.map((choice) => (
+                                <option key={choice.seconds} value={choice.seconds}>
+                                  {choice.label}
+                                </option>
+                              ))}
+                            </select>
+                          </label>
+                          <Button type="submit" size="small" variant="primary" disabled={rotate.isPending}>
+                            Rotate
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Cancel
+                          </Button>
+                        </form>
+                      ) : (
+                        <>
+                          <Button
+                            size="small"
+                            variant="ghost"
+                            aria-label={`Rename ${application.name}`}
+                            onClick={() => start('rename', application)}
+                          >
+                            Rename
+                          </Button>
+                          {isRevoked ? null : (
+                            <>
+                              <Button
+                                size="small"
+                                variant="ghost"
+                                aria-label={`Rotate the key of ${application.name}`}
+                                onClick={() => start('rotate', application)}
+                              >
+                                Rotate key
+                              </Button>
+                              <Button
+                                size="small"
+                                variant="ghost"
+                                aria-label={`Revoke ${application.name}`}
+                                onClick={() => start('revoke', application)}
+                              >
+                                Revoke
+                              </Button>
+                            </>
+                          )}
+                        </>
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              );
+            })}
+            {list.length === 0 ? (
+              <tr>
+                <td colSpan={7} className="muted">
+                  {applications.isPending
+                    ? 'Loading…'
+                    : applications.isError
+                      ? 'The applications could not be loaded.'
+                      : 'No applications yet. Create one to give a program a key to submit mail with.'}
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      </div>
+    </ModalDialog>
+  );
+}

@@ -1,0 +1,2 @@
+export { ApplicationsButton } from './components/applications-button';
+export { applicationKeys } from './api/applications-api';
