@@ -14,3 +14,4 @@ export * from './instances.js';
 export * from './alerts.js';
 export * from './bounces.js';
 export * from './suppressions.js';
+export * from './statistics.js';

@@ -23,6 +23,7 @@ import { statusSearchIndex } from './migrations/018-status-search-index.js';
 import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.js';
 import { bounceReportsWithMail } from './migrations/021-bounce-reports-with-mail.js';
 import { mailQueue } from './migrations/022-mail-queue.js';
+import { statistics } from './migrations/024-statistics.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -45,6 +46,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '019-search-punctuation-keys': searchPunctuationKeys(store.engine),
     '021-bounce-reports-with-mail': bounceReportsWithMail(store.engine),
     '022-mail-queue': mailQueue(store.engine),
+    '024-statistics': statistics(store.engine),
   };
 }
 
