@@ -20,7 +20,13 @@ import type { Clock } from '../clock.js';
 import { badRequest, notFound } from '../errors.js';
 import type { Store } from '../store/connection.js';
 import { ALL_APPLICATIONS, HOUR_MS, NO_APPLICATION } from './statistics-moves.js';
-import { deleteStatisticsBefore, findApplicationName, listStatisticsHours, type StatisticsHourRow } from './statistics.repository.js';
+import {
+  COUNTER_INDEX,
+  deleteStatisticsBefore,
+  findApplicationName,
+  LATENCY_OFFSET,
+  listStatisticsHours,
+} from './statistics.repository.js';
 
 const DAY_MS = 24 * HOUR_MS;
 /** Statistics are kept this many calendar months (PRODUCT.md §9), whatever RETENTION_DAYS says. */
@@ -31,12 +37,9 @@ export type StatisticsReader = { kind: 'operator' } | { kind: 'application'; api
 
 type Counts = Record<StatisticsCounter, number>;
 
-const zeroCounts = (): Counts => Object.fromEntries(STATISTICS_COUNTERS.map((c) => [c, 0])) as Counts;
-
-function addInto(counts: Counts, latency: number[], row: StatisticsHourRow): void {
-  for (const c of STATISTICS_COUNTERS) counts[c] += row.counters[c];
-  row.latency.forEach((n, i) => (latency[i]! += n));
-}
+/** The eight counters of summed values (counters first, as the repository gives them). */
+const countsOf = (values: readonly number[]): Counts =>
+  Object.fromEntries(STATISTICS_COUNTERS.map((c) => [c, values[COUNTER_INDEX[c]]!])) as Counts;
 
 /**
  * The latency below which a share `q` of the histogram's mails fall: the bucket holding that rank, read linearly
@@ -128,18 +131,23 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
     const { rowId, shown } = await applicationOf(query.application, reader);
     const rows = await listStatisticsHours(store.db, rowId, start, end);
 
-    const totals = zeroCounts();
-    const histogram = new Array<number>(LATENCY_BUCKET_COUNT).fill(0);
+    // Sums over plain arrays of numbers: 720 rows (30 days of hours) are summed in well under a millisecond.
+    const width = LATENCY_OFFSET + LATENCY_BUCKET_COUNT;
+    const total = new Array<number>(width).fill(0);
     const buckets: Statistics['buckets'] = [];
     let next = 0;
     for (let at = start; at < end; at += size) {
-      const counts = zeroCounts();
-      const latency = new Array<number>(LATENCY_BUCKET_COUNT).fill(0);
-      while (next < rows.length && rows[next]!.hour < at + size) addInto(counts, latency, rows[next++]!);
-      for (const c of STATISTICS_COUNTERS) totals[c] += counts[c];
-      latency.forEach((n, i) => (histogram[i]! += n));
-      buckets.push({ start: new Date(at).toISOString(), ...counts, latency: latencyOf(latency), rates: ratesOf(counts) });
+      const sum = new Array<number>(width).fill(0);
+      while (next < rows.length && rows[next]!.hour < at + size) {
+        const values = rows[next++]!.values;
+        for (let i = 0; i < width; i++) sum[i]! += values[i] ?? 0;
+      }
+      for (let i = 0; i < width; i++) total[i]! += sum[i]!;
+      const counts = countsOf(sum);
+      buckets.push({ start: new Date(at).toISOString(), ...counts, latency: latencyOf(sum.slice(LATENCY_OFFSET)), rates: ratesOf(counts) });
     }
+    const totals = countsOf(total);
+    const histogram = total.slice(LATENCY_OFFSET);
     return {
       from: new Date(start).toISOString(),
       to: new Date(end).toISOString(),
