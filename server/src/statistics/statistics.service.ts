@@ -7,7 +7,6 @@
 import {
   LATENCY_BUCKET_BOUNDS_MS,
   LATENCY_BUCKET_COUNT,
-  STATISTICS_COUNTERS,
   STATISTICS_MAX_RANGE_DAYS,
   type Statistics,
   type StatisticsCounter,
@@ -37,9 +36,17 @@ export type StatisticsReader = { kind: 'operator' } | { kind: 'application'; api
 
 type Counts = Record<StatisticsCounter, number>;
 
-/** The eight counters of summed values (counters first, as the repository gives them). */
-const countsOf = (values: readonly number[]): Counts =>
-  Object.fromEntries(STATISTICS_COUNTERS.map((c) => [c, values[COUNTER_INDEX[c]]!])) as Counts;
+/** The eight counters of summed values (counters first, as the repository gives them); written out, as it runs per bucket. */
+const countsOf = (values: readonly number[]): Counts => ({
+  accepted: values[COUNTER_INDEX.accepted]!,
+  sent: values[COUNTER_INDEX.sent]!,
+  deferred: values[COUNTER_INDEX.deferred]!,
+  failed: values[COUNTER_INDEX.failed]!,
+  bounced: values[COUNTER_INDEX.bounced]!,
+  complained: values[COUNTER_INDEX.complained]!,
+  suppressed: values[COUNTER_INDEX.suppressed]!,
+  dequeued: values[COUNTER_INDEX.dequeued]!,
+});
 
 /**
  * The latency below which a share `q` of the histogram's mails fall: the bucket holding that rank, read linearly
@@ -64,12 +71,12 @@ export function latencyPercentile(histogram: readonly number[], q: number): numb
   return null;
 }
 
+const NO_LATENCY: StatisticsLatency = { count: 0, p50Ms: null, p95Ms: null };
+
 function latencyOf(histogram: readonly number[]): StatisticsLatency {
-  return {
-    count: histogram.reduce((a, b) => a + b, 0),
-    p50Ms: latencyPercentile(histogram, 0.5),
-    p95Ms: latencyPercentile(histogram, 0.95),
-  };
+  const count = histogram.reduce((a, b) => a + b, 0);
+  if (count === 0) return NO_LATENCY;
+  return { count, p50Ms: latencyPercentile(histogram, 0.5), p95Ms: latencyPercentile(histogram, 0.95) };
 }
 
 /** The rates of the alert rules (alerts/rates.ts), from the counters. */
