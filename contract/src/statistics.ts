@@ -28,7 +28,9 @@ export const StatisticsQuery = Type.Object(
   {
     from: Type.String({ format: 'date-time', description: 'Start of the range (ISO 8601), rounded down to its bucket' }),
     to: Type.String({ format: 'date-time', description: 'End of the range (ISO 8601, exclusive), rounded up to its bucket' }),
-    bucket: Type.Optional(Type.Union([Type.Literal('hour'), Type.Literal('day')], { description: 'Bucket size (UTC); hour by default' })),
+    bucket: Type.Optional(
+      Type.Unsafe<'hour' | 'day'>({ type: 'string', enum: ['hour', 'day'], description: 'Bucket size (UTC); hour by default' }),
+    ),
     application: Type.Optional(
       Type.String({
         pattern: '^(?:[1-9][0-9]{0,15}|none)$',

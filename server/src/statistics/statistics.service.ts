@@ -91,7 +91,7 @@ function ratesOf(counts: Counts): StatisticsRates {
 /** Parses an ISO instant the schema let through (format date-time); NaN never reaches here, but is refused anyway. */
 function instantOf(value: string, field: string): number {
   const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw badRequest('invalid_query', `query.${field} must be an ISO 8601 date-time`);
+  if (!Number.isFinite(ms)) throw badRequest('invalid_request', `query.${field} must be an ISO 8601 date-time`);
   return ms;
 }
 
@@ -128,9 +128,9 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
   async function readStatistics(query: StatisticsQuery, reader: StatisticsReader): Promise<Statistics> {
     const from = instantOf(query.from, 'from');
     const to = instantOf(query.to, 'to');
-    if (to <= from) throw badRequest('invalid_query', 'query.to must be after query.from');
+    if (to <= from) throw badRequest('invalid_date_range', 'query.to must be after query.from');
     if (to - from > STATISTICS_MAX_RANGE_DAYS * DAY_MS)
-      throw badRequest('invalid_query', `query.to must be at most ${STATISTICS_MAX_RANGE_DAYS} days after query.from`);
+      throw badRequest('invalid_date_range', `query.to must be at most ${STATISTICS_MAX_RANGE_DAYS} days after query.from`);
     const bucket = query.bucket ?? 'hour';
     const size = bucket === 'day' ? DAY_MS : HOUR_MS;
     const start = Math.floor(from / size) * size;

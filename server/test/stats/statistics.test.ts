@@ -323,6 +323,7 @@ describe(`hourly statistics per application (${testEngine})`, () => {
       expect(answer.status, query).toBe(400);
       expect(answer.body.error!.message, query).toContain(field);
     }
+    expect((await stats(token, 'from=2026-11-24T00:00:00Z&to=2026-11-23T00:00:00Z')).body.error!.code).toBe('invalid_date_range');
     // 400 days is the limit, and allowed.
     expect((await stats(token, 'from=2025-10-19T00:00:00Z&to=2026-11-23T00:00:00Z&bucket=day')).status).toBe(200);
   });
