@@ -98,7 +98,11 @@ function instantOf(value: string, field: string): number {
 /** The first hour kept: 13 calendar months before `now` (UTC), at an hour's start. */
 export function statisticsCutoff(now: number): number {
   const date = new Date(now);
+  const day = date.getUTCDate();
+  // The same day of the month 13 months back, or that month's last day (31 March → 28 February, not 3 March).
+  date.setUTCDate(1);
   date.setUTCMonth(date.getUTCMonth() - STATISTICS_RETENTION_MONTHS);
+  date.setUTCDate(Math.min(day, new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 0)).getUTCDate()));
   return Math.floor(date.getTime() / HOUR_MS) * HOUR_MS;
 }
 
