@@ -232,8 +232,9 @@ export async function apply(
   const statistics = createStatisticsMoves();
   // Every mail a submission stores is accepted, one stored Error at once (every recipient suppressed) included.
   for (const t of transitions) {
-    const mail = t.from === null && movedIds.has(t.id) ? eventMails.get(t.id) : undefined;
-    if (mail && t.from === null) countStatistic(statistics, 'accepted', mail.apiKeyId, t.at);
+    if (t.from !== null || !movedIds.has(t.id)) continue;
+    const mail = eventMails.get(t.id);
+    if (mail) countStatistic(statistics, 'accepted', mail.apiKeyId, t.at);
   }
   await appendCounted(db, [...applicationEvents, ...trailingEvents], eventMails, options, writes, statistics);
   // A caller making several moves in one transaction (the worker's flush) writes the counters once, last.
