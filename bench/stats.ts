@@ -19,7 +19,7 @@
  *   npx tsx bench/stats.ts [--apps 100] [--days 30] [--history-days 0] [--runs 50] [--mails 2000] [--engine sqlite|postgres|all]
  */
 import { parseArgs } from 'node:util';
-import type { SubmitMailRequest } from '@outbox/contract';
+import { STATISTICS_COUNTERS, type SubmitMailRequest } from '@outbox/contract';
 import { buildApp } from '../server/src/app.js';
 import { createAuthService, type ApiKeyPrincipal } from '../server/src/auth/auth.service.js';
 import { ManualClock } from '../server/src/clock.js';
@@ -32,7 +32,14 @@ import type { StatusCountMoves } from '../server/src/mail/transition.js';
 import { applyTransitions } from '../server/src/mail/write/apply.js';
 import { moveStatusCounts } from '../server/src/mail/write/counters.js';
 import { insertMails } from '../server/src/mail/write/create.js';
-import { countLatency, countStatistic, createStatisticsMoves, HOUR_MS } from '../server/src/statistics/statistics-moves.js';
+import {
+  ALL_APPLICATIONS,
+  countLatency,
+  countStatistic,
+  createStatisticsMoves,
+  HOUR_MS,
+  latencyBucketOf,
+} from '../server/src/statistics/statistics-moves.js';
 import { writeStatistics } from '../server/src/statistics/statistics.repository.js';
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { prepareJson } from '../server/src/submission/submission-preparation.js';
@@ -67,15 +74,24 @@ async function fillCounters(store: Store, apiKeyIds: number[], from: number, to:
   // Ten hours of every application per statement (~1,000 rows: under SQLite's 32,766 parameters).
   for (let first = from; first < to; first += 10 * HOUR_MS) {
     const moves = createStatisticsMoves();
-    for (let hour = first; hour < Math.min(to, first + 10 * HOUR_MS); hour += HOUR_MS)
-      for (const id of apiKeyIds) {
+    for (let hour = first; hour < Math.min(to, first + 10 * HOUR_MS); hour += HOUR_MS) {
+      // One count each through the product's functions (the keys and the row of all), the figures set directly.
+      for (const id of apiKeyIds) countStatistic(moves, 'sent', id, hour);
+      for (const move of moves.values()) {
+        if (move.hour !== hour || move.applicationId < 0) continue;
         const sent = 1 + Math.floor(random() * 200);
-        for (let i = 0; i < sent; i++) countStatistic(moves, 'sent', id, hour);
-        for (let i = 0; i < sent; i++) countStatistic(moves, 'accepted', id, hour);
-        if (random() < 0.3) countStatistic(moves, 'failed', id, hour);
-        if (random() < 0.2) countStatistic(moves, 'bounced', id, hour);
-        for (let i = 0; i < 5; i++) countLatency(moves, id, hour, random() * 10_000);
+        Object.assign(move.counters, { accepted: sent, sent, failed: random() < 0.3 ? 1 : 0, bounced: random() < 0.2 ? 1 : 0 });
+        for (let i = 0; i < 5; i++) move.latency[latencyBucketOf(random() * 10_000)]! += 1;
       }
+      // The row of all applications is their sum, as the writer keeps it.
+      const all = moves.get(`${ALL_APPLICATIONS}:${hour}`)!;
+      for (const counter of STATISTICS_COUNTERS) all.counters[counter] = 0;
+      for (const move of moves.values()) {
+        if (move.hour !== hour || move === all) continue;
+        for (const counter of STATISTICS_COUNTERS) all.counters[counter] += move.counters[counter];
+        move.latency.forEach((n, i) => (all.latency[i]! += n));
+      }
+    }
     rows += moves.size;
     await store.db.transaction().execute((trx) => writeStatistics(trx, moves));
   }
