@@ -7,6 +7,7 @@
  * are purged; forget them only after 13 months; and never show one API key another application's figures.
  */
 import { MailStatus, type MailStatusCode, type Statistics, type StatisticsResponse, type SubmitMailRequest } from '@outbox/contract';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBounceService } from '../../src/bounces/bounce.service.js';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
@@ -326,6 +327,28 @@ describe(`hourly statistics per application (${testEngine})`, () => {
     expect((await stats(token, 'from=2026-11-24T00:00:00Z&to=2026-11-23T00:00:00Z')).body.error!.code).toBe('invalid_date_range');
     // 400 days is the limit, and allowed.
     expect((await stats(token, 'from=2025-10-19T00:00:00Z&to=2026-11-23T00:00:00Z&bucket=day')).status).toBe(200);
+  });
+
+  it('answers 200, 400 or 404 to any query, never a server error', async () => {
+    const instant = fc.oneof(
+      fc
+        .date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true })
+        .map((d) => d.toISOString()),
+      fc.constantFrom('2026-11-23T10:00:00Z', '2026-12-31T23:59:60Z', '2026-02-30T00:00:00Z', '2026-11-23', '1e400', '', '-1'),
+      fc.string(),
+    );
+    const value = fc.oneof(instant, fc.constantFrom('hour', 'day', 'none', String(shopId), '0', '-1', '99999999999999999999'), fc.string());
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(fc.constantFrom('from', 'to', 'bucket', 'application'), value, { maxKeys: 4 }),
+        fc.constantFrom(token, shopKey),
+        async (query, key) => {
+          const answer = await stats(key, new URLSearchParams(query).toString());
+          return [200, 400, 404].includes(answer.status);
+        },
+      ),
+      { numRuns: 150, seed: 20261123 },
+    );
   });
 
   it('answers for a day whose mails were purged, and forgets it only after 13 months', async () => {
