@@ -16,3 +16,4 @@ export * from './bounces.js';
 export * from './suppressions.js';
 export * from './lanes.js';
 export * from './applications.js';
+export * from './statistics.js';

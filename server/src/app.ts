@@ -36,6 +36,8 @@ import { mailRoutes } from './http/mail.routes.js';
 import { queueRoutes } from './http/queue.routes.js';
 import { submissionRoutes } from './http/submission.routes.js';
 import { suppressionsRoutes } from './http/suppressions.routes.js';
+import { statisticsRoutes } from './http/statistics.routes.js';
+import { createStatisticsService, type StatisticsService } from './statistics/statistics.service.js';
 import { createSuppressionService } from './suppression/suppression.service.js';
 import { createApplicationReads } from './mail/application-reads.js';
 import { createMailService, type MailService } from './mail/mail.service.js';
@@ -100,6 +102,7 @@ export interface AppServices {
   /** Applications' content retention and the content purge (mail/content-retention.ts). */
   contentRetention: ContentRetention;
   applications: ApplicationService;
+  statistics: StatisticsService;
 }
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
@@ -266,9 +269,11 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(applicationsRoutes, { auth, applications });
   await app.register(bouncesRoutes, { auth, bounces });
   await app.register(suppressionsRoutes, { auth, suppressions: createSuppressionService({ store: options.store, clock }) });
+  const statistics = createStatisticsService({ store: options.store, clock });
+  await app.register(statisticsRoutes, { auth, statistics });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications } };
+  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications, statistics } };
 }

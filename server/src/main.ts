@@ -159,7 +159,8 @@ export async function start(config: Config, options: StartOptions = {}) {
 
   // Retention: finished and failed mails older than RETENTION_DAYS go, at start and then hourly, on the
   // instances that deliver (an API-only instance leaves it to them). Expired sessions go with them: a
-  // session past its expiry can never be used again, and nothing else would ever delete it.
+  // session past its expiry can never be used again, and nothing else would ever delete it. The hourly
+  // statistics have their own 13 months.
   let retentionTimer: NodeJS.Timeout | undefined;
   const auditRetention = createAuditRetention({ store, clock });
   if (config.worker) {
@@ -187,6 +188,11 @@ export async function start(config: Config, options: StartOptions = {}) {
             purged.attempts + purged.deliveries > 0 &&
             log.info({ ...purged, retentionDays: config.retentionDays }, 'purged webhook log past retention'),
           (error: unknown) => log.error({ err: error }, 'webhook log purge failed'),
+        ),
+        // Statistics outlive the mails: 13 months, whatever RETENTION_DAYS says.
+        services.statistics.purgeStatistics().then(
+          (purged) => purged > 0 && log.info({ purged }, 'purged hourly statistics older than 13 months'),
+          (error: unknown) => log.error({ err: error }, 'statistics purge failed'),
         ),
       ]);
     void purge();

@@ -10,6 +10,7 @@ import { listInstances } from '../instances/instance.repository.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
 import type { DbOrTrx } from '../store/connection.js';
 import { countMatchedBounceReports, findEarliestDue } from './alerts.repository.js';
+import { bounceRate, failureRate } from './rates.js';
 
 export interface AlertSettings {
   /** ALERTS (on): off stops evaluation on this instance; GET /api/v1/alerts still answers the stored state. */
@@ -114,7 +115,7 @@ export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSou
         ]);
         const failed = providerErrors + errors;
         const attempts = failed + delivered;
-        const rate = attempts === 0 ? null : failed / attempts;
+        const rate = failureRate(failed, delivered);
         const active = rate !== null && attempts >= settings.minAttempts && rate > settings.failureRate;
         return {
           active,
@@ -180,7 +181,7 @@ export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSou
       async measure(db, now) {
         const since = now - settings.windowMs;
         const [reports, sent] = await Promise.all([countMatchedBounceReports(db, since), countDeliveredSince(db, since)]);
-        const rate = sent === 0 ? null : reports / sent;
+        const rate = bounceRate(reports, sent);
         return {
           active: rate !== null && sent >= settings.minAttempts && rate > settings.bounceRate,
           value: rate,

@@ -16,11 +16,15 @@ import {
 } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import { AppError, badRequest, notFound } from '../errors.js';
-import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
+import { newEventId } from '../events/application-events.repository.js';
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { applyTransitions, nextMailEventSeqs } from '../mail/write/apply.js';
-import { type Transition } from '../mail/transition.js';
+import { moveStatusCounts } from '../mail/write/counters.js';
+import { type StatusCountMoves, type Transition } from '../mail/transition.js';
+import { createStatisticsMoves, type StatisticsMoves } from '../statistics/statistics-moves.js';
+import { writeStatistics } from '../statistics/statistics.repository.js';
+import type { NewApplicationEventRow } from '../store/schema.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
@@ -70,6 +74,12 @@ export const MAX_REPORTS_PER_MAIL = 20;
 export const MAX_UNMATCHED_REPORTS = 1_000;
 
 type Applied = BounceSummary['applied'][number];
+
+/** What a group's rounds move, written once after the last round. */
+interface GroupMoves {
+  counts: StatusCountMoves;
+  statistics: StatisticsMoves;
+}
 
 /** A parsed report waiting for its group's commit. */
 interface PendingReport {
@@ -187,6 +197,9 @@ export function createBounceService(options: BounceServiceOptions) {
    */
   async function applyGroup(trx: DbOrTrx, items: PendingReport[], at: number): Promise<ReceivedReport[]> {
     const results: ReceivedReport[] = [];
+    // The status counters and the statistics move once for the whole group, last: a round after the first would
+    // otherwise take counter rows while holding statistics rows, out of the order every writer keeps.
+    const moves: GroupMoves = { counts: new Map(), statistics: createStatisticsMoves() };
     let rest = items;
     while (rest.length > 0) {
       const matches = await matchReports(trx, rest);
@@ -198,9 +211,11 @@ export function createBounceService(options: BounceServiceOptions) {
         if (mailId !== undefined) seen.add(mailId);
         take += 1;
       }
-      results.push(...(await applyRound(trx, rest.slice(0, take), matches.slice(0, take), at)));
+      results.push(...(await applyRound(trx, rest.slice(0, take), matches.slice(0, take), at, moves)));
       rest = rest.slice(take);
     }
+    await moveStatusCounts(trx, moves.counts);
+    await writeStatistics(trx, moves.statistics);
     return results;
   }
 
@@ -226,7 +241,13 @@ export function createBounceService(options: BounceServiceOptions) {
   }
 
   /** One round: reports about distinct mails, each as matchReports found it. */
-  async function applyRound(trx: DbOrTrx, items: PendingReport[], matches: Match[], at: number): Promise<ReceivedReport[]> {
+  async function applyRound(
+    trx: DbOrTrx,
+    items: PendingReport[],
+    matches: Match[],
+    at: number,
+    moves: GroupMoves,
+  ): Promise<ReceivedReport[]> {
     const effects = items.map((item, i) => effectOf(item.parsed, matches[i]!.mail, matches[i]!.recipient, at));
     // What is kept (docs/bounces.md#limits): a report that changes an outcome always; a delayed one while its mail
     // has fewer than MAX_REPORTS_PER_MAIL; one that changes nothing only as its mail's first; an unmatched one
@@ -288,35 +309,34 @@ export function createBounceService(options: BounceServiceOptions) {
     await upsertSuppressions(trx, suppressions);
     // The next submission in this process looks at the list (it may have been known empty).
     if (suppressions.length > 0) suppressionCheckFor(store).added();
-    // The applications' events (PRODUCT.md §8), in this transaction. Once applyTransitions writes application
-    // events itself (the app-events branch), this is the one place to reconcile so they are not written twice.
+    // The applications' events (PRODUCT.md §8), in this transaction: applyTransitions appends them with the moves
+    // (a report's transition makes no application event of its own) and counts them in the statistics.
     const told = changes.filter(({ effect }) => effect.bounced || effect.complained);
     const sequences = await nextMailEventSeqs(
       trx,
       told.map(({ mail }) => mail.id),
     );
-    await appendApplicationEvents(
-      trx,
-      told.map(({ mail, effect, transition, reportId }) => ({
-        id: newEventId(),
-        type: effect.bounced ? 'mail.bounced' : 'mail.complained',
-        mail_id: mail.id,
-        mail_seq: sequences.get(mail.id)!,
-        api_key_id: mail.apiKeyId,
-        created_at: at,
-        payload: JSON.stringify({
-          mailId: mail.id,
-          status: transition.to,
-          reportId,
-          recipients: effect.applied.filter((a) => a.outcome === 'bounced' || a.outcome === 'complained'),
-          details: effect.detailRecipients,
-        }),
-      })),
-    );
-    // Last, as applyTransitions asks (its counters are the hot spot); each mail once in a round.
+    const eventRows: NewApplicationEventRow[] = told.map(({ mail, effect, transition, reportId }) => ({
+      id: newEventId(),
+      type: effect.bounced ? 'mail.bounced' : 'mail.complained',
+      mail_id: mail.id,
+      mail_seq: sequences.get(mail.id)!,
+      api_key_id: mail.apiKeyId,
+      created_at: at,
+      payload: JSON.stringify({
+        mailId: mail.id,
+        status: transition.to,
+        reportId,
+        recipients: effect.applied.filter((a) => a.outcome === 'bounced' || a.outcome === 'complained'),
+        details: effect.detailRecipients,
+      }),
+    }));
+    // Last, as applyTransitions asks; each mail once in a round. The events go with the moves, counted in the
+    // statistics; the counters and statistics of every round are written once, after the last (applyGroup).
     await applyTransitions(
       trx,
       changes.map(({ transition }) => transition),
+      { applicationEventRows: eventRows, counts: moves.counts, statistics: moves.statistics },
     );
     return results;
   }

@@ -17,6 +17,8 @@ import type { Store } from '../store/connection.js';
 import { createGroupCommit } from '../store/group-commit.js';
 import { applyTransitions } from '../mail/write/apply.js';
 import { moveStatusCounts } from '../mail/write/counters.js';
+import { createStatisticsMoves } from '../statistics/statistics-moves.js';
+import { writeStatistics } from '../statistics/statistics.repository.js';
 import { type StatusCountMoves } from '../mail/transition.js';
 import { decideAttempt, type AttemptDecision, type AttemptResult } from './outcome-policy.js';
 import type { EventRecipient } from '../events/application-event-data.js';
@@ -149,14 +151,17 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
           if (suppressions.length > 0) await upsertSuppressions(trx, suppressions);
           // One transaction records the outcomes and claims the next batch: one durable commit and fewer round
           // trips per batch than a claim of its own. The counters of both move once, last, in status order.
+          // The statistics after them (statistics.repository.ts: the same lock order for every writer).
           const counts: StatusCountMoves = new Map();
+          const statistics = createStatisticsMoves();
           const applied = await applyTransitions(
             trx,
             decisions.map((d) => d.transition),
-            { counts, eventRecipients },
+            { counts, statistics, eventRecipients },
           );
           if (claim) claimed = await claimDueMails(trx, store.engine, claim);
           await moveStatusCounts(trx, counts);
+          await writeStatistics(trx, statistics);
           return applied;
         });
         if (claim) options.claimAlong?.claimed(claimed);

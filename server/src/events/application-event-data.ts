@@ -35,6 +35,8 @@ export interface EventMail {
   application: string | null;
   /** `mails.event_seq` after the move: this event's place in the mail's history. */
   sequence: number;
+  /** When the mail was accepted (`mails.received_at`): the statistics' latency of a `mail.sent`. */
+  receivedAt: number;
 }
 
 /** An envelope recipient as stored in the transaction (after this attempt's outcomes). */
@@ -80,6 +82,9 @@ const FAILURE_REASON: Partial<Record<MailEventType, 'rejected' | 'invalid' | 'de
 /** The application event a transition makes, or null (see the module comment). */
 export function applicationEventTypeOf(t: Transition): ApplicationEventType | null {
   if (t.to === 'deleted') return t.actor === undefined ? null : 'mail.deleted';
+  // An attempt that found every recipient it was for suppressed ends the mail (Error) without the relay: the
+  // application hears it as mail.suppressed, as for a submission whose every recipient is suppressed.
+  if (t.from !== null && t.event?.type === 'suppressed') return 'mail.suppressed';
   return t.event ? TYPE_OF_MAIL_EVENT[t.event.type] : null;
 }
 

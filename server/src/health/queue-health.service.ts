@@ -15,6 +15,7 @@ import type { InstanceService } from '../instances/instance.service.js';
 import * as mailRepo from '../mail/mail.repository.js';
 import type { Store } from '../store/connection.js';
 import * as repo from './queue-health.repository.js';
+import { failureRate } from '../alerts/rates.js';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -38,7 +39,6 @@ export function createQueueHealthService({ store, clock, instances }: { store: S
     ]);
     const queued = counts.get(MailStatus.Queued) ?? 0;
     const failedLastHour = providerErrors + errors;
-    const attempts = failedLastHour + deliveredLastHour;
     const lastActivity = latest.reduce<number | undefined>(
       (max, at) => (at !== undefined && (max === undefined || at > max) ? at : max),
       undefined,
@@ -53,7 +53,7 @@ export function createQueueHealthService({ store, clock, instances }: { store: S
       deliveredLastMinute,
       deliveredLastHour,
       failedLastHour,
-      failureRateLastHour: attempts === 0 ? null : failedLastHour / attempts,
+      failureRateLastHour: failureRate(failedLastHour, deliveredLastHour),
       lastWorkerActivityAt: lastActivity === undefined ? null : new Date(lastActivity).toISOString(),
       workerActiveLastMinute: fleet.liveWorkers > 0,
       liveWorkers: fleet.liveWorkers,

@@ -6,6 +6,8 @@
 import type { MailEventType, MailStatusCode } from '@outbox/contract';
 import type { EventRecipient } from '../events/application-event-data.js';
 import type { MailView } from './leases.js';
+import type { NewApplicationEventRow } from '../store/schema.js';
+import type { StatisticsMoves } from '../statistics/statistics-moves.js';
 
 export interface TransitionEvent {
   type: MailEventType;
@@ -107,6 +109,17 @@ export interface ApplyOptions {
    * with `moveStatusCounts`.
    */
   counts?: StatusCountMoves;
+  /**
+   * The hourly statistics' increments (statistics/statistics-moves.ts) are added here instead of written: given with
+   * `counts` (and only so), for the caller to write with `writeStatistics` after `moveStatusCounts`.
+   */
+  statistics?: StatisticsMoves;
+  /**
+   * Application events written beside the moves rather than by them (a bounce report's mail.bounced and
+   * mail.complained, bounces/bounce.service.ts): appended after the transitions' own, in the same INSERT, and
+   * counted in the statistics like them.
+   */
+  applicationEventRows?: readonly NewApplicationEventRow[];
   /**
    * Envelope recipients per mail as they stand after the move, where the caller knows them for certain (the
    * worker wrote every one of them in this transaction): those mails' application events need no read.

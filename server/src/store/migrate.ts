@@ -24,6 +24,7 @@ import { searchPunctuationKeys } from './migrations/019-search-punctuation-keys.
 import { bounceReportsWithMail } from './migrations/021-bounce-reports-with-mail.js';
 import { mailQueue } from './migrations/022-mail-queue.js';
 import { applications } from './migrations/023-applications.js';
+import { statistics } from './migrations/024-statistics.js';
 import { contentRetention } from './migrations/025-content-retention.js';
 import { scheduledSends } from './migrations/026-scheduled-sends.js';
 import { lanes } from './migrations/027-lanes.js';
@@ -50,6 +51,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '021-bounce-reports-with-mail': bounceReportsWithMail(store.engine),
     '022-mail-queue': mailQueue(store.engine),
     '023-applications': applications(store.engine),
+    '024-statistics': statistics(store.engine),
     '025-content-retention': contentRetention(),
     '026-scheduled-sends': scheduledSends(store.engine),
     '027-lanes': lanes(store.engine),

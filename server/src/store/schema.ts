@@ -312,6 +312,45 @@ export interface AlertHistoryTable {
   summary: string;
 }
 
+/**
+ * Hourly counters per application (migration 024): `application_id` is the API key's id, 0 for mails no key submitted,
+ * -1 for every application together; `hour` the hour's first millisecond (UTC); latency_00 … latency_19 the
+ * accepted → ProviderSent histogram (contract's LATENCY_BUCKET_BOUNDS_MS).
+ */
+export interface StatisticsHourlyTable {
+  id: Generated<number>;
+  application_id: number;
+  hour: number;
+  accepted: Generated<number>;
+  sent: Generated<number>;
+  deferred: Generated<number>;
+  failed: Generated<number>;
+  bounced: Generated<number>;
+  complained: Generated<number>;
+  suppressed: Generated<number>;
+  dequeued: Generated<number>;
+  latency_00: Generated<number>;
+  latency_01: Generated<number>;
+  latency_02: Generated<number>;
+  latency_03: Generated<number>;
+  latency_04: Generated<number>;
+  latency_05: Generated<number>;
+  latency_06: Generated<number>;
+  latency_07: Generated<number>;
+  latency_08: Generated<number>;
+  latency_09: Generated<number>;
+  latency_10: Generated<number>;
+  latency_11: Generated<number>;
+  latency_12: Generated<number>;
+  latency_13: Generated<number>;
+  latency_14: Generated<number>;
+  latency_15: Generated<number>;
+  latency_16: Generated<number>;
+  latency_17: Generated<number>;
+  latency_18: Generated<number>;
+  latency_19: Generated<number>;
+}
+
 export interface Database {
   mails: MailTable;
   mail_queue: MailQueueTable;
@@ -334,6 +373,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptTable;
   alert_states: AlertStateTable;
   alert_history: AlertHistoryTable;
+  statistics_hourly: StatisticsHourlyTable;
 }
 
 export type MailRow = Selectable<MailTable>;

@@ -38,6 +38,7 @@ export const EXPORTED_TABLES: ReadonlyArray<{ name: TableName; key: string; iden
   { name: 'webhook_attempts', key: 'id', identity: true },
   { name: 'alert_states', key: 'rule' },
   { name: 'alert_history', key: 'id', identity: true },
+  { name: 'statistics_hourly', key: 'id', identity: true },
 ];
 
 /** Tables an export leaves out, each with why. Every other table of the schema must be in EXPORTED_TABLES. */

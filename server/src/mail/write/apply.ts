@@ -37,6 +37,15 @@ import type { MailRow, NewApplicationEventRow } from '../../store/schema.js';
 import type { ApplyOptions, AppliedTransitions, DeleteTransition, StatusTransition, Transition } from '../transition.js';
 import { CHUNK, EVENT_COLUMNS, MAIL_COLUMNS } from './columns.js';
 import { addMove, moveStatusCounts } from './counters.js';
+import {
+  COUNTER_OF_EVENT,
+  countLatency,
+  countStatistic,
+  createStatisticsMoves,
+  mergeStatisticsMoves,
+  type StatisticsMoves,
+} from '../../statistics/statistics-moves.js';
+import { writeStatistics } from '../../statistics/statistics.repository.js';
 
 /**
  * Applies the transitions in the caller's transaction and returns which mails moved. Ids must be distinct.
@@ -54,7 +63,7 @@ export async function applyTransitions(
   // PostgreSQL they go as one statement, one round trip instead of three (a worker's flush of 50 outcomes
   // spent ~6 ms of its ~40 in the two inserts' round trips on a busy machine).
   const writes = createStatementBatch(db);
-  const result = await apply(db, transitions, options, new Map(), writes);
+  const result = await apply(db, transitions, options, new Map(), writes, options.applicationEventRows);
   await writes.flush();
   return result;
 }
@@ -73,6 +82,7 @@ interface EventColumns {
   subject: string;
   idempotency_key: string | null;
   api_key_id: number | null;
+  received_at: number;
   application_name: string | null;
 }
 
@@ -90,7 +100,12 @@ export async function apply(
   trailingEvents: readonly NewApplicationEventRow[] = [],
 ): Promise<AppliedTransitions> {
   const result: AppliedTransitions = { moved: [], missed: [], rows: new Map() };
-  if (transitions.length === 0) return result;
+  if ((options.counts === undefined) !== (options.statistics === undefined))
+    throw new RangeError('applyTransitions: a caller that writes the counters writes the statistics too (counts and statistics)');
+  if (transitions.length === 0) {
+    if (trailingEvents.length > 0) await appendCounted(db, trailingEvents, new Map(), options, writes);
+    return result;
+  }
   if (new Set(transitions.map((t) => t.id)).size !== transitions.length) throw new RangeError('applyTransitions: duplicate mail ids');
 
   const eventTypes = new Map<number, ApplicationEventType>();
@@ -214,11 +229,57 @@ export async function apply(
     }
   }
   await insertEvents(db, events, writes);
-  await appendApplicationEvents(db, [...applicationEvents, ...trailingEvents], writes);
+  const statistics = createStatisticsMoves();
+  // Every mail a submission stores is accepted, one stored Error at once (every recipient suppressed) included.
+  for (const t of transitions) {
+    if (t.from !== null || !movedIds.has(t.id)) continue;
+    const mail = eventMails.get(t.id);
+    if (mail) countStatistic(statistics, 'accepted', mail.apiKeyId, t.at);
+  }
+  await appendCounted(db, [...applicationEvents, ...trailingEvents], eventMails, options, writes, statistics);
   // A caller making several moves in one transaction (the worker's flush) writes the counters once, last.
   if (options.counts) for (const [status, delta] of deltas) addMove(options.counts, status, delta);
   else await moveStatusCounts(db, deltas, writes);
+  await finishStatistics(db, statistics, options, writes);
   return result;
+}
+
+/**
+ * Appends application events and counts them in the hourly statistics (migration 024), one to one: the counters
+ * count exactly the events the applications are told of (statistics/statistics-moves.ts). A `mail.sent` also adds
+ * its mail's accepted → sent latency, from the `received_at` the move returned.
+ */
+async function appendCounted(
+  db: DbOrTrx,
+  rows: readonly NewApplicationEventRow[],
+  eventMails: ReadonlyMap<number, EventMail>,
+  options: ApplyOptions,
+  writes: StatementBatch,
+  statistics?: StatisticsMoves,
+): Promise<void> {
+  await appendApplicationEvents(db, rows, writes);
+  const moves = statistics ?? createStatisticsMoves();
+  for (const row of rows) {
+    const counter = COUNTER_OF_EVENT[row.type as ApplicationEventType];
+    if (counter === undefined) continue;
+    const apiKeyId = row.api_key_id === null || row.api_key_id === undefined ? null : Number(row.api_key_id);
+    countStatistic(moves, counter, apiKeyId, row.created_at);
+    const mailId = row.mail_id ?? undefined;
+    const receivedAt = row.type === 'mail.sent' && mailId !== undefined ? eventMails.get(Number(mailId))?.receivedAt : undefined;
+    if (receivedAt !== undefined) countLatency(moves, apiKeyId, row.created_at, row.created_at - receivedAt);
+  }
+  if (!statistics) await finishStatistics(db, moves, options, writes);
+}
+
+/**
+ * Writes the statistics after the counters (statistics.repository.ts says why: the lock order), or hands them to a
+ * caller that writes both itself (`options.statistics`, with `options.counts`).
+ */
+async function finishStatistics(db: DbOrTrx, moves: StatisticsMoves, options: ApplyOptions, writes: StatementBatch): Promise<void> {
+  if (options.statistics) return mergeStatisticsMoves(options.statistics, moves);
+  if (moves.size === 0) return;
+  await writes.flush();
+  await writeStatistics(db, moves);
 }
 
 /** Statuses a mail has while it is in the queue (a row in `mail_queue`): waiting, or leased. */
@@ -355,6 +416,7 @@ function eventMailOf(row: EventColumns, isDelete: boolean): EventMail {
     idempotencyKey: row.idempotency_key,
     apiKeyId: row.api_key_id === null ? null : Number(row.api_key_id),
     application: row.application_name,
+    receivedAt: Number(row.received_at),
     // A delete does not advance the stored counter (the row is gone): its event is the next number.
     sequence: Number(row.event_seq) + (isDelete ? 1 : 0),
   };

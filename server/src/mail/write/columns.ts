@@ -33,4 +33,4 @@ void hasEveryColumn;
 /** Rows per statement: bounded so that no statement exceeds either engine's bound-parameter limit. */
 export const CHUNK = 500;
 
-export const EVENT_COLUMNS = ['id', 'event_seq', 'message_id', 'subject', 'idempotency_key', 'api_key_id'] as const;
+export const EVENT_COLUMNS = ['id', 'event_seq', 'message_id', 'subject', 'idempotency_key', 'api_key_id', 'received_at'] as const;

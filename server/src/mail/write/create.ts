@@ -123,13 +123,15 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           apiKeyId: m.row.api_key_id ?? null,
           application: inserted[i]!.application_name ?? null,
           sequence: 1,
+          receivedAt: m.row.received_at,
         },
         recipients: envelope.map((r) => {
           const why = suppressionOf(m, r.address);
           return { address: r.address, outcome: why === undefined ? 'pending' : 'suppressed', reply: why ?? null };
         }),
       };
-      if (hasEvent[i]) created.set(id, entry);
+      // A mail whose only event is mail.suppressed is there too: the statistics count it accepted (apply.ts).
+      created.set(id, entry);
       if (hasSuppressed[i]) {
         const t: CreatedTransition = { id, from: null, ...m.created };
         const mail = { ...entry.mail, sequence: hasEvent[i] ? 2 : 1 };
