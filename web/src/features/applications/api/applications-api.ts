@@ -3,7 +3,7 @@
  * key tree, `applicationKeys`, so a change refreshes the list.
  */
 import { queryOptions, useQuery } from '@tanstack/react-query';
-import type { Application, ApplicationWithKey } from '@outbox/contract';
+import type { Application, ApplicationWithKey, Lane } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 
 export const applicationKeys = {
@@ -26,8 +26,17 @@ export async function listApplications(token: string, signal?: AbortSignal): Pro
   return dataOf<Application>(await apiJson('/api/v1/applications', { token, signal }), 'GET /api/v1/applications');
 }
 
-export async function createApplication(token: string, name: string): Promise<ApplicationWithKey> {
-  return firstOf(await apiJson('/api/v1/applications', { token, method: 'POST', body: { name } }), 'POST /api/v1/applications');
+export async function createApplication(token: string, name: string, lane: Lane = 'transactional'): Promise<ApplicationWithKey> {
+  return firstOf(await apiJson('/api/v1/applications', { token, method: 'POST', body: { name, lane } }), 'POST /api/v1/applications');
+}
+
+/** PATCH: any of the lane and the content retention (null: back to CONTENT_RETENTION_DAYS). */
+export async function updateApplication(
+  token: string,
+  id: number,
+  changes: { lane?: Lane; contentRetentionDays?: number | null },
+): Promise<Application> {
+  return firstOf(await apiJson(`/api/v1/applications/${id}`, { token, method: 'PATCH', body: changes }), 'PATCH /api/v1/applications/{id}');
 }
 
 export async function renameApplication(token: string, id: number, name: string): Promise<Application> {

@@ -55,8 +55,8 @@ function serveApplications(initial: Application[]) {
       return HttpResponse.json({ data: [{ ...created, key: 'obx_new-key-shown-once' }] }, { status: 201 });
     }),
     http.patch('/api/v1/applications/:id', async ({ request, params }) => {
-      const { name } = (await record(request)) as { name: string };
-      return HttpResponse.json({ data: [replace(Number(params.id), { name })] });
+      const change = (await record(request)) as Partial<Application>;
+      return HttpResponse.json({ data: [replace(Number(params.id), change)] });
     }),
     http.post('/api/v1/applications/:id/revoke', async ({ request, params }) => {
       await record(request);
@@ -122,7 +122,10 @@ describe('applications panel', () => {
     const reveal = await within(dialog).findByRole('region', { name: 'New API key' });
     expect(within(reveal).getByText('obx_new-key-shown-once')).toBeVisible();
     expect(within(reveal).getByRole('button', { name: 'Copy the key of billing' })).toBeVisible();
-    expect(calls.filter((c) => c.method === 'POST').map((c) => c.body)).toEqual([{ name: 'shop' }, { name: 'billing' }]);
+    expect(calls.filter((c) => c.method === 'POST').map((c) => c.body)).toEqual([
+      { name: 'shop', lane: 'transactional' },
+      { name: 'billing', lane: 'transactional' },
+    ]);
     const table = within(dialog).getByRole('region', { name: 'Applications' });
     expect(await within(table).findByText('billing')).toBeVisible();
 
@@ -163,6 +166,36 @@ describe('applications panel', () => {
       ['PATCH', '/api/v1/applications/1', { name: 'web-shop' }],
       ['POST', '/api/v1/applications/1/rotate', { graceSeconds: 86_400 }],
       ['POST', '/api/v1/applications/1/revoke', null],
+    ]);
+  });
+
+  it('creates an application in the bulk lane, moves one between lanes, and sets how long its content is kept', async () => {
+    const calls = serveApplications([application(1, { name: 'shop' })]);
+    const { user, dialog } = await openPanel();
+    const table = within(dialog).getByRole('region', { name: 'Applications' });
+    await within(table).findByText('shop');
+    expect(within(table).getByText('Default')).toBeVisible();
+
+    await user.selectOptions(within(table).getByLabelText('Lane of shop'), 'bulk');
+    expect(await within(dialog).findByText('shop now sends in the bulk lane.')).toBeVisible();
+
+    await user.click(within(dialog).getByRole('button', { name: 'Content retention of shop' }));
+    const form = within(dialog).getByRole('form', { name: 'Content retention of shop' });
+    await user.type(within(form).getByLabelText(/Days its final mails keep their content/), '0');
+    await user.click(within(form).getByRole('button', { name: 'Save' }));
+    expect(await within(table).findByText('Removed once final')).toBeVisible();
+
+    await user.click(within(dialog).getByRole('button', { name: 'New application' }));
+    const create = within(dialog).getByRole('form', { name: 'New application' });
+    await user.type(within(create).getByLabelText('Name'), 'news');
+    await user.selectOptions(within(create).getByLabelText('Lane'), 'bulk');
+    await user.click(within(create).getByRole('button', { name: 'Create' }));
+    await within(dialog).findByRole('region', { name: 'New API key' });
+
+    expect(calls.filter((c) => c.method !== 'GET').map((c) => [c.method, c.path, c.body])).toEqual([
+      ['PATCH', '/api/v1/applications/1', { lane: 'bulk' }],
+      ['PATCH', '/api/v1/applications/1', { contentRetentionDays: 0 }],
+      ['POST', '/api/v1/applications', { name: 'news', lane: 'bulk' }],
     ]);
   });
 });

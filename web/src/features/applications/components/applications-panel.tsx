@@ -1,7 +1,7 @@
 import './applications.css';
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import type { Application, ApplicationWithKey } from '@outbox/contract';
+import { LANES, type Application, type ApplicationWithKey, type Lane } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { TruncatedText } from '../../../components/ui/truncated-text';
@@ -13,13 +13,18 @@ import {
   renameApplication,
   revokeApplication,
   rotateApplicationKey,
+  updateApplication,
   useApplications,
 } from '../api/applications-api';
 import { creatorText, DEFAULT_GRACE_SECONDS, GRACE_CHOICES, mailsText } from './application-text';
 import { KeyReveal } from './key-reveal';
 
 /** What a row is asking of its operator, if anything: a new name, a confirmation, a grace period. */
-type RowAction = { kind: 'rename' | 'revoke' | 'rotate'; id: number } | null;
+type RowAction = { kind: 'rename' | 'revoke' | 'rotate' | 'content'; id: number } | null;
+
+/** How long an application's final mails keep their content, as the table says it. */
+const contentText = (days: number | null) =>
+  days === null ? 'Default' : days === 0 ? 'Removed once final' : `${days} ${days === 1 ? 'day' : 'days'}`;
 
 interface ApplicationsPanelProps {
   token: string;
@@ -47,6 +52,8 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
   const applications = useApplications(token);
   const [creating, setCreating] = useState(false);
   const [newName, setNewName] = useState('');
+  const [newLane, setNewLane] = useState<Lane>('transactional');
+  const [contentDays, setContentDays] = useState('');
   const [rowAction, setRowAction] = useState<RowAction>(null);
   const [rename, setRename] = useState('');
   const [grace, setGrace] = useState(DEFAULT_GRACE_SECONDS);
@@ -57,11 +64,12 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
   const failed = (fallback: string) => (error: unknown) => setNotice(errorText(error, fallback));
 
   const create = useMutation({
-    mutationFn: (name: string) => createApplication(token, name),
+    mutationFn: (input: { name: string; lane: Lane }) => createApplication(token, input.name, input.lane),
     onSuccess: (application) => {
       setRevealed(application);
       setCreating(false);
       setNewName('');
+      setNewLane('transactional');
       setNotice(`Application ${application.name} created.`);
       refresh();
     },
@@ -84,6 +92,20 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
     },
     onError: failed('The application could not be revoked; try again.'),
   });
+  const update = useMutation({
+    mutationFn: (input: { application: Application; changes: { lane?: Lane; contentRetentionDays?: number | null } }) =>
+      updateApplication(token, input.application.id, input.changes),
+    onSuccess: (application, input) => {
+      setRowAction(null);
+      setNotice(
+        input.changes.lane !== undefined
+          ? `${application.name} now sends in the ${application.lane} lane.`
+          : `${application.name} keeps content: ${contentText(application.contentRetentionDays).toLowerCase()}.`,
+      );
+      refresh();
+    },
+    onError: failed('The application could not be changed; try again.'),
+  });
   const rotate = useMutation({
     mutationFn: (input: { application: Application; graceSeconds: number }) =>
       rotateApplicationKey(token, input.application.id, input.graceSeconds),
@@ -98,12 +120,13 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
 
   function submitCreate(event: FormEvent) {
     event.preventDefault();
-    create.mutate(newName.trim());
+    create.mutate({ name: newName.trim(), lane: newLane });
   }
 
-  function start(kind: 'rename' | 'revoke' | 'rotate', application: Application) {
+  function start(kind: 'rename' | 'revoke' | 'rotate' | 'content', application: Application) {
     setNotice(null);
     setRename(application.name);
+    setContentDays(application.contentRetentionDays === null ? '' : String(application.contentRetentionDays));
     setGrace(DEFAULT_GRACE_SECONDS);
     setRowAction({ kind, id: application.id });
   }
@@ -136,6 +159,16 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
           <p id="application-name-hint" className="muted applications__hint">
             1 to 64 letters, digits or . _ @ -. The key is shown once, when it is made.
           </p>
+          <label className="panel__field">
+            <span>Lane</span>
+            <select value={newLane} onChange={(e) => setNewLane(e.target.value as Lane)}>
+              {LANES.map((lane) => (
+                <option key={lane} value={lane}>
+                  {lane}
+                </option>
+              ))}
+            </select>
+          </label>
           {create.isError ? (
             <p role="alert" className="applications__error">
               {errorText(create.error, 'The application could not be created; try again.')}
@@ -181,6 +214,8 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
               <th scope="col" className="applications__number">
                 Mails (24 h)
               </th>
+              <th scope="col">Lane</th>
+              <th scope="col">Content kept</th>
               <th scope="col">State</th>
               <th scope="col">
                 <span className="visually-hidden">Actions</span>
@@ -204,6 +239,25 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
                     <Time iso={application.lastUsedAt} />
                   </td>
                   <td className="applications__number">{mailsText(application)}</td>
+                  <td>
+                    {isRevoked ? (
+                      application.lane
+                    ) : (
+                      <select
+                        value={application.lane}
+                        aria-label={`Lane of ${application.name}`}
+                        disabled={update.isPending}
+                        onChange={(e) => update.mutate({ application, changes: { lane: e.target.value as Lane } })}
+                      >
+                        {LANES.map((lane) => (
+                          <option key={lane} value={lane}>
+                            {lane}
+                          </option>
+                        ))}
+                      </select>
+                    )}
+                  </td>
+                  <td>{contentText(application.contentRetentionDays)}</td>
                   <td>
                     {isRevoked ? (
                       <span className="applications__state--revoked">
@@ -260,6 +314,34 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
                             Keep
                           </Button>
                         </>
+                      ) : action === 'content' ? (
+                        <form
+                          className="applications__inline"
+                          aria-label={`Content retention of ${application.name}`}
+                          onSubmit={(event) => {
+                            event.preventDefault();
+                            const days = contentDays.trim() === '' ? null : Number(contentDays);
+                            update.mutate({ application, changes: { contentRetentionDays: days } });
+                          }}
+                        >
+                          <label className="applications__grace">
+                            <span>Days its final mails keep their content (empty: the default)</span>
+                            <input
+                              type="number"
+                              min={0}
+                              step={1}
+                              value={contentDays}
+                              onChange={(e) => setContentDays(e.target.value)}
+                              autoFocus
+                            />
+                          </label>
+                          <Button type="submit" size="small" variant="primary" disabled={update.isPending}>
+                            Save
+                          </Button>
+                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+                            Cancel
+                          </Button>
+                        </form>
                       ) : action === 'rotate' ? (
                         <form
                           className="applications__inline"
@@ -309,6 +391,14 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
                               <Button
                                 size="small"
                                 variant="ghost"
+                                aria-label={`Content retention of ${application.name}`}
+                                onClick={() => start('content', application)}
+                              >
+                                Content
+                              </Button>
+                              <Button
+                                size="small"
+                                variant="ghost"
                                 aria-label={`Revoke ${application.name}`}
                                 onClick={() => start('revoke', application)}
                               >
@@ -325,7 +415,7 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
             })}
             {list.length === 0 ? (
               <tr>
-                <td colSpan={7} className="muted">
+                <td colSpan={9} className="muted">
                   {applications.isPending
                     ? 'Loading…'
                     : applications.isError
