@@ -21,6 +21,7 @@ const BENCHMARKS = {
   bounces: 'bench/bounces.ts',
   'suppression-cost': 'bench/suppression-cost.ts',
   stats: 'bench/stats.ts',
+  lanes: 'bench/lanes.ts',
   start: 'bench/start.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
