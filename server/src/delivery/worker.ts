@@ -16,6 +16,7 @@
  * (≤ concurrency), and none when it ends within the lease.
  */
 import crypto from 'node:crypto';
+import { LANE_CODES } from '@outbox/contract';
 import os from 'node:os';
 import type { Clock } from '../clock.js';
 import { applyTransitions } from '../mail/write/apply.js';
@@ -172,7 +173,15 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     if (mails.length === 0) return;
     unrecorded += mails.length;
     options.onChange?.(mails.map((m) => m.id));
-    ready.push(...mails);
+    // Transactional mail goes before the bulk mail claimed ahead of it (docs/lanes.md): a claim serves it first, and
+    // the ready mails of earlier claims must not hold it back by a whole claim-ahead batch of bulk sends.
+    const transactional = mails.filter((m) => m.lane === LANE_CODES.transactional);
+    if (transactional.length === 0) ready.push(...mails);
+    else {
+      const firstBulk = ready.findIndex((m) => m.lane !== LANE_CODES.transactional);
+      ready.splice(firstBulk === -1 ? ready.length : firstBulk, 0, ...transactional);
+      ready.push(...mails.filter((m) => m.lane !== LANE_CODES.transactional));
+    }
     fillSlots();
   }
 
