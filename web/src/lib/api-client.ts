@@ -121,3 +121,16 @@ export async function apiJson(path: string, options: ApiRequestOptions = {}): Pr
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/** The `data` array of a `{ data: [...] }` answer, or an error naming the call. */
+export function dataOf<T>(body: unknown, call: string): T[] {
+  if (!isRecord(body) || !Array.isArray(body.data)) throw new Error(`${call}: the answer is not { data: [...] }`);
+  return body.data as T[];
+}
+
+/** The first item of a `{ data: [item] }` answer, or an error naming the call. */
+export function firstOf<T>(body: unknown, call: string): T {
+  const [first] = dataOf<T>(body, call);
+  if (first === undefined) throw new Error(`${call}: the answer's data is empty`);
+  return first;
+}

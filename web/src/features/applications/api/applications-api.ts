@@ -4,23 +4,12 @@
  */
 import { queryOptions, useQuery } from '@tanstack/react-query';
 import type { Application, ApplicationWithKey, Lane } from '@outbox/contract';
-import { apiJson, isRecord } from '../../../lib/api-client';
+import { apiJson, dataOf, firstOf } from '../../../lib/api-client';
 
 export const applicationKeys = {
   all: ['applications'] as const,
   list: () => [...applicationKeys.all, 'list'] as const,
 };
-
-function dataOf<T>(body: unknown, call: string): T[] {
-  if (!isRecord(body) || !Array.isArray(body.data)) throw new Error(`${call}: the answer is not { data: [...] }`);
-  return body.data as T[];
-}
-
-function firstOf<T>(body: unknown, call: string): T {
-  const [first] = dataOf<T>(body, call);
-  if (first === undefined) throw new Error(`${call}: the answer's data is empty`);
-  return first;
-}
 
 export async function listApplications(token: string, signal?: AbortSignal): Promise<Application[]> {
   return dataOf<Application>(await apiJson('/api/v1/applications', { token, signal }), 'GET /api/v1/applications');

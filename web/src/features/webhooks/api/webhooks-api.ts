@@ -17,7 +17,7 @@ import type {
   WebhookEndpointWithSecret,
   WebhookTestResult,
 } from '@outbox/contract';
-import { apiJson, isRecord } from '../../../lib/api-client';
+import { apiJson, dataOf, firstOf, isRecord } from '../../../lib/api-client';
 
 export const DELIVERIES_PAGE_SIZE = 50;
 
@@ -28,18 +28,6 @@ export const webhookKeys = {
     [...webhookKeys.all, 'deliveries', { endpointId, state }] as const,
   applications: () => [...webhookKeys.all, 'applications'] as const,
 };
-
-/** The `data` array of a `{ data: [...] }` answer, or an error naming the call. */
-function dataOf<T>(body: unknown, call: string): T[] {
-  if (!isRecord(body) || !Array.isArray(body.data)) throw new Error(`${call}: the answer is not { data: [...] }`);
-  return body.data as T[];
-}
-
-function firstOf<T>(body: unknown, call: string): T {
-  const [first] = dataOf<T>(body, call);
-  if (first === undefined) throw new Error(`${call}: the answer's data is empty`);
-  return first;
-}
 
 export async function listEndpoints(token: string, signal?: AbortSignal): Promise<WebhookEndpoint[]> {
   return dataOf<WebhookEndpoint>(await apiJson('/api/v1/webhooks', { token, signal }), 'GET /api/v1/webhooks');
