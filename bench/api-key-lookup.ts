@@ -1,6 +1,6 @@
 /**
- * What authenticating an API key costs now that it is asked of the store on every request (issue 39 item 1,
- * docs/decisions.md#api-keys-looked-up-on-every-request): `auth.findApiKeyPrincipal` on the real store, one at a
+ * What authenticating an API key costs now that it is asked of the store on every request
+ * (docs/decisions.md#api-keys-looked-up-on-every-request): `auth.findApiKeyPrincipal` on the real store, one at a
  * time and 32 at once (as 32 connections submit), beside a full one-mail submission through `inject` for
  * scale. Prints µs of wall time and of this process's CPU per lookup and per submission.
  *

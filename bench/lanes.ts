@@ -1,5 +1,5 @@
 /**
- * Lanes under a bulk flood (issue 38 item 5, docs/lanes.md): while a bulk application's queue of N mails drains,
+ * Lanes under a bulk flood (docs/lanes.md): while a bulk application's queue of N mails drains,
  * how long single transactional mails of another application take from submission to the relay, and how much of
  * the throughput bulk keeps. Goal: transactional p99 ≤ 1 s while bulk keeps ≥ 10 % of the mails delivered.
  *

@@ -1,5 +1,5 @@
 /**
- * Statistics (issue 39 item 2): what `GET /api/v1/stats` costs over 30 days of hourly counters for 100 applications,
+ * Statistics: what `GET /api/v1/stats` costs over 30 days of hourly counters for 100 applications,
  * and what counting costs the writes it rides on.
  *
  * 1. Query. Fills `statistics_hourly` with `--apps` applications × `--days` days of hours (each application a row

@@ -1,5 +1,5 @@
 /**
- * Applications (PRODUCT.md §8–9, issue 39 item 1; docs/api.md#managing-applications): an API key is an
+ * Applications (docs/api.md#managing-applications): an API key is an
  * application. Operators create, rename, revoke and rotate them; a key is shown once, when made.
  */
 import { Type, type Static } from '@sinclair/typebox';
@@ -9,10 +9,10 @@ import { LaneSchema } from './lanes.js';
 /** Letters, digits and `. _ @ -`, as the command line has always taken them. */
 export const APPLICATION_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 export const MAX_APPLICATION_NAME_LENGTH = 64;
-/** A rotation's old key keeps working at most this long (PRODUCT.md §9: "a grace period of at most 24 h"). */
+/** A rotation's old key keeps working at most this long ("a grace period of at most 24 h", docs/api.md#managing-applications-apiv1applications). */
 export const MAX_ROTATION_GRACE_SECONDS = 86_400;
 export const DEFAULT_ROTATION_GRACE_SECONDS = 3_600;
-/** `mailsLast24h` is counted exactly up to this, then answered as a lower bound (PRODUCT.md §8's totals). */
+/** `mailsLast24h` is counted exactly up to this, then answered as a lower bound (as the list's totals do, docs/api.md). */
 export const APPLICATION_MAIL_COUNT_CAP = 10_000;
 
 export const Application = Type.Object({

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 39 item 1, docs/console.md §10.20): the Applications panel in a real browser against the
+ * Beyond the spec (docs/console.md §10.20): the Applications panel in a real browser against the
  * built server: an application created (its key shown once), a mail submitted with that key over HTTP, the
  * application revoked after a confirmation, and the same key refused with 401; axe clean with the panel open,
  * in light and dark.

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 39 item 4, docs/console.md §10.10, docs/operations.md#content-retention): a mail whose
+ * Beyond the spec (docs/console.md §10.10, docs/operations.md#content-retention): a mail whose
  * content retention removed its message, end to end on a server of its own with a worker and
  * CONTENT_RETENTION_DAYS=0. A mail refused by the capture relay (reject.test: ProviderError, which an operator could
  * requeue) is delivered; the server restarts, and its content purge at start removes the message. The drawer says

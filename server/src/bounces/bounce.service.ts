@@ -309,7 +309,7 @@ export function createBounceService(options: BounceServiceOptions) {
     await upsertSuppressions(trx, suppressions);
     // The next submission in this process looks at the list (it may have been known empty).
     if (suppressions.length > 0) suppressionCheckFor(store).added();
-    // The applications' events (PRODUCT.md §8), in this transaction: applyTransitions appends them with the moves
+    // The applications' events (docs/webhooks.md#events), in this transaction: applyTransitions appends them with the moves
     // (a report's transition makes no application event of its own) and counts them in the statistics.
     const told = changes.filter(({ effect }) => effect.bounced || effect.complained);
     const sequences = await nextMailEventSeqs(

@@ -1,5 +1,5 @@
 /**
- * Content retention (issue 39 item 4, docs/operations.md#content-retention): a final mail's raw message, bodies and
+ * Content retention (docs/operations.md#content-retention): a final mail's raw message, bodies and
  * attachments go after CONTENT_RETENTION_DAYS, or after its application's own number of days, while its record
  * (sender, recipients, subject, status, dates, attempts, events) stays until RETENTION_DAYS. The purge runs every
  * minute on the instances that deliver (main.ts), so that 0 means "within a minute of the outcome" without putting

@@ -28,7 +28,7 @@ import {
 } from './statistics.repository.js';
 
 const DAY_MS = 24 * HOUR_MS;
-/** Statistics are kept this many calendar months (PRODUCT.md §9), whatever RETENTION_DAYS says. */
+/** Statistics are kept this many calendar months, whatever RETENTION_DAYS says. */
 export const STATISTICS_RETENTION_MONTHS = 13;
 
 /** Who asks: an operator (every application), or an API key (its own only). */

@@ -1,5 +1,5 @@
 /**
- * Lanes (docs/lanes.md, PRODUCT.md §9): transactional mail is claimed before bulk mail, bulk keeps its share, and the
+ * Lanes (docs/lanes.md): transactional mail is claimed before bulk mail, bulk keeps its share, and the
  * applications of a lane take turns. From the outside: mails submitted through the submission service and over HTTP
  * and SMTP, delivered by a real worker into a real SMTP peer, the order read where the relay received them.
  */

@@ -1,5 +1,5 @@
 /**
- * Scheduled sends (docs/api.md#scheduled-sends, PRODUCT.md §9): `sendAt` over HTTP and the X-Outbox-Send-At header
+ * Scheduled sends (docs/api.md#scheduled-sends): `sendAt` over HTTP and the X-Outbox-Send-At header
  * over SMTP. The mail is Queued and due then, not a moment before; Dequeue cancels it; a requeue restores a schedule
  * still ahead; the retry budget ages from the scheduled instant. From the outside: HTTP through the app, SMTP through
  * the listener, delivery into a real SMTP peer, time on the harness's ManualClock.

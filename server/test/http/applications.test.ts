@@ -1,5 +1,5 @@
 /**
- * /api/v1/applications (issue 39 item 1): operators create, list, rename, revoke and rotate applications (API
+ * /api/v1/applications: operators create, list, rename, revoke and rotate applications (API
  * keys) through the app; the key is shown once; a revoked key, and an old key past its rotation's grace, submit
  * nothing (401); last use and the 24-hour count; refusals name the field; every change is audited without a key.
  */

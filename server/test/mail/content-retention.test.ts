@@ -1,5 +1,5 @@
 /**
- * Content retention (issue 39 item 4, docs/operations.md#content-retention), from the outside: mails delivered by the
+ * Content retention (docs/operations.md#content-retention), from the outside: mails delivered by the
  * real worker to a real SMTP peer, the purge that main.ts runs every minute, and what the API then answers (the
  * detail, the raw message, a requeue, a bulk requeue). CONTENT_RETENTION_DAYS is 7 here, RETENTION_DAYS 30; the
  * application "private" keeps no content (0), "app" follows the default.

@@ -1,5 +1,5 @@
 /**
- * Statistics that outlive the mails (issue 39 item 2), from the outside: two applications submit over HTTP into a
+ * Statistics that outlive the mails, from the outside: two applications submit over HTTP into a
  * real relay on loopback that accepts, refuses (5xx) and defers (4xx); an operator dequeues and suppresses; a hard
  * bounce and a complaint come back through the bounce service; the worker runs on a ManualClock, so every hour and
  * latency is known. GET /api/v1/stats must then count each application per hour exactly, one to one with the

@@ -11,7 +11,7 @@ const COUNTERS = ['accepted', 'sent', 'deferred', 'failed', 'bounced', 'complain
 const LATENCY_BUCKETS = 20;
 
 /**
- * Statistics that outlive the mails (issue 39 item 2; docs/api.md#statistics-get-apiv1stats): one row per
+ * Statistics that outlive the mails (docs/api.md#statistics-get-apiv1stats): one row per
  * (application, hour) with the eight counters and the accepted → ProviderSent latency histogram, upserted by the one
  * writer in the transaction of the change it counts (mail/write/apply.ts), kept 13 months whatever RETENTION_DAYS
  * says. `application_id` is the API key's id, 0 for mails no API key submitted, and -1 for the row of every

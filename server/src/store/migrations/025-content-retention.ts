@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Content retention (issue 39 item 4, docs/operations.md#content-retention): a mail's content (its raw message,
+ * Content retention (docs/operations.md#content-retention): a mail's content (its raw message,
  * bodies and attachments, all in `mail_contents`) may go before its record.
  * - `mails.content_removed_at`: when the content purge removed it; null while it is kept. On the record, not on
  *   `mail_contents`, so that the requeue's conditional UPDATE of the record can refuse a mail without content in

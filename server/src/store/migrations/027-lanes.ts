@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
 
 /**
- * Lanes (PRODUCT.md §9, docs/lanes.md): each application is `transactional` (0, the default) or `bulk` (1), and a mail
+ * Lanes (docs/lanes.md): each application is `transactional` (0, the default) or `bulk` (1), and a mail
  * may name its own. The claim serves the transactional lane first, keeps a share of every claim for bulk, and lets
  * the applications of a lane take turns (mail/write/claim.ts).
  *
