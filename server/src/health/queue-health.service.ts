@@ -29,7 +29,7 @@ export function createQueueHealthService({ store, clock, instances }: { store: S
     const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest, fleet] = await Promise.all([
       mailRepo.getStatusCounts(db),
       repo.countQueuedNotDue(db, now),
-      mailRepo.findOldestReceivedAt(db, MailStatus.Queued),
+      mailRepo.findOldestReceivedAt(db, MailStatus.Queued, now),
       repo.countDeliveredSince(db, now - MINUTE),
       repo.countDeliveredSince(db, now - HOUR),
       repo.countChangedSince(db, MailStatus.ProviderError, now - HOUR),

@@ -38,11 +38,17 @@ export async function getStatusCounts(db: DbOrTrx): Promise<Map<number, number>>
 const LEASED_COUNT = sql`select count(*) from (${LEASED_IDS}) leased`;
 
 /** The earliest acceptance among mails in `status` (an index seek on (status, received_at, id)). */
-export async function findOldestReceivedAt(db: DbOrTrx, status: number): Promise<number | undefined> {
+/**
+ * The acceptance time of the oldest mail in `status`. A scheduled send whose instant is still ahead of `now` waits for
+ * its time, not for a worker (docs/api.md#scheduled-sends), and is passed over: a mail scheduled a week ahead would
+ * otherwise read as a queue stuck for days.
+ */
+export async function findOldestReceivedAt(db: DbOrTrx, status: number, now: number): Promise<number | undefined> {
   const row = await db
     .selectFrom('mails')
     .select('received_at')
     .where(statusTerm([status]))
+    .where((eb) => eb.or([eb('send_at', 'is', null), eb('send_at', '<=', now)]))
     .orderBy('received_at')
     .orderBy('id')
     .limit(1)

@@ -96,7 +96,7 @@ export function createMailService({ store, clock }: { store: Store; clock: Clock
 
   /** Mails per status and the acceptance time of the oldest Queued one: for /metrics. */
   async function queueHealth(): Promise<{ counts: Record<number, number>; oldestQueuedReceivedAt: number | undefined }> {
-    const [counts, oldest] = await Promise.all([repo.getStatusCounts(db), repo.findOldestReceivedAt(db, MailStatus.Queued)]);
+    const [counts, oldest] = await Promise.all([repo.getStatusCounts(db), repo.findOldestReceivedAt(db, MailStatus.Queued, clock.now())]);
     return { counts: Object.fromEntries(counts), oldestQueuedReceivedAt: oldest };
   }
 

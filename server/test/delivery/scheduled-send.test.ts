@@ -89,6 +89,20 @@ describe('scheduled sends over HTTP', () => {
     expect(relay.received).toHaveLength(1);
   });
 
+  it("is not counted in queue health's oldest Queued age until its instant", async () => {
+    await submit(mail({ sendAt: at(2 * HOUR) }));
+    const health = async () =>
+      (
+        (await context.app.inject({ method: 'GET', url: '/api/v1/queue/health', headers: auth(await loginAs(context)) })).json() as {
+          data: Array<{ oldestQueuedAt: string | null }>;
+        }
+      ).data[0]!;
+    const receivedAt = at(0);
+    expect((await health()).oldestQueuedAt).toBeNull();
+    context.clock.advance(2 * HOUR);
+    expect((await health()).oldestQueuedAt).toBe(receivedAt);
+  });
+
   it('an instant already past sends at once, as an unscheduled mail', async () => {
     const response = await submit(mail({ sendAt: at(-HOUR) }));
     expect(response.statusCode).toBe(202);
