@@ -65,7 +65,8 @@ test.describe('Applications', () => {
     await page.keyboard.press('Escape');
     await expect(panel).toHaveCount(0);
     await page.getByRole('button', { name: 'Applications' }).click();
-    await expect(row.getByRole('cell').nth(4)).toHaveText('1');
+    // Name, Created (and who made it), Last used, Mails (24 h).
+    await expect(row.getByRole('cell').nth(3)).toHaveText('1');
 
     // Revoke asks first; Keep changes nothing.
     await row.getByRole('button', { name: `Revoke ${name}` }).click();

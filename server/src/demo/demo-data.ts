@@ -130,7 +130,6 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
   let lastUpdateAt = receivedAt;
   let nextAttemptAt = receivedAt;
   let attempts = 0;
-  let sendAt: number | null = null;
   const steps: DemoMail['steps'] = [];
   /** Claimed at `at`, then the attempt ended there with `to`. */
   const attempted = (to: MailStatusCode, type: MailEventType, reply: string, set: TransitionChanges = {}) => {
@@ -146,11 +145,9 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
   };
   switch (status) {
     case MailStatus.Queued:
-      // Waiting for a retry in the future, or scheduled (never attempted), so the demo keeps showing Queued mails while
-      // a worker runs.
+      // Waiting for a retry in the future, so the demo keeps showing Queued mails while a worker runs.
       nextAttemptAt = now + 3_600_000 + random.int(30 * 86_400_000);
       attempts = random.int(3);
-      sendAt = attempts === 0 ? nextAttemptAt : null;
       lastUpdateAt = attempts > 0 ? handledAt : receivedAt;
       break;
     case MailStatus.Dequeued:
@@ -183,7 +180,6 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
       last_update_at: lastUpdateAt,
       provider_sent_at: 0,
       next_attempt_at: nextAttemptAt,
-      send_at: sendAt,
       attempts,
       provider_reply: null,
       api_key_id: null,

@@ -151,7 +151,7 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
   const authFailures = createAuthFailureTracker(authFailureDelayMs, now);
   // smtp-server keeps `user` untyped; the principal is kept here, typed, per session.
   const principals = new Map<string, Principal>();
-  /** Each session's key, in memory only (never logged), to ask the store again at every MAIL FROM. */
+  /** Each session's key, in memory only (never logged), to ask the store again for every message. */
   const sessionKeys = new Map<string, string>();
   // One client (an IPv4 address or an IPv6 /64) must not take every session of maxConnections from the others, nor
   // hold one without logging in (net/smtp-session-limits.ts). Made once the server exists, before any session.
@@ -218,24 +218,7 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
       if (address.address !== '' && !isValidAddress(address.address)) {
         return callback(smtpError(553, `5.1.7 Sender address <${address.address}> is not valid`));
       }
-      // The key is asked of the store again for every mail, as an HTTP submission's is: a session that
-      // authenticated before its application was revoked (or before its rotation's grace ended) sends no more.
-      const apiKey = sessionKeys.get(session.id);
-      if (apiKey === undefined) return callback();
-      authenticate(apiKey).then(
-        (principal) => {
-          if (principal === undefined) {
-            logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'smtp key revoked during the session');
-            return callback(smtpError(535, '5.7.8 Authentication failed: the API key was revoked'));
-          }
-          principals.set(session.id, principal);
-          return callback();
-        },
-        (error: unknown) => {
-          logger?.error({ err: error, session: session.id }, 'smtp auth lookup failed');
-          callback(smtpError(454, '4.7.0 Temporary authentication failure, try again'));
-        },
-      );
+      return callback();
     },
     onRcptTo(address: SMTPServerAddress, session, callback) {
       if (!isValidAddress(address.address)) {
@@ -268,10 +251,27 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     if (stream.sizeExceeded) {
       throw smtpError(552, `5.3.4 Message too big: the limit is ${maxMessageBytes} bytes`);
     }
-    const principal = principals.get(session.id);
+    let principal = principals.get(session.id);
     if (principal === undefined) {
       // smtp-server refuses DATA without AUTH, so this only happens if that guarantee breaks.
       throw smtpError(530, '5.7.0 Authentication required');
+    }
+    // The key is asked of the store again for every mail, as an HTTP submission's is: a session that authenticated
+    // before its application was revoked (or before its rotation's grace ended) sends no more. Asked here, after the
+    // message, not at MAIL FROM: this reply waits for the store's commit anyway, while an answer to MAIL FROM that
+    // waited for the store would split the replies to a pipelined burst (RFC 2920) into several writes.
+    const apiKey = sessionKeys.get(session.id);
+    if (apiKey !== undefined) {
+      const current = await authenticate(apiKey).catch((error: unknown) => {
+        logger?.error({ err: error, session: session.id }, 'smtp auth lookup failed');
+        throw smtpError(451, '4.3.0 Temporary failure, try again');
+      });
+      if (current === undefined) {
+        logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'smtp key revoked during the session');
+        throw smtpError(535, '5.7.8 Authentication failed: the API key was revoked; the message was not accepted');
+      }
+      principal = current;
+      principals.set(session.id, current);
     }
     const lines = checkLineBreaks(received);
     if (!lines.ok) {

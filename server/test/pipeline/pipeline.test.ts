@@ -148,7 +148,7 @@ describe('pipeline: intake to relay', () => {
     expect((await running.services.mails.listMails({ limit: 1 })).meta.total).toBe(0);
   });
 
-  it('an SMTP session that authenticated before its application was revoked sends no more mail (the key is checked at every MAIL FROM)', async () => {
+  it('an SMTP session that authenticated before its application was revoked sends no more mail (the key is checked again for every message)', async () => {
     const smtpPort = await freePort();
     environment = await freshEnvironment({ RELAY_URL: relay.url, SMTP_PORT: String(smtpPort), WORKER: 'off' });
     running = await startInProcess(environment.env);
