@@ -73,7 +73,8 @@ export function useMailSelection(params: MailListParams, mails: Mail[], total: n
     mails: selectedMails.map(({ id, status }) => ({ id, status })),
     matching: isMatching ? { filter, total, statuses: params.statuses } : null,
     count: isMatching ? total : selectedMails.length,
-    canSelectAllMatching: allOnPage && !isMatching && !totalIsLowerBound && total > mails.length,
+    // A bulk action's filter has no application: one application's list selects its rows, page by page.
+    canSelectAllMatching: allOnPage && !isMatching && !totalIsLowerBound && total > mails.length && params.application === null,
     total,
     selectAllMatching: () => setMatchingKey(filterKey),
     clear: () => {
