@@ -74,7 +74,14 @@ export type ViewAction =
   | { type: 'last'; total: number; cursor: string }
   | { type: 'filter'; filters: Partial<MailFilters> };
 
-export const NO_FILTERS: MailFilters = { statuses: [], q: '', receivedFrom: null, receivedTo: null, application: null, applicationName: null };
+export const NO_FILTERS: MailFilters = {
+  statuses: [],
+  q: '',
+  receivedFrom: null,
+  receivedTo: null,
+  application: null,
+  applicationName: null,
+};
 
 export const INITIAL_VIEW: ViewState = {
   sort: 'receivedDate',
