@@ -1,5 +1,5 @@
 import 'uplot/dist/uPlot.min.css';
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
 
 /** One line (or stacked area) of a chart; `color` names a CSS custom property of overview.css (light and dark). */
@@ -37,7 +37,9 @@ export function TimeChart({ label, times, series, formatValue, height = 220, onD
   const ref = useRef<HTMLDivElement>(null);
   const [scheme, setScheme] = useState(0);
   const drawn = useRef(onDrawn);
-  drawn.current = onDrawn;
+  useLayoutEffect(() => {
+    drawn.current = onDrawn;
+  });
 
   useEffect(() => {
     const media = window.matchMedia?.(DARK);
