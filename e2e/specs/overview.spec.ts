@@ -41,7 +41,9 @@ test.describe('Overview', () => {
     const key = created.body.data[0]!.key as string;
     const submitted = [];
     for (const subject of ['Order 1', 'Order 2', 'Order 3'])
-      submitted.push(await api.submit(key, { fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject, text: 'Hi' }));
+      submitted.push(
+        await api.submit(key, { fromMail: 'shop@example.com', to: [{ recipientMail: 'ann@example.net' }], subject, text: 'Hi' }),
+      );
     expect(await api.dequeue(submitted[0]!.id)).toBe(200);
 
     await page.setViewportSize({ width: 1440, height: 900 });
@@ -57,7 +59,17 @@ test.describe('Overview', () => {
       const measure = performance.measure('overview', 'outbox:overview-open', 'outbox:overview-first-chart');
       return measure.duration;
     });
-    console.log(`Overview: first chart drawn ${Math.round(firstChartMs)} ms after the click`);
+    const steps = await page.evaluate(() => {
+      const open = performance.getEntriesByName('outbox:overview-open')[0]!.startTime;
+      return performance
+        .getEntriesByType('resource')
+        .filter((e) => e.startTime >= open - 2000 && (e.name.includes('overview') || e.name.includes('/api/v1/')))
+        .map(
+          (e) =>
+            `${new URL(e.name).pathname}: ${Math.round(e.startTime - open)}–${Math.round((e as PerformanceResourceTiming).responseEnd - open)} ms`,
+        );
+    });
+    console.log(`Overview: first chart drawn ${Math.round(firstChartMs)} ms after the click (${steps.join('; ')})`);
     // The canvas holds a drawing: some pixel is not blank.
     const painted = await chart.locator('canvas').evaluate((canvas: HTMLCanvasElement) => {
       const pixels = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;

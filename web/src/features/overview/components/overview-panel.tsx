@@ -9,7 +9,7 @@ import { applicationsQuery, fetchPerApplication, overviewKeys, statisticsQuery, 
 import { ApplicationsTable, applicationRowsOf } from './applications-table';
 import { ChartCard } from './chart-card';
 import { formatBucket, formatCount, formatDuration, formatPercent } from './format';
-import { localDay, RANGE_CHOICES, rangeOf, type RangeChoice, type StatsRange } from './ranges';
+import { DEFAULT_RANGE, localDay, RANGE_CHOICES, rangeOf, type RangeChoice, type StatsRange } from './ranges';
 import type { ChartSeries } from './time-chart';
 
 /** The outcomes stacked in the volume chart, bottom to top, each with its colour (overview.css). */
@@ -45,7 +45,7 @@ const countAxis = (value: number) => formatCount(Math.round(value));
  * Loaded on demand with its chart library (overview-button.tsx), so the list view's script does not carry it.
  */
 export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.now }: OverviewPanelProps) {
-  const [choice, setChoice] = useState<RangeChoice>('24h');
+  const [choice, setChoice] = useState<RangeChoice>(DEFAULT_RANGE);
   const [custom, setCustom] = useState(() => ({ from: localDay(now() - 6 * 86_400_000), to: localDay(now()) }));
   // The fixed ranges are taken at the moment they are chosen, so the query key stays put while it is shown.
   const [chosenAt, setChosenAt] = useState(now);

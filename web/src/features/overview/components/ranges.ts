@@ -3,6 +3,8 @@
  * Hourly buckets up to 7 days, daily beyond, so a chart holds at most 168 hours or one point a day.
  */
 export type RangeChoice = '24h' | '7d' | '30d' | 'custom';
+/** What the Overview shows when it opens. */
+export const DEFAULT_RANGE: RangeChoice = '24h';
 
 export interface StatsRange {
   /** ISO instants; `to` exclusive. */

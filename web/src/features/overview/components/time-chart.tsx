@@ -48,7 +48,9 @@ export function TimeChart({ label, times, series, formatValue, height = 220, onD
     return () => media?.removeEventListener('change', change);
   }, []);
 
-  useEffect(() => {
+  // Before the browser paints (a layout effect): the chart shows in the frame that shows its card, instead of
+  // the card being laid out and painted empty first (~100–300 ms more on a busy two-core machine).
+  useLayoutEffect(() => {
     const element = ref.current;
     if (!element) return;
     const style = getComputedStyle(element);
