@@ -49,7 +49,8 @@ export function useMailSelection(params: MailListParams, mails: Mail[], total: n
   const status = params.statuses.join(',');
   const { q, receivedFrom, receivedTo } = params;
   const filter = useMemo(() => filterOf(status, q, receivedFrom, receivedTo), [status, q, receivedFrom, receivedTo]);
-  const filterKey = JSON.stringify(filter);
+  // The application is part of what "all matching" was chosen for: narrowing to one ends that selection.
+  const filterKey = JSON.stringify({ ...filter, application: params.application });
   const [selection, setSelection] = useState<{ pageKey: string; rows: RowSelectionState }>({ pageKey, rows: {} });
   const [matchingKey, setMatchingKey] = useState<string | null>(null);
   const isMatching = matchingKey === filterKey && total > 0;
