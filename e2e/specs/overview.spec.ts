@@ -46,6 +46,11 @@ test.describe('Overview', () => {
       );
     expect(await api.dequeue(submitted[0]!.id)).toBe(200);
 
+    // The console's CSP (no inline style or script) holds for the chart library too.
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
     await page.setViewportSize({ width: 1440, height: 900 });
     await app.login();
     const answered = page.waitForResponse((r) => r.url().includes('/api/v1/stats?') && !r.url().includes('application='));
@@ -121,5 +126,6 @@ test.describe('Overview', () => {
     await expect(page.getByRole('button', { name: `Application: ${name}, clear this filter` })).toBeVisible();
     await expect(page).toHaveURL(new RegExp(`[?&]application=${id}(&|$)`));
     await expect(app.dataRows).toHaveCount(3);
+    expect(refused).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import './overview.css';
 import { useCallback, useMemo, useRef, useState } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Statistics } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
@@ -74,6 +74,13 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
     setChosenAt(now());
   }
 
+  // The range moves on to now (a new hour is a new key), and whatever is shown is asked for again.
+  const queryClient = useQueryClient();
+  function refresh() {
+    setChosenAt(now());
+    void queryClient.invalidateQueries({ queryKey: overviewKeys.all });
+  }
+
   const stats = statistics.data;
   return (
     <ModalDialog title="Overview" onClose={onClose} placement="side" className="overview">
@@ -104,7 +111,7 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
             </label>
           </div>
         ) : null}
-        <Button size="small" variant="ghost" onClick={() => choose(choice)}>
+        <Button size="small" variant="ghost" onClick={refresh}>
           Refresh
         </Button>
       </div>

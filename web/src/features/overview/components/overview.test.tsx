@@ -206,6 +206,12 @@ describe('Overview ranges', () => {
     await waitFor(() => expect(overall().at(-1)!.get('from')).toBe(new Date(2026, 10, 18).toISOString()));
     expect(overall().at(-1)!.get('bucket')).toBe('hour');
 
+    // Refresh asks for the same range again.
+    const asked = overall().length;
+    await user.click(screen.getByRole('button', { name: 'Refresh' }));
+    await waitFor(() => expect(overall()).toHaveLength(asked + 1));
+    expect(overall().at(-1)!.get('from')).toBe(new Date(2026, 10, 18).toISOString());
+
     await user.clear(from);
     await user.type(from, '2026-11-22');
     expect(await screen.findByRole('alert')).toHaveTextContent('The last day is before the first.');
