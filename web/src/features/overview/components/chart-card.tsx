@@ -13,6 +13,9 @@ interface ChartCardProps {
   series: ChartSeries[];
   /** Axis and table values. */
   formatValue: (value: number) => string;
+  /** As TimeChart's. */
+  minTop?: number;
+  integer?: boolean;
   onDrawn?: () => void;
 }
 
@@ -20,7 +23,18 @@ interface ChartCardProps {
  * One chart of the Overview with its table alternative (PRODUCT.md §9): "View as table" shows the same numbers
  * in a <table> instead of the canvas (a threshold is said in the description, not repeated on every row).
  */
-export function ChartCard({ title, description, times, formatTime, timeHeader, series, formatValue, onDrawn }: ChartCardProps) {
+export function ChartCard({
+  title,
+  description,
+  times,
+  formatTime,
+  timeHeader,
+  series,
+  formatValue,
+  minTop,
+  integer,
+  onDrawn,
+}: ChartCardProps) {
   const [asTable, setAsTable] = useState(false);
   const headingId = useId();
   const columns = series.filter((s) => !s.dashed);
@@ -84,6 +98,8 @@ export function ChartCard({ title, description, times, formatTime, timeHeader, s
           times={times}
           series={series}
           formatValue={formatValue}
+          minTop={minTop}
+          integer={integer}
           onDrawn={onDrawn}
         />
       )}

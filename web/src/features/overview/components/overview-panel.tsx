@@ -206,6 +206,8 @@ function Charts({ stats, bounceThreshold, onFirstDrawn }: { stats: Statistics; b
         timeHeader={timeHeader}
         series={volume}
         formatValue={countAxis}
+        minTop={5}
+        integer
         onDrawn={onFirstDrawn}
       />
       <ChartCard
@@ -216,6 +218,7 @@ function Charts({ stats, bounceThreshold, onFirstDrawn }: { stats: Statistics; b
         timeHeader={timeHeader}
         series={latency}
         formatValue={formatDuration}
+        minTop={1000}
       />
       <ChartCard
         title="Bounce and complaint rates"
@@ -229,6 +232,7 @@ function Charts({ stats, bounceThreshold, onFirstDrawn }: { stats: Statistics; b
         timeHeader={timeHeader}
         series={rates}
         formatValue={ratioAxis}
+        minTop={Math.max((bounceThreshold ?? 0) * 1.5, 0.01)}
       />
     </>
   );

@@ -22,18 +22,24 @@ export interface TimeChartProps {
   /** How the value axis writes a value. */
   formatValue: (value: number) => string;
   height?: number;
+  /** The value axis reaches at least this (an empty chart still has a readable scale). */
+  minTop?: number;
+  /** Whole numbers only on the value axis (counts). */
+  integer?: boolean;
   /** Called once the canvas holds the chart (each time it is drawn). */
   onDrawn?: () => void;
 }
 
 const DARK = '(prefers-color-scheme: dark)';
+/** Tick steps of a count axis: 1, 2, 5, 10, 20, 50, … */
+const WHOLE_STEPS = Array.from({ length: 10 }, (_, power) => [1, 2, 5].map((step) => step * 10 ** power)).flat();
 
 /**
  * A time chart drawn by uPlot on a canvas (ARCHITECTURE.md: the Overview's charts). The canvas is one image to
  * assistive technology (role img, named by `label`); the chart card's table holds the numbers. Colours are read
  * from the stylesheet when it is drawn, and it is drawn again when the colour scheme changes or it is resized.
  */
-export function TimeChart({ label, times, series, formatValue, height = 220, onDrawn }: TimeChartProps) {
+export function TimeChart({ label, times, series, formatValue, height = 220, minTop = 1, integer = false, onDrawn }: TimeChartProps) {
   const ref = useRef<HTMLDivElement>(null);
   const [scheme, setScheme] = useState(0);
   const drawn = useRef(onDrawn);
@@ -70,8 +76,11 @@ export function TimeChart({ label, times, series, formatValue, height = 220, onD
       legend: { show: false },
       cursor: { show: false },
       select: { show: false, left: 0, top: 0, width: 0, height: 0 },
-      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-      axes: [axis, { ...axis, size: 64, values: (_u, values) => values.map((v) => formatValue(v)) }],
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max * 1.1, minTop)] } },
+      axes: [
+        axis,
+        { ...axis, size: 64, values: (_u, values) => values.map((v) => formatValue(v)), ...(integer ? { incrs: WHOLE_STEPS } : {}) },
+      ],
       series: [
         {},
         ...ordered.map(({ s }) => ({
@@ -96,7 +105,7 @@ export function TimeChart({ label, times, series, formatValue, height = 220, onD
       resize.disconnect();
       chart.destroy();
     };
-  }, [times, series, formatValue, height, scheme]);
+  }, [times, series, formatValue, height, minTop, integer, scheme]);
 
   return <div ref={ref} className="time-chart" role="img" aria-label={label} />;
 }
