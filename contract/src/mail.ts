@@ -90,6 +90,12 @@ export const MailListQuery = Type.Object(
     order: Type.Optional(Type.Unsafe<'asc' | 'desc'>({ type: 'string', enum: ['asc', 'desc'] })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT })),
     cursor: Type.Optional(Type.String({ maxLength: 1000, description: 'meta.nextCursor or meta.prevCursor' })),
+    application: Type.Optional(
+      Type.String({
+        pattern: '^(?:[1-9][0-9]{0,15}|none)$',
+        description: "Operators: the mails of one application (an API key's id), or `none` for the mails no API key submitted",
+      }),
+    ),
     // Exact lookups (issue 21): an application finds its mail by its own reference; operators may use them too.
     messageId: Type.Optional(
       Type.String({ minLength: 1, maxLength: 998, description: 'The mail with this Message-ID header, angle brackets included' }),

@@ -59,11 +59,11 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => {
-      const { status, q, receivedFrom, receivedTo, sort, order, limit, cursor, messageId, idempotencyKey } = request.query;
+      const { status, q, receivedFrom, receivedTo, sort, order, limit, cursor, messageId, idempotencyKey, application } = request.query;
       const statuses = status?.split(',').map(Number);
       // An application's own mails, or an operator's exact lookup: the small read by id, not the list planner.
       if (request.apiKey || messageId !== undefined || idempotencyKey !== undefined) {
-        const given = { q, receivedFrom, receivedTo, sort, order };
+        const given = { q, receivedFrom, receivedTo, sort, order, application };
         return applications.listMails(request.apiKey?.id ?? null, {
           statuses,
           messageId,
@@ -73,7 +73,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
           otherParameters: Object.keys(given).filter((name) => given[name as keyof typeof given] !== undefined),
         });
       }
-      return mails.listMails({ statuses, q, receivedFrom, receivedTo, sort, order, limit, cursor });
+      return mails.listMails({ statuses, q, receivedFrom, receivedTo, sort, order, limit, cursor, application });
     },
   );
 

@@ -101,6 +101,11 @@ export interface ListFilter {
   /** Received at or after (ms, inclusive) and before (ms, exclusive). */
   receivedFrom?: number | undefined;
   receivedTo?: number | undefined;
+  /**
+   * The mails of one application (an API key's id), or null: those no API key submitted. Read by
+   * `readApplicationPage` (list.repository.ts), never by the planner's plans; undefined: every mail.
+   */
+  apiKeyId?: number | null | undefined;
 }
 
 export interface ListOptions {

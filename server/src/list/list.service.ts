@@ -4,7 +4,8 @@
  * plan from that count; list.repository.ts reads. Rows never leave this module: callers get the contract's `Mail`.
  */
 import { STATUSES, type Mail, type MailListMeta, type MailSort } from '@outbox/contract';
-import { badRequest } from '../errors.js';
+import { badRequest, notFound } from '../errors.js';
+import { findApplicationName } from '../statistics/statistics.repository.js';
 import type { Store } from '../store/connection.js';
 import type { MailRow } from '../store/schema.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
@@ -26,13 +27,17 @@ import {
   type MatchStats,
   type ListFilter,
   type ListOptions,
+  type ListCursor,
   type ListPlan,
 } from './list-plan.js';
 import * as repo from './list.repository.js';
 import { createSearchSample } from './search-sample.js';
 
-/** The plan that read a page: one of the four, or the walk through a search's trigram candidates (SQLite). */
-export type ListPlanLabel = ListPlan['name'] | 'walk through candidates';
+/**
+ * The plan that read a page: one of the four, the walk through a search's trigram candidates (SQLite), or the
+ * read of one application's mails (`application=`, readApplicationPage).
+ */
+export type ListPlanLabel = ListPlan['name'] | 'walk through candidates' | 'application';
 
 export interface ListMailsInput {
   statuses?: number[] | undefined;
@@ -44,6 +49,8 @@ export interface ListMailsInput {
   order?: 'asc' | 'desc' | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;
+  /** One application's mails: an API key's id, or `none` for those no key submitted (docs/api.md). */
+  application?: string | undefined;
 }
 
 export function createListService({ store, withRecipients }: { store: Store; withRecipients: (rows: MailRow[]) => Promise<Mail[]> }) {
@@ -88,6 +95,39 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     }
 
     const counts = await getStatusCounts(db);
+    if (input.application !== undefined) {
+      filter.apiKeyId = await applicationIdOf(input.application);
+      const read: repo.PageRead = {
+        filter,
+        sort,
+        descending: (order === 'desc') !== (cursor?.direction === 'prev'),
+        after: cursor?.position ?? undefined,
+        take: input.limit === undefined ? undefined : input.limit + 1,
+      };
+      // Counted up to the cap through (api_key_id, id) or (api_key_id, received_at) and the other terms.
+      const [rows, matchIds] = await Promise.all([
+        repo.readApplicationPage(db, read),
+        repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, 'seek'),
+      ]);
+      return {
+        ...(await pageOf({
+          rows,
+          cursor,
+          input,
+          sort,
+          order,
+          counts,
+          byShownStatus: false,
+          matches: matchIds.length,
+          counted: true,
+          options,
+        })),
+        plan: 'application',
+        countSource: 'seek',
+        indexKeys: undefined,
+        punctuationKeys: undefined,
+      };
+    }
     const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
     const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
     const shares = isIndexedSearch(filter.search) ? searchSample.sharesFor(totalRows) : undefined;
@@ -175,6 +215,53 @@ export function createListService({ store, withRecipients }: { store: Store; wit
         rows = await readSorted();
       }
     }
+    const matches = matchIds?.length ?? statusRows;
+    return {
+      ...(await pageOf({ rows, cursor, input, sort, order, counts, byShownStatus, matches, counted: matchIds !== undefined, options })),
+      plan: answered,
+      countSource,
+      indexKeys: filter.indexKeys,
+      punctuationKeys: filter.punctuationKeys,
+    };
+  }
+
+  /** An API key's id as the filter takes it (null: `none`); an id no key has answers 404, as the statistics do. */
+  async function applicationIdOf(application: string): Promise<number | null> {
+    if (application === 'none') return null;
+    const id = Number(application);
+    if ((await findApplicationName(db, id)) === undefined)
+      throw notFound('application_not_found', `query.application: no application (API key) has the id ${id}`);
+    return id;
+  }
+
+  /**
+   * The page's answer from the rows read (a page and one more, in the order read): its cursors, and the total
+   * from the matches counted (`counted`: up to the cap + 1, more is a lower bound) or the counters.
+   */
+  async function pageOf({
+    rows,
+    cursor,
+    input,
+    sort,
+    order,
+    counts,
+    byShownStatus,
+    matches,
+    counted,
+    options,
+  }: {
+    rows: MailRow[];
+    cursor: ListCursor | undefined;
+    input: ListMailsInput;
+    sort: MailSort;
+    order: 'asc' | 'desc';
+    counts: Map<number, number>;
+    byShownStatus: boolean;
+    matches: number;
+    counted: boolean;
+    options: ListOptions;
+  }): Promise<{ data: Mail[]; meta: MailListMeta }> {
+    const backwards = cursor?.direction === 'prev';
     const hasMore = input.limit !== undefined && rows.length > input.limit;
     if (hasMore) rows.pop();
     if (backwards) rows.reverse();
@@ -196,9 +283,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const lastCursor =
       input.limit !== undefined && nextCursor !== null ? encodeListCursor(sort, order, { position: null, direction: 'prev' }) : null;
     // Counted matches stop at the cap + 1: more is a lower bound. The counters are exact at any size.
-    const matches = matchIds?.length ?? statusRows;
-    const isLowerBound = matchIds !== undefined && matches > options.countCap;
-
+    const isLowerBound = counted && matches > options.countCap;
     return {
       data: await withRecipients(shown),
       meta: {
@@ -210,10 +295,6 @@ export function createListService({ store, withRecipients }: { store: Store; wit
         lastCursor,
         counts: Object.fromEntries(STATUSES.map((s) => [String(s.code), counts.get(s.code) ?? 0])),
       },
-      plan: answered,
-      countSource,
-      indexKeys: filter.indexKeys,
-      punctuationKeys: filter.punctuationKeys,
     };
   }
 

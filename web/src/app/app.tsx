@@ -5,7 +5,8 @@ import { AuditButton, auditKeys } from '../features/audit';
 import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
 import { AlertBanner, HealthStrip, alertKeys, healthKeys, instancesKeys } from '../features/health';
-import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailSelection } from '../features/mails';
+import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailFilters, type MailSelection } from '../features/mails';
+import { OverviewButton, overviewKeys } from '../features/overview';
 import { SuppressionsButton, suppressionKeys } from '../features/suppressions';
 import { WebhooksButton, webhookKeys } from '../features/webhooks';
 import { subscribeUnauthorized } from '../lib/api-client';
@@ -29,7 +30,7 @@ function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
 /**
  * The login/list switch (docs/console.md §2). The auth feature owns the session; the app hands its token to the
  * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again. The app also
- * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, applications, webhooks, suppressions.
+ * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, the Overview, applications, webhooks, suppressions.
  */
 export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?: number } = {}) {
   const { session, start, end, expire } = useSession();
@@ -64,6 +65,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       queryClient.removeQueries({ queryKey: webhookKeys.all });
       queryClient.removeQueries({ queryKey: suppressionKeys.all });
       queryClient.removeQueries({ queryKey: applicationKeys.all });
+      queryClient.removeQueries({ queryKey: overviewKeys.all });
     }
   }, [token, queryClient]);
 
@@ -82,6 +84,16 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
     [token, queryClient],
   );
 
+  // The Overview's click on an application: the list shows that application's mails (a new object each time,
+  // so choosing the same one again after clearing the chip applies it again). Kept with its session: the next
+  // session's list starts from its own address.
+  const [filterRequest, setFilterRequest] = useState<{ token: string; filters: Partial<MailFilters> } | null>(null);
+  const openApplication = useCallback(
+    (application: { id: number; name: string }) =>
+      setFilterRequest({ token, filters: { application: String(application.id), applicationName: application.name } }),
+    [token],
+  );
+
   return token === '' ? (
     <LoginView key={logins} onLoggedIn={onLoggedIn} />
   ) : (
@@ -89,8 +101,10 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       key={token}
       token={token}
       onLogout={end}
+      filterRequest={filterRequest?.token === token ? filterRequest : null}
       headerActions={
         <>
+          <OverviewButton token={token} onOpenApplication={openApplication} />
           <ApplicationsButton token={token} />
           <WebhooksButton token={token} />
           <SuppressionsButton token={token} />

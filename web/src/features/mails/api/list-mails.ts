@@ -24,6 +24,8 @@ export interface MailListParams {
   /** ISO instants, both inclusive; null: open. */
   receivedFrom: string | null;
   receivedTo: string | null;
+  /** One application's mails (an API key's id, or `none`); null: every mail. */
+  application: string | null;
 }
 
 /**
@@ -53,7 +55,7 @@ function isMailListResponse(body: unknown): body is MailListResponse {
   return isRecord(body) && Array.isArray(body.data) && isRecord(body.meta) && typeof body.meta.total === 'number';
 }
 
-/** GET /api/v1/mail/list?limit=50&sort=…&order=…[&cursor=…][&status=…][&q=…][&receivedFrom=…][&receivedTo=…] */
+/** GET /api/v1/mail/list?limit=50&sort=…&order=…[&cursor=…][&status=…][&q=…][&receivedFrom=…][&receivedTo=…][&application=…] */
 export async function listMails(token: string, params: MailListParams, signal?: AbortSignal): Promise<MailListResponse> {
   const body = await apiJson('/api/v1/mail/list', {
     token,
@@ -67,6 +69,7 @@ export async function listMails(token: string, params: MailListParams, signal?: 
       q: params.q === '' ? null : params.q,
       receivedFrom: params.receivedFrom,
       receivedTo: params.receivedTo,
+      application: params.application,
     },
   });
   if (isMailListResponse(body)) return body;

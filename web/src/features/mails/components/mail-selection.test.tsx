@@ -81,4 +81,46 @@ describe('row selection (the selection column)', () => {
     act(() => seen.onActed!());
     await waitFor(() => expect(screen.getByText('selected: 0')).toBeInTheDocument());
   });
+
+  it('one application\'s list offers no "select all matching" (a bulk filter has no application), only its rows', async () => {
+    window.history.replaceState(null, '', '/?status=0,4&application=7');
+    const urls = serveList(buildMailList(mails, { total: 120 }));
+    const { user, seen } = renderView();
+    await screen.findByText('one');
+    expect(urls.at(-1)!.searchParams.get('application')).toBe('7');
+    expect(screen.getByRole('button', { name: 'Application: #7, clear this filter' })).toBeInTheDocument();
+    await user.click(screen.getByRole('checkbox', { name: 'Select all on this page' }));
+    expect(seen.selection!.canSelectAllMatching).toBe(false);
+    expect(seen.selection!.mails.map((m) => m.id)).toEqual([11, 12]);
+    expect(seen.selection!.matching).toBeNull();
+  });
+
+  it('narrowing to an application (the Overview\'s click) ends a "select all matching" of the wider list', async () => {
+    window.history.replaceState(null, '', '/?status=0,4');
+    serveList(buildMailList(mails, { total: 120 }));
+    const seen: { selection: MailSelection | null } = { selection: null };
+    const client = createTestQueryClient();
+    const view = (filterRequest: { filters: { application: string } } | null) => (
+      <QueryClientProvider client={client}>
+        <MailsListView
+          token="t"
+          onLogout={vi.fn()}
+          filterRequest={filterRequest}
+          renderSelection={(selection) => {
+            seen.selection = selection;
+            return null;
+          }}
+        />
+      </QueryClientProvider>
+    );
+    const user = userEvent.setup();
+    const { rerender } = render(view(null));
+    await screen.findByText('one');
+    await user.click(screen.getByRole('checkbox', { name: 'Select all on this page' }));
+    act(() => seen.selection!.selectAllMatching());
+    expect(seen.selection!.matching).not.toBeNull();
+    rerender(view({ filters: { application: '7' } }));
+    await waitFor(() => expect(seen.selection!.matching).toBeNull());
+    expect(seen.selection!.count).toBe(0);
+  });
 });

@@ -19,6 +19,10 @@ export interface MailFilters {
   /** Local calendar days `YYYY-MM-DD`, both inclusive; null: open. */
   receivedFrom: string | null;
   receivedTo: string | null;
+  /** One application's mails: an API key's id, or `none` (mails no key submitted); null: every mail. */
+  application: string | null;
+  /** Its name, when the view was told it (the Overview's click); shown on the chip, never in the address. */
+  applicationName: string | null;
 }
 
 export interface PagingState {
@@ -70,7 +74,14 @@ export type ViewAction =
   | { type: 'last'; total: number; cursor: string }
   | { type: 'filter'; filters: Partial<MailFilters> };
 
-export const NO_FILTERS: MailFilters = { statuses: [], q: '', receivedFrom: null, receivedTo: null };
+export const NO_FILTERS: MailFilters = {
+  statuses: [],
+  q: '',
+  receivedFrom: null,
+  receivedTo: null,
+  application: null,
+  applicationName: null,
+};
 
 export const INITIAL_VIEW: ViewState = {
   sort: 'receivedDate',
@@ -168,6 +179,7 @@ export function listParamsOf(state: ViewState): MailListParams {
     q: state.filters.q.trim(),
     receivedFrom: startOfDay(state.filters.receivedFrom),
     receivedTo: endOfDay(state.filters.receivedTo),
+    application: state.filters.application,
   };
 }
 

@@ -27,9 +27,16 @@ interface MailsFiltersProps {
   searchRef: RefObject<HTMLInputElement | null>;
 }
 
+/** The application chip's name: as the Overview named it, else its id (a link holds only the id). */
+function applicationLabel({ application, applicationName }: MailFilters): string {
+  if (applicationName) return applicationName;
+  return application === 'none' ? 'none (no API key)' : `#${application}`;
+}
+
 /**
  * The filter bar above the table: one chip per status with its exact count, plus All (several chips may be
- * on at once); a debounced search over sender, recipients and subject (Esc clears it); a received-date range.
+ * on at once); a debounced search over sender, recipients and subject (Esc clears it); a received-date range;
+ * the application the list is narrowed to (from the Overview, or a link), with a chip that clears it.
  */
 export function MailsFilters({ filters, counts, onChange, searchRef }: MailsFiltersProps) {
   const [text, setText] = useState(filters.q);
@@ -135,6 +142,17 @@ export function MailsFilters({ filters, counts, onChange, searchRef }: MailsFilt
             onChange={(event) => onChange({ receivedTo: event.target.value || null })}
           />
         </label>
+        {filters.application !== null ? (
+          <button
+            type="button"
+            className="chip chip--application"
+            aria-label={`Application: ${applicationLabel(filters)}, clear this filter`}
+            onClick={() => onChange({ application: null, applicationName: null })}
+          >
+            <span>Application: {applicationLabel(filters)}</span>
+            <span aria-hidden="true">✕</span>
+          </button>
+        ) : null}
       </div>
     </div>
   );

@@ -12,7 +12,7 @@ import { MailsFooter } from './mails-footer';
 import { MailDrawer, type DrawerActions } from './mail-drawer';
 import { MailsTable, type MailsTableHandle } from './mails-table';
 import { useMailSelection, type MailSelection } from './use-mail-selection';
-import { pagerOf, type PageShown } from './mail-view';
+import { pagerOf, type MailFilters, type PageShown } from './mail-view';
 import { useMailView } from './use-mail-view';
 import { LiveNotices } from '../live/live-notices';
 import { useLiveUpdates } from '../live/use-live-updates';
@@ -27,15 +27,20 @@ interface MailsListViewProps {
   aboveTable?: ReactNode;
   /** Actions on the selection (the bulk bar); `onActed` reloads the list and clears the selection. */
   renderSelection?: (selection: MailSelection, onActed: () => void) => ReactNode;
+  /** Filters another view asks for (the Overview's click on an application): applied each time a new one is given. */
+  filterRequest?: { filters: Partial<MailFilters> } | null;
 }
 
 /** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
-export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection }: MailsListViewProps) {
+export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection, filterRequest }: MailsListViewProps) {
   const queryClient = useQueryClient();
   const view = useMailView(
     useCallback((params: MailListParams) => void prefetchMailList(queryClient, token, params), [queryClient, token]),
   );
-  const { state, dispatch } = view;
+  const { state, dispatch, setFilters } = view;
+  useEffect(() => {
+    if (filterRequest) setFilters(filterRequest.filters);
+  }, [filterRequest, setFilters]);
   const list = useMailList(token, view.params);
   // Keyboard focus on the rows goes through the table, which holds their elements.
   const tableRef = useRef<MailsTableHandle>(null);

@@ -49,7 +49,8 @@ export function useMailSelection(params: MailListParams, mails: Mail[], total: n
   const status = params.statuses.join(',');
   const { q, receivedFrom, receivedTo } = params;
   const filter = useMemo(() => filterOf(status, q, receivedFrom, receivedTo), [status, q, receivedFrom, receivedTo]);
-  const filterKey = JSON.stringify(filter);
+  // The application is part of what "all matching" was chosen for: narrowing to one ends that selection.
+  const filterKey = JSON.stringify({ ...filter, application: params.application });
   const [selection, setSelection] = useState<{ pageKey: string; rows: RowSelectionState }>({ pageKey, rows: {} });
   const [matchingKey, setMatchingKey] = useState<string | null>(null);
   const isMatching = matchingKey === filterKey && total > 0;
@@ -73,7 +74,8 @@ export function useMailSelection(params: MailListParams, mails: Mail[], total: n
     mails: selectedMails.map(({ id, status }) => ({ id, status })),
     matching: isMatching ? { filter, total, statuses: params.statuses } : null,
     count: isMatching ? total : selectedMails.length,
-    canSelectAllMatching: allOnPage && !isMatching && !totalIsLowerBound && total > mails.length,
+    // A bulk action's filter has no application: one application's list selects its rows, page by page.
+    canSelectAllMatching: allOnPage && !isMatching && !totalIsLowerBound && total > mails.length && params.application === null,
     total,
     selectAllMatching: () => setMatchingKey(filterKey),
     clear: () => {

@@ -25,7 +25,16 @@ describe('the view in the URL', () => {
     expect(readViewFromUrl('?end=1&size=30')).toEqual(INITIAL_VIEW);
   });
 
+  it("round-trips the application, its id only (the chip's name stays out of the address)", () => {
+    const view = viewReducer(INITIAL_VIEW, { type: 'filter', filters: { statuses: [4], application: '12', applicationName: 'shop' } });
+    expect(viewQueryOf(view)).toBe('?status=4&application=12');
+    expect(readViewFromUrl(viewQueryOf(view))).toEqual({ ...view, filters: { ...view.filters, applicationName: null } });
+    expect(readViewFromUrl('?application=none').filters.application).toBe('none');
+  });
+
   it('ignores what it does not know or cannot read', () => {
     expect(readViewFromUrl('?view=list&status=9,x&sort=nope&receivedFrom=yesterday&page=3&size=999')).toEqual(INITIAL_VIEW);
+    expect(readViewFromUrl('?application=shop')).toEqual(INITIAL_VIEW);
+    expect(readViewFromUrl('?application=0')).toEqual(INITIAL_VIEW);
   });
 });

@@ -3,13 +3,16 @@ import { INITIAL_VIEW, NO_FILTERS, type ViewState } from './mail-view';
 
 /**
  * The view in the address bar's query string (docs/console.md §10.11), so a link to "ProviderError mails to
- * example.com" can be shared: `status`, `q`, `receivedFrom`, `receivedTo` (local days), `sort`, `order`, and
+ * example.com" can be shared: `status`, `q`, `receivedFrom`, `receivedTo` (local days), `application` (an API key's id, or
+ * `none`), `sort`, `order`, and
  * the page (`page`, its opaque `cursor`, `end` for pages counted from the last one, `size` of the last page).
  * The token never goes here. The path stays `/` (the console has no routes, docs/console.md §2) and the address is
  * replaced, not pushed, so Back leaves the console instead of stepping through every keystroke.
  * Anything unknown or malformed in a link is ignored, not an error.
  */
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** As the server takes it: an API key's id, or `none`. */
+const APPLICATION = /^(?:[1-9][0-9]{0,15}|none)$/;
 
 export function readViewFromUrl(search: string): ViewState {
   const params = new URLSearchParams(search);
@@ -35,6 +38,7 @@ export function readViewFromUrl(search: string): ViewState {
     q: (params.get('q') ?? '').slice(0, 200),
     receivedFrom: day('receivedFrom'),
     receivedTo: day('receivedTo'),
+    application: APPLICATION.test(params.get('application') ?? '') ? params.get('application') : null,
   };
 
   const page = Number(params.get('page') ?? '1');
@@ -57,6 +61,7 @@ export function viewQueryOf(state: ViewState): string {
   if (filters.q !== '') params.set('q', filters.q);
   if (filters.receivedFrom) params.set('receivedFrom', filters.receivedFrom);
   if (filters.receivedTo) params.set('receivedTo', filters.receivedTo);
+  if (filters.application !== null) params.set('application', filters.application);
   if (state.sort !== INITIAL_VIEW.sort || state.order !== INITIAL_VIEW.order) {
     params.set('sort', state.sort);
     params.set('order', state.order);

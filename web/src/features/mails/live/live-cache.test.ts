@@ -13,6 +13,7 @@ const params = (overrides: Partial<MailListParams> = {}): MailListParams => ({
   q: '',
   receivedFrom: null,
   receivedTo: null,
+  application: null,
   ...overrides,
 });
 const live = (overrides: Partial<LiveMail>): LiveMail => ({

@@ -29,14 +29,19 @@ export function applyDetailChange(detail: MailDetail, next: LiveMail): MailDetai
 
 /**
  * The counters over the whole store (the status chips), and the total where it is the sum of counters (no
- * search, no date range: those totals are counted by the list call and stay until it runs again; and not
+ * search, no date range, no application: those totals are counted by the list call and stay until it runs again; and not
  * for an answer without counters, which a server that does not keep them sends).
  */
 export function applyCounts(list: MailListResponse, params: MailListParams, counts: Record<string, number>): MailListResponse {
   // Only where the list answer itself came with the counters (a server that keeps them, as the stream's does).
   const hasCounters = Object.keys(list.meta.counts ?? {}).length > 0;
   const countedExactly =
-    hasCounters && params.q === '' && params.receivedFrom === null && params.receivedTo === null && !list.meta.totalIsLowerBound;
+    hasCounters &&
+    params.q === '' &&
+    params.receivedFrom === null &&
+    params.receivedTo === null &&
+    params.application === null &&
+    !list.meta.totalIsLowerBound;
   const total = countedExactly
     ? Object.entries(counts).reduce(
         (sum, [code, n]) => (params.statuses.length === 0 || params.statuses.includes(Number(code)) ? sum + n : sum),
@@ -48,8 +53,8 @@ export function applyCounts(list: MailListResponse, params: MailListParams, coun
 
 /**
  * Whether a new mail belongs to the view's filter, as far as its status and dates tell. A search cannot be
- * checked here (the event has no text): with one, every new mail of the right status and dates counts, and
- * "show" loads what really matches.
+ * checked here (the event has no text), nor an application (nor its key): with either, every new mail of the
+ * right status and dates counts, and "show" loads what really matches.
  */
 export function matchesView(params: MailListParams, mail: LiveMail): boolean {
   if (mail.status === null) return false;

@@ -1,0 +1,85 @@
+/**
+ * The Overview's calls (docs/console.md §10.21): the statistics (docs/api.md#statistics-get-apiv1stats) of every
+ * application together and of each one, and the alert rules' thresholds (GET /api/v1/alerts) drawn on the rates.
+ */
+import { queryOptions } from '@tanstack/react-query';
+import type { AlertRuleStatus, Application, Statistics } from '@outbox/contract';
+import { apiJson, isRecord } from '../../../lib/api-client';
+import type { StatsRange } from '../components/ranges';
+
+export const overviewKeys = {
+  all: ['overview'] as const,
+  statistics: (range: StatsRange, application: number | null) => [...overviewKeys.all, 'statistics', range, application] as const,
+  perApplication: (range: StatsRange, ids: number[]) => [...overviewKeys.all, 'per-application', range, ids] as const,
+  thresholds: () => [...overviewKeys.all, 'thresholds'] as const,
+  applications: () => [...overviewKeys.all, 'applications'] as const,
+};
+
+function firstOf<T>(body: unknown, call: string): T {
+  if (!isRecord(body) || !Array.isArray(body.data) || body.data.length === 0) throw new Error(`${call}: the answer is not { data: [...] }`);
+  return body.data[0] as T;
+}
+
+/** GET /api/v1/stats?from&to&bucket[&application] */
+export async function fetchStatistics(token: string, range: StatsRange, application: number | null, signal?: AbortSignal) {
+  const body = await apiJson('/api/v1/stats', {
+    token,
+    signal,
+    query: { from: range.from, to: range.to, bucket: range.bucket, application: application === null ? null : String(application) },
+  });
+  return firstOf<Statistics>(body, 'GET /api/v1/stats');
+}
+
+/** The alert thresholds the rate charts draw (ratios); null where the server has no such rule. */
+export interface RateThresholds {
+  bounce: number | null;
+  failure: number | null;
+}
+
+export async function fetchThresholds(token: string, signal?: AbortSignal): Promise<RateThresholds> {
+  const body = await apiJson('/api/v1/alerts', { token, signal });
+  const rules = isRecord(body) && Array.isArray(body.data) ? (body.data as AlertRuleStatus[]) : [];
+  const threshold = (rule: string) => rules.find((r) => r.rule === rule)?.threshold ?? null;
+  return { bounce: threshold('bounce_rate'), failure: threshold('failure_rate') };
+}
+
+export async function fetchApplications(token: string, signal?: AbortSignal): Promise<Application[]> {
+  const body = await apiJson('/api/v1/applications', { token, signal });
+  if (!isRecord(body) || !Array.isArray(body.data)) throw new Error('GET /api/v1/applications: the answer is not { data: [...] }');
+  return body.data as Application[];
+}
+
+/** Calls at once for the per-application figures: a browser opens 6 connections per host over HTTP/1.1. */
+const PARALLEL_CALLS = 6;
+
+/** Each application's totals over the range (day buckets: only the totals are read), PARALLEL_CALLS at a time. */
+export async function fetchPerApplication(
+  token: string,
+  range: StatsRange,
+  ids: number[],
+  signal?: AbortSignal,
+): Promise<Map<number, Statistics['totals']>> {
+  const byDay: StatsRange = { ...range, bucket: 'day' };
+  const totals = new Map<number, Statistics['totals']>();
+  let next = 0;
+  async function worker() {
+    while (next < ids.length) {
+      const id = ids[next++]!;
+      totals.set(id, (await fetchStatistics(token, byDay, id, signal)).totals);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_CALLS, ids.length) }, worker));
+  return totals;
+}
+
+export const statisticsQuery = (token: string, range: StatsRange) =>
+  queryOptions({
+    queryKey: overviewKeys.statistics(range, null),
+    queryFn: ({ signal }) => fetchStatistics(token, range, null, signal),
+  });
+
+export const thresholdsQuery = (token: string) =>
+  queryOptions({ queryKey: overviewKeys.thresholds(), queryFn: ({ signal }) => fetchThresholds(token, signal), staleTime: 60_000 });
+
+export const applicationsQuery = (token: string) =>
+  queryOptions({ queryKey: overviewKeys.applications(), queryFn: ({ signal }) => fetchApplications(token, signal) });

@@ -1,0 +1,2 @@
+export { OverviewButton } from './components/overview-button';
+export { overviewKeys } from './api/overview-api';
