@@ -280,5 +280,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications, statistics, relays } };
+  return {
+    app,
+    services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications, statistics, relays },
+  };
 }

@@ -76,7 +76,13 @@ export const relaysRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; relays
 
   app.get(
     '/api/v1/routes',
-    { schema: { tags, summary: 'The routes in order: the first that matches a mail picks its relays', response: { 200: DataOf(Route), ...errors } } },
+    {
+      schema: {
+        tags,
+        summary: 'The routes in order: the first that matches a mail picks its relays',
+        response: { 200: DataOf(Route), ...errors },
+      },
+    },
     async () => ({ data: await relays.listRoutes() }),
   );
 

@@ -51,7 +51,11 @@ export async function deleteRelay(db: DbOrTrx, id: number): Promise<void> {
 }
 
 /** Sets (or, with null, removes) a relay's login. */
-export async function setRelayCredentials(db: DbOrTrx, relayId: number, credentials: { username: string; password: string } | null): Promise<void> {
+export async function setRelayCredentials(
+  db: DbOrTrx,
+  relayId: number,
+  credentials: { username: string; password: string } | null,
+): Promise<void> {
   await db.deleteFrom('relay_credentials').where('relay_id', '=', relayId).execute();
   if (credentials)
     await db

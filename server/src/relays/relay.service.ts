@@ -50,7 +50,10 @@ function describeRelay(row: RelayRow, hasCredentials: boolean): Relay {
  * The URL as kept (scheme, host, port: never a login) and the login it carried, if any. 400 naming `field` for
  * anything but smtp:// or smtps:// with a host.
  */
-export function parseRelayUrl(input: string, field = 'body.url'): { url: string; host: string; secure: boolean; credentials?: Credentials } {
+export function parseRelayUrl(
+  input: string,
+  field = 'body.url',
+): { url: string; host: string; secure: boolean; credentials?: Credentials } {
   let parsed: URL;
   try {
     parsed = new URL(input.trim());
@@ -93,16 +96,21 @@ export function createRelayService({ store, clock }: { store: Store; clock: Cloc
 
   async function assertNameFree(trx: DbOrTrx, name: string, exceptId?: number): Promise<void> {
     const holder = await repo.findRelayRowByName(trx, name);
-    if (holder && Number(holder.id) !== exceptId) throw conflict('relay_exists', `A relay named ${name} exists already; pick another name.`);
+    if (holder && Number(holder.id) !== exceptId)
+      throw conflict('relay_exists', `A relay named ${name} exists already; pick another name.`);
   }
 
   /** TLS off with smtps:// is a contradiction (as RELAY_TLS=off is for RELAY_URL). */
   function assertTls(tls: string, secure: boolean): void {
-    if (tls === 'off' && secure) throw badRequest('invalid_tls', 'body.tls may not be off for an smtps:// relay, which is TLS from the first byte.');
+    if (tls === 'off' && secure)
+      throw badRequest('invalid_tls', 'body.tls may not be off for an smtps:// relay, which is TLS from the first byte.');
   }
 
   /** Which credentials a body sets: null removes, undefined leaves as they are; given twice is refused. */
-  function credentialsOf(body: { credentials?: Credentials | null | undefined }, fromUrl: Credentials | undefined): Credentials | null | undefined {
+  function credentialsOf(
+    body: { credentials?: Credentials | null | undefined },
+    fromUrl: Credentials | undefined,
+  ): Credentials | null | undefined {
     if (fromUrl && body.credentials !== undefined)
       throw badRequest('invalid_credentials', 'body.credentials and a login in body.url were both given; give one.');
     return fromUrl ?? body.credentials;
@@ -210,7 +218,9 @@ export function createRelayService({ store, clock }: { store: Store; clock: Cloc
     async deleteRelay(id: number, actor: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
         const row = await requireRelay(trx, id);
-        const naming = (await repo.listRouteRows(trx)).filter((route) => (JSON.parse(route.relay_ids) as number[]).map(Number).includes(id));
+        const naming = (await repo.listRouteRows(trx)).filter((route) =>
+          (JSON.parse(route.relay_ids) as number[]).map(Number).includes(id),
+        );
         if (naming.length > 0)
           throw conflict(
             'relay_in_use',
@@ -264,7 +274,14 @@ export function createRelayService({ store, clock }: { store: Store; clock: Cloc
         await repo.replaceRoutes(trx, rows);
         const after = await describeRoutes(trx, await repo.listRouteRows(trx));
         await insertAuditEntries(trx, [
-          { at: now, actor, action: 'routes.replace', target: 'routes', before: before.map(({ id: _id, ...r }) => r), after: after.map(({ id: _id, ...r }) => r) },
+          {
+            at: now,
+            actor,
+            action: 'routes.replace',
+            target: 'routes',
+            before: before.map(({ id: _id, ...r }) => r),
+            after: after.map(({ id: _id, ...r }) => r),
+          },
         ]);
         return after;
       });

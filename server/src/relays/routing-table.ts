@@ -46,7 +46,13 @@ export interface RoutedMail {
 
 const domainOf = (address: string) => {
   const at = address.lastIndexOf('@');
-  return at === -1 ? '' : address.slice(at + 1).trim().toLowerCase().replace(/\.$/, '');
+  return at === -1
+    ? ''
+    : address
+        .slice(at + 1)
+        .trim()
+        .toLowerCase()
+        .replace(/\.$/, '');
 };
 
 /** `example.com` matches that domain; `*.example.com` any of its subdomains (not example.com itself). */
