@@ -55,7 +55,10 @@ async function application(name: string): Promise<ApiKeyPrincipal> {
   return (await context.services.auth.findApiKeyPrincipal(key))!;
 }
 
-async function submit(principal: ApiKeyPrincipal, mail: Partial<SubmitMailRequest> & { to: string; subject: string }): Promise<number> {
+async function submit(
+  principal: ApiKeyPrincipal,
+  mail: Partial<Omit<SubmitMailRequest, 'to'>> & { to: string; subject: string },
+): Promise<number> {
   const { to, ...rest } = mail;
   const [created] = await context.services.submissions.submitJson(
     principal,

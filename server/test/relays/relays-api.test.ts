@@ -109,7 +109,10 @@ describe('relays API', () => {
       [{ name: 'x', url: 'smtp://relay.example/path' }, 'body.url must be scheme, host and port only (no path or query).'],
       [{ name: 'default', url: 'smtp://relay.example' }, 'body.name may not be "default": routes use it for RELAY_URL.'],
       [{ name: 'bad name', url: 'smtp://relay.example' }, 'body.name must be 1 to 64 letters, digits or . _ -.'],
-      [{ name: 'x', url: 'smtps://relay.example', tls: 'off' }, 'body.tls may not be off for an smtps:// relay, which is TLS from the first byte.'],
+      [
+        { name: 'x', url: 'smtps://relay.example', tls: 'off' },
+        'body.tls may not be off for an smtps:// relay, which is TLS from the first byte.',
+      ],
       [
         { name: 'x', url: 'smtp://a:b@relay.example', credentials: { username: 'a', password: 'b' } },
         'body.credentials and a login in body.url were both given; give one.',
@@ -155,14 +158,29 @@ describe('relays API', () => {
     const routes = (await call('GET', '/api/v1/routes')).json() as { data: Route[] };
     expect(routes.data.map(({ position, match, relays }) => ({ position, match, relays }))).toEqual([
       { position: 0, match: { application: shop.id, senderDomain: null, recipientDomain: null, lane: 'bulk' }, relays: ['us', 'eu'] },
-      { position: 1, match: { application: null, senderDomain: 'shop.example', recipientDomain: '*.de', lane: null }, relays: ['eu', 'default'] },
+      {
+        position: 1,
+        match: { application: null, senderDomain: 'shop.example', recipientDomain: '*.de', lane: null },
+        relays: ['eu', 'default'],
+      },
       { position: 2, match: { application: null, senderDomain: null, recipientDomain: null, lane: null }, relays: ['default'] },
     ]);
 
     const bad: Array<[object, string]> = [
       [{ routes: [{ match: {}, relays: ['eu', 'nowhere'] }] }, 'body.routes[0].relays[1] names no relay: nowhere.'],
-      [{ routes: [{ match: {}, relays: ['eu'] }, { match: { senderDomain: 'not a domain' }, relays: ['eu'] }] }, 'body.routes[1].match.senderDomain must be a domain such as example.com or *.example.com.'],
-      [{ routes: [{ match: { recipientDomain: 'a.*.de' }, relays: ['eu'] }] }, 'body.routes[0].match.recipientDomain must be a domain such as example.com or *.example.com.'],
+      [
+        {
+          routes: [
+            { match: {}, relays: ['eu'] },
+            { match: { senderDomain: 'not a domain' }, relays: ['eu'] },
+          ],
+        },
+        'body.routes[1].match.senderDomain must be a domain such as example.com or *.example.com.',
+      ],
+      [
+        { routes: [{ match: { recipientDomain: 'a.*.de' }, relays: ['eu'] }] },
+        'body.routes[0].match.recipientDomain must be a domain such as example.com or *.example.com.',
+      ],
       [{ routes: [{ match: { application: 4242 }, relays: ['eu'] }] }, 'body.routes[0].match.application names no application: 4242.'],
       [{ routes: [{ match: {}, relays: ['eu', 'eu'] }] }, 'body.routes[0].relays names a relay twice.'],
     ];
