@@ -9,10 +9,11 @@
  * Failover, within the attempt the claim counted (so it spends none of the mail's retry budget):
  * - a relay that cannot be reached (the attempt failed before MAIL FROM: connect, greeting, TLS, login; the
  *   outcome's `beforeTransaction`) is marked down, and the mail goes to the next relay of its route at once;
- * - a relay that has answered nothing but 4xx for DEFERRING_DOWN_AFTER_MS is marked down too, and the mail that
- *   found it so goes on. A 4xx means the relay did not take the mail, so nothing is sent twice: only an attempt
- *   that ended without a 250 moves on. An attempt cut after MAIL FROM (a timeout waiting for the end of DATA) stays
- *   the mail's ordinary unreachable attempt: the relay may have taken it.
+ * - a relay that has answered nothing but 4xx for DEFERRING_DOWN_AFTER_MS (at least three of them, none further
+ *   apart than four times that) is marked down too, and the mail that found it so goes on. A 4xx means the relay
+ *   did not take the mail, so nothing is sent twice: only an attempt that ended without a 250 moves on. An
+ *   attempt cut after MAIL FROM (a timeout waiting for the end of DATA) stays the mail's ordinary unreachable
+ *   attempt: the relay may have taken it.
  * - A down relay is skipped until its probe is due (1 s, doubling to 60 s while it stays down); then one send is let
  *   through as the probe, and an answer brings the relay back. When every relay of a route is down the mail is
  *   tried on them in order all the same, and its attempt counts as before.
@@ -36,6 +37,8 @@ import type { WorkerLogger } from './outcome-commit.js';
 import type { DeliveryOutcome, RelayMessage, RelayTransport } from './relay-transport.js';
 
 export const DEFERRING_DOWN_AFTER_MS = 5_000;
+/** A deferring relay is marked down only after this many 4xx in its streak: one slow greylisting is no outage. */
+const MIN_DEFERRALS_FOR_DOWN = 3;
 export const MIN_PROBE_DELAY_MS = 1_000;
 export const MAX_PROBE_DELAY_MS = 60_000;
 
@@ -89,8 +92,10 @@ interface RelayHandle {
   probeAt: number;
   probeDelayMs: number;
   probing: boolean;
-  /** Since when every answer was a 4xx; null once anything else came. */
+  /** Since when every answer was a 4xx (null once anything else came), when the last came, and how many. */
   deferringSince: number | null;
+  lastDeferredAt: number;
+  deferredCount: number;
 }
 
 const signatureOf = (relay: RelaySettings) =>
@@ -116,6 +121,8 @@ export function createRelayRouter(options: RelayRouterOptions) {
       probeDelayMs: minProbeDelayMs,
       probing: false,
       deferringSince: null,
+      lastDeferredAt: 0,
+      deferredCount: 0,
     };
   }
   handles.set(DEFAULT_RELAY_ID, newHandle(DEFAULT_RELAY_ID, DEFAULT_RELAY_NAME, '', options.defaultTransport, null));
@@ -169,8 +176,15 @@ export function createRelayRouter(options: RelayRouterOptions) {
       return true;
     }
     if (outcome.kind === 'deferred') {
-      handle.deferringSince ??= now;
-      if (wasProbe || now - handle.deferringSince >= deferringDownAfterMs) {
+      // A streak: 4xx answers with nothing else between them and no long quiet (four windows) either: two 4xx an
+      // hour apart are no outage.
+      if (handle.deferringSince === null || now - handle.lastDeferredAt > 4 * deferringDownAfterMs) {
+        handle.deferringSince = now;
+        handle.deferredCount = 0;
+      }
+      handle.lastDeferredAt = now;
+      handle.deferredCount += 1;
+      if (wasProbe || (now - handle.deferringSince >= deferringDownAfterMs && handle.deferredCount >= MIN_DEFERRALS_FOR_DOWN)) {
         markDown(handle, wasProbe, outcome.reply);
         return true;
       }
