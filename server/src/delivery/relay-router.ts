@@ -73,10 +73,10 @@ export function createPacer(perSecond: number) {
   return {
     perSecond,
     async take(): Promise<void> {
-      const now = performance.now();
-      const at = Math.max(now, nextAt);
+      const at = Math.max(performance.now(), nextAt);
       nextAt = at + intervalMs;
-      if (at > now) await sleep(at - now);
+      // Timers round to whole milliseconds and may fire a little early: wait until the instant has truly passed.
+      while (performance.now() < at) await sleep(Math.max(1, Math.ceil(at - performance.now())));
     },
   };
 }
