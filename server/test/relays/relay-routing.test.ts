@@ -185,6 +185,39 @@ describe('failover', () => {
   });
 });
 
+describe('failover with one envelope per recipient', () => {
+  it('each recipient’s envelope fails over on its own: every one reaches the fallback once, with its return path', async () => {
+    const port = await closedPort();
+    const backup = await peer();
+    await addRelay('primary', `smtp://127.0.0.1:${port}`);
+    await addRelay('backup', backup.url);
+    await putRoutes([{ match: {}, relays: ['primary', 'backup'] }]);
+    const shop = await application('shop');
+    const [created] = await context.services.submissions.submitJson(
+      shop,
+      [
+        {
+          fromMail: 'noreply@shop.example',
+          to: [{ recipientMail: 'ann@example.com' }, { recipientMail: 'bob@example.net' }, { recipientMail: 'cy@example.org' }],
+          subject: 'three',
+          text: 'Hello',
+        },
+      ],
+      false,
+    );
+    harness.startWorker({ retry: { maxAttempts: 1 }, returnPath: (mailId, recipient) => `b-${mailId}-${recipient}@bounces.example` });
+    const detail = await sentDetail(created!.id);
+    expect(detail.attempts).toBe(1);
+    expect(relayOfEvent(detail)).toBe('backup');
+    expect(backup.received.map((m) => `${m.mailFrom} ${m.rcptTo.join(',')}`).sort()).toEqual([
+      `b-${created!.id}-0@bounces.example ann@example.com`,
+      `b-${created!.id}-1@bounces.example bob@example.net`,
+      `b-${created!.id}-2@bounces.example cy@example.org`,
+    ]);
+    expect(detail.recipients!.filter((r) => r.kind === 'envelope').map((r) => r.outcome)).toEqual(['accepted', 'accepted', 'accepted']);
+  });
+});
+
 describe('rate limit', () => {
   it('maxPerSecond spaces the relay’s messages: N mails at R a second take at least (N−1)/R seconds', async () => {
     const paced = await peer();

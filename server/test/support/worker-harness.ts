@@ -24,6 +24,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** The relay transport's connection and socket timeouts (15 s by default). */
   relayTimeoutMs?: number;
+  /** One envelope per recipient with this return path (as BOUNCE_DOMAIN does, per-recipient-send.ts). */
+  returnPath?: (mailId: number, recipient: number) => string;
 }
 
 export interface WorkerHarness {
@@ -78,6 +80,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
         leaseMs: options.leaseMs ?? MINUTE,
         pollIntervalMs: 20,
         flushDelayMs: 1,
+        ...(options.returnPath ? { returnPath: options.returnPath } : {}),
       });
       worker.start();
       workers.push(worker);
