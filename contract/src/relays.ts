@@ -31,7 +31,7 @@ export const Relay = Type.Object({
   hasCredentials: Type.Boolean(),
   maxConnections: Type.Integer(),
   maxPerSecond: Type.Union([Type.Integer(), Type.Null()], { description: 'Messages per second per worker process; null: no limit' }),
-  maxPerDay: Type.Union([Type.Integer(), Type.Null()], { description: 'Messages per day; null: no limit' }),
+  maxPerDay: Type.Union([Type.Integer(), Type.Null()], { description: 'Messages per UTC day per worker process; null: no limit' }),
   createdAt: Type.String({ format: 'date-time' }),
   updatedAt: Type.String({ format: 'date-time' }),
 });

@@ -19,8 +19,10 @@
  *   tried on them in order all the same, and its attempt counts as before.
  *
  * Rate: `maxPerSecond` spaces the relay's messages at least 1/rate apart, in this process (each worker process has
- * its own bucket; N processes may send N times the rate). Real time, not the worker's clock: health and pacing
- * are about the network.
+ * its own bucket; N processes may send N times the rate). `maxPerDay` counts the messages it took this UTC day, in
+ * this process too; once reached, the relay is passed over like a down one until the day ends (every relay of the
+ * route at its quota: the mail is deferred, 451, and retried on its backoff). Real time, not the worker's clock:
+ * health and pacing are about the network.
  */
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_RELAY_NAME } from '@outbox/contract';
@@ -87,6 +89,10 @@ interface RelayHandle {
   signature: string;
   transport: RelayTransport;
   pacer: ReturnType<typeof createPacer> | undefined;
+  /** `maxPerDay`, and the messages it took (or is taking) this UTC day, in this process. */
+  maxPerDay: number | null;
+  day: string;
+  sentToday: number;
   down: boolean;
   /** When a down relay may be probed. */
   probeAt: number;
@@ -109,13 +115,22 @@ export function createRelayRouter(options: RelayRouterOptions) {
   const handles = new Map<number, RelayHandle>();
   let syncedTable: RoutingTable | undefined;
 
-  function newHandle(id: number, name: string, signature: string, transport: RelayTransport, perSecond: number | null): RelayHandle {
+  function newHandle(
+    id: number,
+    name: string,
+    signature: string,
+    transport: RelayTransport,
+    limits: { maxPerSecond: number | null; maxPerDay: number | null },
+  ): RelayHandle {
     return {
       id,
       name,
       signature,
       transport,
-      pacer: perSecond ? createPacer(perSecond) : undefined,
+      pacer: limits.maxPerSecond ? createPacer(limits.maxPerSecond) : undefined,
+      maxPerDay: limits.maxPerDay,
+      day: '',
+      sentToday: 0,
       down: false,
       probeAt: 0,
       probeDelayMs: minProbeDelayMs,
@@ -125,7 +140,10 @@ export function createRelayRouter(options: RelayRouterOptions) {
       deferredCount: 0,
     };
   }
-  handles.set(DEFAULT_RELAY_ID, newHandle(DEFAULT_RELAY_ID, DEFAULT_RELAY_NAME, '', options.defaultTransport, null));
+  handles.set(
+    DEFAULT_RELAY_ID,
+    newHandle(DEFAULT_RELAY_ID, DEFAULT_RELAY_NAME, '', options.defaultTransport, { maxPerSecond: null, maxPerDay: null }),
+  );
 
   /** Brings the transports in line with the table: new relays get one, changed ones a new one, removed ones none. */
   function sync(table: RoutingTable): void {
@@ -141,13 +159,14 @@ export function createRelayRouter(options: RelayRouterOptions) {
       const existing = handles.get(relay.id);
       if (existing && existing.signature === signature) {
         existing.name = relay.name;
+        existing.maxPerDay = relay.maxPerDay;
         if ((existing.pacer?.perSecond ?? null) !== relay.maxPerSecond)
           existing.pacer = relay.maxPerSecond ? createPacer(relay.maxPerSecond) : undefined;
         continue;
       }
       // Changed where it connects or how: a new pool (the old one finishes its sends, then says QUIT).
       if (existing) void existing.transport.close();
-      handles.set(relay.id, newHandle(relay.id, relay.name, signature, options.createTransport(relay), relay.maxPerSecond));
+      handles.set(relay.id, newHandle(relay.id, relay.name, signature, options.createTransport(relay), relay));
     }
   }
 
@@ -195,6 +214,19 @@ export function createRelayRouter(options: RelayRouterOptions) {
     return false;
   }
 
+  /** Counts one message against the relay's day, or answers false when its quota is reached. */
+  function reserveToday(handle: RelayHandle): boolean {
+    if (handle.maxPerDay === null) return true;
+    const day = new Date().toISOString().slice(0, 10);
+    if (handle.day !== day) {
+      handle.day = day;
+      handle.sentToday = 0;
+    }
+    if (handle.sentToday >= handle.maxPerDay) return false;
+    handle.sentToday += 1;
+    return true;
+  }
+
   function routedSend(route: RelayHandle[]): RoutedSend {
     const answered: string[] = [];
     const passedOver: Array<{ relay: string; reply: string }> = [];
@@ -206,10 +238,19 @@ export function createRelayRouter(options: RelayRouterOptions) {
         const candidates = usable.length > 0 ? usable : route;
         let last: DeliveryOutcome | undefined;
         for (const handle of candidates) {
+          // A daily quota reached: the relay is passed over like a down one, until the next UTC day.
+          if (!reserveToday(handle)) {
+            const reply = `Not sent: relay ${handle.name} took its ${handle.maxPerDay} messages of the day (maxPerDay)`;
+            passedOver.push({ relay: handle.name, reply });
+            last = { kind: 'deferred', code: 451, reply: `451 4.7.0 ${reply}`, durationMs: 0 };
+            continue;
+          }
           const wasProbe = handle.down && !handle.probing && now >= handle.probeAt;
           if (wasProbe) handle.probing = true;
           await handle.pacer?.take();
           const outcome = await handle.transport.send(message);
+          // Only what the relay took counts against its day.
+          if (outcome.kind !== 'sent') handle.sentToday -= 1;
           if (!observe(handle, outcome, wasProbe)) {
             if (!answered.includes(handle.name)) answered.push(handle.name);
             return outcome;
@@ -217,7 +258,8 @@ export function createRelayRouter(options: RelayRouterOptions) {
           passedOver.push({ relay: handle.name, reply: outcome.reply });
           last = outcome;
         }
-        if (!answered.includes(candidates.at(-1)!.name)) answered.push(candidates.at(-1)!.name);
+        const lastTried = candidates.at(-1)!.name;
+        if (!answered.includes(lastTried)) answered.push(lastTried);
         return last!;
       },
       verify: () => route[0]!.transport.verify(),

@@ -142,6 +142,36 @@ describe('relay router', () => {
     expect(backup.attempts).toBe(0);
   });
 
+  it('a relay that took its maxPerDay is passed over for the rest of the day; a quota on every relay defers the mail', async () => {
+    const limited = await peer();
+    const backup = await peer();
+    const table: RoutingTable = {
+      relays: new Map([
+        [1, { ...relay(1, 'limited', limited.url), maxPerDay: 2 }],
+        [2, { ...relay(2, 'backup', backup.url), maxPerDay: 1 }],
+      ]),
+      routes: [{ id: 1, apiKeyId: null, senderDomain: null, recipientDomain: null, lane: null, relayIds: [1, 2] }],
+    };
+    const r = routerOver(table);
+    // A refusal does not count against the day: only what the relay took.
+    limited.answer = (_message, index) => (index === 0 ? { code: 550, message: '5.7.1 No' } : { accept: true });
+    const trails = [];
+    const kinds = [];
+    for (let i = 0; i < 5; i++) {
+      const routed = (await r.route(mail))!;
+      kinds.push((await routed.transport.send(message(i))).kind);
+      trails.push(routed.trail());
+    }
+    expect(kinds).toEqual(['rejected', 'sent', 'sent', 'sent', 'deferred']);
+    expect(limited.received.map((m) => m.messageId)).toEqual(['<m1@test>', '<m2@test>']);
+    expect(backup.received.map((m) => m.messageId)).toEqual(['<m3@test>']);
+    expect(trails[3]).toEqual({
+      relay: 'backup',
+      passedOver: [{ relay: 'limited', reply: 'Not sent: relay limited took its 2 messages of the day (maxPerDay)' }],
+    });
+    expect(trails[4]!.passedOver!.map((p) => p.relay)).toEqual(['limited', 'backup']);
+  });
+
   it('matches domain patterns and routes in order; the pacer spaces takes by 1/rate', async () => {
     expect(domainMatches('example.com', 'example.com')).toBe(true);
     expect(domainMatches('example.com', 'mail.example.com')).toBe(false);
