@@ -214,17 +214,22 @@ export function createRelayRouter(options: RelayRouterOptions) {
     return false;
   }
 
-  /** Counts one message against the relay's day, or answers false when its quota is reached. */
-  function reserveToday(handle: RelayHandle): boolean {
-    if (handle.maxPerDay === null) return true;
+  /**
+   * Counts one message against the relay's day: 'full' when its quota is reached, else a function that gives the
+   * message back (a send the relay did not take), within the same day only.
+   */
+  function reserveToday(handle: RelayHandle): 'full' | (() => void) {
+    if (handle.maxPerDay === null) return () => undefined;
     const day = new Date().toISOString().slice(0, 10);
     if (handle.day !== day) {
       handle.day = day;
       handle.sentToday = 0;
     }
-    if (handle.sentToday >= handle.maxPerDay) return false;
+    if (handle.sentToday >= handle.maxPerDay) return 'full';
     handle.sentToday += 1;
-    return true;
+    return () => {
+      if (handle.day === day && handle.sentToday > 0) handle.sentToday -= 1;
+    };
   }
 
   function routedSend(route: RelayHandle[]): RoutedSend {
@@ -239,7 +244,8 @@ export function createRelayRouter(options: RelayRouterOptions) {
         let last: DeliveryOutcome | undefined;
         for (const handle of candidates) {
           // A daily quota reached: the relay is passed over like a down one, until the next UTC day.
-          if (!reserveToday(handle)) {
+          const reservation = reserveToday(handle);
+          if (reservation === 'full') {
             const reply = `Not sent: relay ${handle.name} took its ${handle.maxPerDay} messages of the day (maxPerDay)`;
             passedOver.push({ relay: handle.name, reply });
             last = { kind: 'deferred', code: 451, reply: `451 4.7.0 ${reply}`, durationMs: 0 };
@@ -250,7 +256,7 @@ export function createRelayRouter(options: RelayRouterOptions) {
           await handle.pacer?.take();
           const outcome = await handle.transport.send(message);
           // Only what the relay took counts against its day.
-          if (outcome.kind !== 'sent') handle.sentToday -= 1;
+          if (outcome.kind !== 'sent') reservation();
           if (!observe(handle, outcome, wasProbe)) {
             if (!answered.includes(handle.name)) answered.push(handle.name);
             return outcome;
