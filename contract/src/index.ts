@@ -17,3 +17,4 @@ export * from './suppressions.js';
 export * from './lanes.js';
 export * from './applications.js';
 export * from './statistics.js';
+export * from './relays.js';

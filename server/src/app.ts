@@ -47,6 +47,8 @@ import type { Store } from './store/connection.js';
 import { HTTP_LIMIT_DEFAULTS, type HttpLimits } from './config.js';
 import { webhookRoutes } from './http/webhooks.routes.js';
 import { applicationsRoutes } from './http/applications.routes.js';
+import { relaysRoutes } from './http/relays.routes.js';
+import { createRelayService, type RelayService } from './relays/relay.service.js';
 import { createApplicationService, type ApplicationService } from './applications/application.service.js';
 import { longestFailingEndpoint } from './webhooks/webhook.repository.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
@@ -103,6 +105,7 @@ export interface AppServices {
   contentRetention: ContentRetention;
   applications: ApplicationService;
   statistics: StatisticsService;
+  relays: RelayService;
 }
 
 type CompilersFactory = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
@@ -271,9 +274,14 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   await app.register(suppressionsRoutes, { auth, suppressions: createSuppressionService({ store: options.store, clock }) });
   const statistics = createStatisticsService({ store: options.store, clock });
   await app.register(statisticsRoutes, { auth, statistics });
+  const relays = createRelayService({ store: options.store, clock });
+  await app.register(relaysRoutes, { auth, relays });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });
 
-  return { app, services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications, statistics } };
+  return {
+    app,
+    services: { auth, mails, submissions, live, webhooks, alerts, bounces, contentRetention, applications, statistics, relays },
+  };
 }

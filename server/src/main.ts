@@ -15,6 +15,8 @@ import { systemClock, type Clock } from './clock.js';
 import { ConfigError, configWarnings, loadConfig, type Config } from './config.js';
 import { startCaptureRelay, type CaptureRelay } from './delivery/capture-relay.js';
 import { createRelayTransport, type RelayTransport } from './delivery/relay-transport.js';
+import { createRelayRouter, type RelayRouter } from './delivery/relay-router.js';
+import { routingDirectoryFor } from './relays/routing-table.js';
 import { createDkimSigner } from './delivery/dkim.js';
 import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
@@ -82,6 +84,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   // soon as its heartbeat is stale (delivery/lease-sweeper.ts).
   const instanceId = newInstanceId();
   let worker: DeliveryWorker | undefined;
+  let router: RelayRouter | undefined;
   if (config.worker) {
     let relayUrl = config.relayUrl;
     if (relayUrl === undefined) {
@@ -110,6 +113,24 @@ export async function start(config: Config, options: StartOptions = {}) {
           }
         : {}),
     });
+    // Named relays and routes (docs/relays.md): once routes exist, each mail goes through its route's relays, with
+    // failover; RELAY_URL's transport stays the default relay. RELAY_TLS_CA is trusted for every relay.
+    const relayTlsCa = config.relayTlsCaFile ? fs.readFileSync(config.relayTlsCaFile) : undefined;
+    const sign = config.dkim ? createDkimSigner(config.dkim) : undefined;
+    router = createRelayRouter({
+      directory: routingDirectoryFor(store),
+      defaultTransport: transport,
+      createTransport: (relay) =>
+        createRelayTransport(relay.url, {
+          ...(sign ? { sign } : {}),
+          maxConnections: relay.maxConnections,
+          connectionTimeoutMs: Math.min(30_000, (config.leaseSeconds * 1000) / 3),
+          socketTimeoutMs: RELAY_REPLY_TIMEOUT_MS,
+          tls: { mode: relay.tls, ...(relayTlsCa ? { ca: relayTlsCa } : {}) },
+          ...(relay.credentials ? { auth: { user: relay.credentials.username, pass: relay.credentials.password } } : {}),
+        }),
+      logger: log,
+    });
     // BOUNCE_DOMAIN: every attempt's envelope sender is the mail's return path (docs/bounces.md).
     const returnPaths = await services.bounces.returnPaths();
     const deliveryWorker = createDeliveryWorker({
@@ -117,6 +138,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       clock,
       workerId: instanceId,
       transport,
+      router,
       retryPolicy: createRetryPolicy({
         maxAttempts: config.retryMaxAttempts,
         maxAgeMs: config.retryMaxAgeMs,
@@ -339,6 +361,7 @@ export async function start(config: Config, options: StartOptions = {}) {
       await webhookDispatcher?.stop();
       // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once.
       await heartbeat.stop();
+      await router?.close();
       await transport?.close();
       await captureRelay?.close();
       await contentPurgeRun;

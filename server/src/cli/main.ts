@@ -30,6 +30,7 @@ import { generateDkimKey } from '../delivery/dkim.js';
 import { promptPassword, readPasswordFromStdin } from './read-password.js';
 import { runWebhookCommand, WEBHOOK_USAGE, WebhookUsageError } from './webhook-commands.js';
 import { runSuppressionCommand, SUPPRESSION_USAGE, SuppressionUsageError } from './suppression-command.js';
+import { runRelayCommand, RELAY_USAGE, RelayUsageError } from './relay-command.js';
 
 const USAGE = `Usage: npm run outbox -- <command>
 
@@ -59,6 +60,7 @@ const USAGE = `Usage: npm run outbox -- <command>
                                         and defer.test, so failures and retries show up too)
 ${WEBHOOK_USAGE}
 ${SUPPRESSION_USAGE}
+${RELAY_USAGE}
   dkim generate --domain D --selector S [--out FILE]
                                         write an RSA-2048 DKIM key (FILE, default DATA_DIR/dkim-S.pem) and
                                         print its path and the DNS TXT record to publish
@@ -132,6 +134,9 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
       selector: { type: 'string' },
       expires: { type: 'string' },
       lane: { type: 'string' },
+      'max-per-second': { type: 'string' },
+      'max-connections': { type: 'string' },
+      tls: { type: 'string' },
     },
   });
   const [group, action, name, argument] = positionals;
@@ -182,6 +187,10 @@ export async function runCli(argv: string[], out: (line: string) => void = conso
         { note: values.note, expires: values.expires, out: values.out, json: values.json },
         out,
       );
+      return;
+    }
+    if (group === 'relay') {
+      await runRelayCommand(store, action, name, argument, values, out);
       return;
     }
     const command = `${group} ${action ?? ''}`.trim();
@@ -350,6 +359,7 @@ if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.match(/c
       error instanceof UsageError ||
       error instanceof WebhookUsageError ||
       error instanceof SuppressionUsageError ||
+      error instanceof RelayUsageError ||
       error instanceof AppError ||
       error instanceof ImportError ||
       error instanceof BackupError

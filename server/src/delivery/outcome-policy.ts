@@ -47,6 +47,8 @@ export interface AttemptResult {
    * was sent to. Left out (tests of the mail-level rules): the mail counts as one recipient.
    */
   recipients?: { all: RecipientState[]; targets: string[] } | undefined;
+  /** Which named relay took the attempt, and those it failed over from (relay-router.ts); unset without routes. */
+  relay?: { relay: string; passedOver?: Array<{ relay: string; reply: string }> } | undefined;
 }
 
 /** A recipient whose outcome this attempt changes (an UPDATE of its envelope rows). */
@@ -113,6 +115,10 @@ export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, w
   if (outcome.kind === 'sent' && outcome.rejected.length > 0) detail.rejectedRecipients = outcome.rejected;
   if (outcome.kind === 'rejected' || outcome.kind === 'deferred') detail.code = outcome.code;
   if (result.recipients) detail.recipients = [...answers.values()];
+  if (result.relay) {
+    detail.relay = result.relay.relay;
+    if (result.relay.passedOver) detail.passedOver = result.relay.passedOver;
+  }
 
   let to: StatusTransition['to'];
   let type: MailEventType;

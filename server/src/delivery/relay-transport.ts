@@ -30,8 +30,11 @@ export type DeliveryOutcome =
   | { kind: 'rejected'; code: number; reply: string; recipients?: RecipientResult[]; durationMs: number }
   /** A 4xx: the relay may take it later. `recipients` when every recipient was refused at RCPT (some with 5xx maybe). */
   | { kind: 'deferred'; code: number; reply: string; recipients?: RecipientResult[]; durationMs: number }
-  /** No SMTP conversation could carry the mail (connection, timeout, TLS, DNS, relay login): transient. */
-  | { kind: 'unreachable'; reply: string; durationMs: number }
+  /**
+   * No SMTP conversation could carry the mail (connection, timeout, TLS, DNS, relay login): transient.
+   * `beforeTransaction`: it failed before MAIL FROM (connect, greeting, TLS, login), so the relay never saw the mail.
+   */
+  | { kind: 'unreachable'; reply: string; durationMs: number; beforeTransaction?: boolean }
   /** The mail itself cannot be sent (no recipients, unreadable message): permanent. */
   | { kind: 'invalid'; reply: string; durationMs: number };
 
@@ -71,6 +74,8 @@ export interface RelayTransportOptions {
   socketTimeoutMs?: number;
   /** Time allowed to open the TCP connection and to receive the greeting. */
   connectionTimeoutMs?: number;
+  /** The login, instead of one in the URL (a named relay's, kept apart from its URL: docs/relays.md). */
+  auth?: { user: string; pass: string } | undefined;
   /** Signs each message as it is sent (DKIM, dkim.ts); the stored bytes stay as they are. */
   sign?: ((raw: Buffer) => Promise<Buffer>) | undefined;
 }
@@ -197,6 +202,22 @@ function describeTlsFailure(error: unknown, tlsOptions: RelayTlsOptions): string
 /** nodemailer refuses a message larger than the relay's advertised SIZE before sending MAIL FROM. */
 const SIZE_LIMIT = /larger than allowed (\d+)/;
 
+/** A failed send as an outcome: a size refused before sending, a TLS failure explained, else classifyDeliveryError. */
+function describeFailure(error: unknown, size: number, tlsOptions: RelayTlsOptions, durationMs: number): DeliveryOutcome {
+  const failure = asNodemailerError(error);
+  const sizeLimit = failure.code === 'EMESSAGE' && failure.responseCode === undefined ? SIZE_LIMIT.exec(failure.message) : null;
+  if (sizeLimit) {
+    // The relay said in its EHLO reply that it takes nothing this large: sending it would only
+    // waste the transfer before the same refusal, so it is the relay's permanent answer.
+    const reply = `552 5.3.4 Not sent: the message is ${size} bytes and the relay accepts at most ${sizeLimit[1]} (SIZE in its EHLO reply)`;
+    return { kind: 'rejected', code: 552, reply, durationMs };
+  }
+  if (failure.code === 'ETLS' || CERTIFICATE_FAILURE.test(failure.message)) {
+    return { kind: 'unreachable', reply: describeTlsFailure(error, tlsOptions), durationMs };
+  }
+  return classifyDeliveryError(error, durationMs);
+}
+
 export function createRelayTransport(url: string, options: RelayTransportOptions = {}): RelayTransport {
   const { pool = true, maxConnections = 5, socketTimeoutMs, connectionTimeoutMs, idleTimeoutMs = 30_000 } = options;
   const tlsOptions: RelayTlsOptions = options.tls ?? { mode: 'opportunistic' };
@@ -204,7 +225,9 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
   // name from MAIL_HOSTNAME, so there is one place for each.
   const parsed = new URL(url);
   const secure = parsed.protocol === 'smtps:';
-  const auth = parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined;
+  const auth =
+    options.auth ??
+    (parsed.username ? { user: decodeURIComponent(parsed.username), pass: decodeURIComponent(parsed.password) } : undefined);
   const name = options.name ?? findEhloName();
   const smtpPool = createSmtpPool({
     // WHATWG URL keeps the brackets of an IPv6 host; a socket wants the bare address.
@@ -242,18 +265,14 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
         ];
         return { kind: 'sent', reply: info.response, accepted: info.accepted, rejected: info.rejected, recipients, durationMs: elapsed() };
       } catch (error) {
-        const failure = asNodemailerError(error);
-        const sizeLimit = failure.code === 'EMESSAGE' && failure.responseCode === undefined ? SIZE_LIMIT.exec(failure.message) : null;
-        if (sizeLimit) {
-          // The relay said in its EHLO reply that it takes nothing this large: sending it would only
-          // waste the transfer before the same refusal, so it is the relay's permanent answer.
-          const reply = `552 5.3.4 Not sent: the message is ${stored.length} bytes and the relay accepts at most ${sizeLimit[1]} (SIZE in its EHLO reply)`;
-          return { kind: 'rejected', code: 552, reply, durationMs: elapsed() };
-        }
-        if (failure.code === 'ETLS' || CERTIFICATE_FAILURE.test(failure.message)) {
-          return { kind: 'unreachable', reply: describeTlsFailure(error, tlsOptions), durationMs: elapsed() };
-        }
-        return classifyDeliveryError(error, elapsed());
+        const outcome = describeFailure(error, stored.length, tlsOptions, elapsed());
+        if (
+          outcome.kind === 'unreachable' &&
+          error instanceof Object &&
+          (error as { beforeTransaction?: unknown }).beforeTransaction === true
+        )
+          outcome.beforeTransaction = true;
+        return outcome;
       }
     },
     async verify(): Promise<boolean> {

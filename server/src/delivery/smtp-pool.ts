@@ -242,7 +242,14 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
 
   return {
     async send(envelope, raw) {
-      const slot = await acquire();
+      let slot: Slot;
+      try {
+        slot = await acquire();
+      } catch (error) {
+        // No transaction began: the relay never saw this mail (a router may take it elsewhere, relay-router.ts).
+        if (error && typeof error === 'object') Object.assign(error, { beforeTransaction: true });
+        throw error;
+      }
       try {
         const info = await run<SMTPConnection.SentMessageInfo>(slot, (done) =>
           slot.connection.send(

@@ -26,6 +26,7 @@ import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
 import { sendOnePerRecipient } from './per-recipient-send.js';
 import type { DeliveryOutcome, RecipientResult, RelayTransport } from './relay-transport.js';
+import type { RelayRouter, RelayTrail } from './relay-router.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { suppressedAmong } from '../suppression/suppression.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -62,6 +63,11 @@ export interface DeliveryWorkerOptions {
    * stored at submission. The From header is never changed.
    */
   returnPath?: (mailId: number, recipient: number) => string;
+  /**
+   * Named relays and routes (relay-router.ts, docs/relays.md): when the store has routes, each mail goes out through
+   * its route's relays, with failover; `transport` is then the default relay. Unset, or no route: `transport` alone.
+   */
+  router?: RelayRouter | undefined;
 }
 
 const MIN_PROBE_DELAY_MS = 100;
@@ -215,6 +221,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function deliver(mail: queue.ClaimedMail): Promise<void> {
     const { payload } = mail;
     let outcome: DeliveryOutcome;
+    let trail: RelayTrail | undefined;
     if (!payload?.raw || payload.envelopeTo.length === 0) {
       outcome = {
         kind: 'invalid',
@@ -238,8 +245,16 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
             durationMs: 0,
           };
         } else {
+          // The first matching route's relays, with failover (relay-router.ts); no route in the store: `transport`.
+          const routed = await options.router?.route({
+            apiKeyId: mail.api_key_id,
+            lane: mail.lane,
+            sender: payload.envelopeFrom,
+            recipients: to,
+          });
+          const via = routed?.transport ?? transport;
           outcome = returnPath
-            ? await sendOnePerRecipient(transport, {
+            ? await sendOnePerRecipient(via, {
                 raw,
                 to,
                 fromOf: (address) =>
@@ -248,7 +263,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
                     payload.recipients.findIndex((r) => r.address === address),
                   ),
               })
-            : await transport.send({ envelope: { from: payload.envelopeFrom, to }, raw });
+            : await via.send({ envelope: { from: payload.envelopeFrom, to }, raw });
+          trail = routed?.trail();
           if (suppressed.size > 0 && 'recipients' in outcome)
             outcome = { ...outcome, recipients: [...(outcome.recipients ?? []), ...suppressed.values()] };
         }
@@ -267,6 +283,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       outcome,
       at: clock.now(),
       ...(payload ? { recipients: { all: payload.recipients, targets: payload.envelopeTo } } : {}),
+      ...(trail ? { relay: trail } : {}),
     });
   }
 

@@ -28,6 +28,7 @@ import { statistics } from './migrations/024-statistics.js';
 import { contentRetention } from './migrations/025-content-retention.js';
 import { scheduledSends } from './migrations/026-scheduled-sends.js';
 import { lanes } from './migrations/027-lanes.js';
+import { relays } from './migrations/029-relays.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -55,6 +56,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '025-content-retention': contentRetention(),
     '026-scheduled-sends': scheduledSends(store.engine),
     '027-lanes': lanes(store.engine),
+    '029-relays': relays(store.engine),
   };
 }
 

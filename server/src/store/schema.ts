@@ -351,6 +351,42 @@ export interface StatisticsHourlyTable {
   latency_19: Generated<number>;
 }
 
+/** A named relay (migration 029, docs/relays.md); its login is in `relay_credentials`, never here. */
+export interface RelayTable {
+  id: Generated<number>;
+  name: string;
+  /** smtp:// or smtps://, host and port only. */
+  url: string;
+  /** 'require' | 'opportunistic' | 'off'. */
+  tls: string;
+  max_connections: number;
+  max_per_second: number | null;
+  max_per_day: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A relay's login, kept apart from its URL so that no read of `relays` shows it; not exported. */
+export interface RelayCredentialTable {
+  relay_id: number;
+  username: string;
+  password: string;
+}
+
+/** One rule of the ordered routes (migration 029): null match fields match anything. */
+export interface RouteTable {
+  id: Generated<number>;
+  position: number;
+  api_key_id: number | null;
+  sender_domain: string | null;
+  recipient_domain: string | null;
+  /** 0 transactional, 1 bulk, null any. */
+  lane: number | null;
+  /** JSON array of relay ids, the primary first; 0 is the default relay (RELAY_URL). */
+  relay_ids: string;
+  created_at: number;
+}
+
 export interface Database {
   mails: MailTable;
   mail_queue: MailQueueTable;
@@ -374,6 +410,9 @@ export interface Database {
   alert_states: AlertStateTable;
   alert_history: AlertHistoryTable;
   statistics_hourly: StatisticsHourlyTable;
+  relays: RelayTable;
+  relay_credentials: RelayCredentialTable;
+  routes: RouteTable;
 }
 
 export type MailRow = Selectable<MailTable>;
@@ -387,6 +426,8 @@ export type NewApplicationEventRow = Insertable<ApplicationEventTable>;
 export type OperatorRow = Selectable<OperatorTable>;
 export type SessionRow = Selectable<SessionTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
+export type RelayRow = Selectable<RelayTable>;
+export type RouteRow = Selectable<RouteTable>;
 export type InstanceRow = Selectable<InstanceTable>;
 export type BounceReportRow = Selectable<BounceReportTable>;
 export type SuppressionRow = Selectable<SuppressionTable>;

@@ -39,6 +39,8 @@ export const EXPORTED_TABLES: ReadonlyArray<{ name: TableName; key: string; iden
   { name: 'alert_states', key: 'rule' },
   { name: 'alert_history', key: 'id', identity: true },
   { name: 'statistics_hourly', key: 'id', identity: true },
+  { name: 'relays', key: 'id', identity: true },
+  { name: 'routes', key: 'id', identity: true },
 ];
 
 /** Tables an export leaves out, each with why. Every other table of the schema must be in EXPORTED_TABLES. */
@@ -47,6 +49,7 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   instances: 'heartbeats of the processes running now; the new store gets its own within 5 s',
   status_counts: 'rebuilt from the imported mails, exactly (rebuildStatusCounts)',
   mail_search_keys: "derived from each mail's text; the import writes them (PostgreSQL only)",
+  relay_credentials: "relays' logins never leave the store in plain text; set them again after an import (docs/relays.md)",
 };
 
 /** How the import writes what only the one writer of statuses may write (mail/write/). */

@@ -14,10 +14,11 @@ export interface SmtpPeer {
   close(): Promise<void>;
 }
 
-export async function startSmtpPeer(options: SMTPServerOptions = {}): Promise<SmtpPeer> {
+/** `port`: 0 (the default) lets the OS choose; a given one brings a peer back where a test closed it. */
+export async function startSmtpPeer(options: SMTPServerOptions = {}, port = 0): Promise<SmtpPeer> {
   const server = new SMTPServer({ authOptional: true, disableReverseLookup: true, logger: false, closeTimeout: 1000, ...options });
   server.on('error', () => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   const address = server.server.address();
   if (typeof address !== 'object' || address === null) throw new Error('The SMTP peer has no address');
   return {

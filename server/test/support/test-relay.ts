@@ -34,7 +34,8 @@ export interface TestRelay {
   close(): Promise<void>;
 }
 
-export async function startTestRelay(): Promise<TestRelay> {
+/** `port`: where to listen (0, the default: any free port), e.g. to bring a relay back on the port it had. */
+export async function startTestRelay(port = 0): Promise<TestRelay> {
   const relay: TestRelay = {
     url: '',
     port: 0,
@@ -48,50 +49,53 @@ export async function startTestRelay(): Promise<TestRelay> {
     close: async () => undefined,
   };
   // A client killed mid-session (the crash test) resets its connection; that is not the relay's failure.
-  const peer = await startSmtpPeer({
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    onMailFrom(address, _session, callback) {
-      relay.transactions += 1;
-      relay.dialogue.push(`C: MAIL FROM:<${address.address}>`, 'S: 250 Accepted');
-      callback();
-    },
-    onRcptTo(address, _session, callback) {
-      const answer = relay.rcptAnswer(address.address, relay.transactions - 1);
-      relay.dialogue.push(`C: RCPT TO:<${address.address}>`);
-      if ('accept' in answer) {
-        relay.dialogue.push('S: 250 Accepted');
+  const peer = await startSmtpPeer(
+    {
+      disabledCommands: ['STARTTLS', 'AUTH'],
+      onMailFrom(address, _session, callback) {
+        relay.transactions += 1;
+        relay.dialogue.push(`C: MAIL FROM:<${address.address}>`, 'S: 250 Accepted');
         callback();
-      } else {
-        relay.dialogue.push(`S: ${answer.code} ${answer.message}`);
-        callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
-      }
+      },
+      onRcptTo(address, _session, callback) {
+        const answer = relay.rcptAnswer(address.address, relay.transactions - 1);
+        relay.dialogue.push(`C: RCPT TO:<${address.address}>`);
+        if ('accept' in answer) {
+          relay.dialogue.push('S: 250 Accepted');
+          callback();
+        } else {
+          relay.dialogue.push(`S: ${answer.code} ${answer.message}`);
+          callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
+        }
+      },
+      onData(stream, session, callback) {
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.once('end', () => {
+          const raw = Buffer.concat(chunks);
+          const message: RelayedMessage = {
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            rcptTo: session.envelope.rcptTo.map((r) => r.address),
+            raw,
+            messageId: /^message-id:\s*(.+)$/im.exec(raw.toString('latin1'))?.[1]?.trim(),
+          };
+          const answer = relay.answer(message, relay.attempts++);
+          setTimeout(() => {
+            relay.dialogue.push(`C: DATA (${raw.length} bytes, Message-ID ${message.messageId ?? 'none'})`);
+            if ('accept' in answer) {
+              relay.received.push(message);
+              relay.dialogue.push(`S: 250 OK test relay ${relay.received.length}`);
+              callback(null, `OK test relay ${relay.received.length}`);
+            } else {
+              relay.dialogue.push(`S: ${answer.code} ${answer.message}`);
+              callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
+            }
+          }, relay.delayMs);
+        });
+      },
     },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.once('end', () => {
-        const raw = Buffer.concat(chunks);
-        const message: RelayedMessage = {
-          mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
-          rcptTo: session.envelope.rcptTo.map((r) => r.address),
-          raw,
-          messageId: /^message-id:\s*(.+)$/im.exec(raw.toString('latin1'))?.[1]?.trim(),
-        };
-        const answer = relay.answer(message, relay.attempts++);
-        setTimeout(() => {
-          relay.dialogue.push(`C: DATA (${raw.length} bytes, Message-ID ${message.messageId ?? 'none'})`);
-          if ('accept' in answer) {
-            relay.received.push(message);
-            relay.dialogue.push(`S: 250 OK test relay ${relay.received.length}`);
-            callback(null, `OK test relay ${relay.received.length}`);
-          } else {
-            relay.dialogue.push(`S: ${answer.code} ${answer.message}`);
-            callback(Object.assign(new Error(answer.message), { responseCode: answer.code }));
-          }
-        }, relay.delayMs);
-      });
-    },
-  });
+    port,
+  );
   relay.port = peer.port;
   relay.url = peer.url;
   relay.close = peer.close;

@@ -5,7 +5,9 @@
  * relay, and closes the store.
  */
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
+import { createRelayRouter, type RelayRouter } from '../../src/delivery/relay-router.js';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
+import { routingDirectoryFor } from '../../src/relays/routing-table.js';
 import { createRetryPolicy, type RetryPolicyOptions } from '../../src/delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { createTestContext, type TestContext } from './context.js';
@@ -22,6 +24,8 @@ export interface WorkerOptions {
   concurrency?: number;
   /** The relay transport's connection and socket timeouts (15 s by default). */
   relayTimeoutMs?: number;
+  /** One envelope per recipient with this return path (as BOUNCE_DOMAIN does, per-recipient-send.ts). */
+  returnPath?: (mailId: number, recipient: number) => string;
 }
 
 export interface WorkerHarness {
@@ -41,6 +45,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
   const principal = (await context.services.auth.findApiKeyPrincipal(key))!;
   const workers: DeliveryWorker[] = [];
   const transports: RelayTransport[] = [];
+  const routers: RelayRouter[] = [];
   return {
     context,
     relay,
@@ -51,15 +56,31 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
       const timeoutMs = options.relayTimeoutMs ?? 15_000;
       const transport = createRelayTransport(options.relayUrl ?? relay.url, { connectionTimeoutMs: timeoutMs, socketTimeoutMs: timeoutMs });
       transports.push(transport);
+      // As main.ts: named relays and routes when the store has routes (docs/relays.md), else `transport` alone.
+      const router = createRelayRouter({
+        directory: routingDirectoryFor(context.store),
+        defaultTransport: transport,
+        createTransport: (relay) =>
+          createRelayTransport(relay.url, {
+            maxConnections: relay.maxConnections,
+            connectionTimeoutMs: timeoutMs,
+            socketTimeoutMs: timeoutMs,
+            tls: { mode: relay.tls },
+            ...(relay.credentials ? { auth: { user: relay.credentials.username, pass: relay.credentials.password } } : {}),
+          }),
+      });
+      routers.push(router);
       const worker = createDeliveryWorker({
         store: context.store,
         clock: context.clock,
         transport,
+        router,
         retryPolicy: createRetryPolicy({ maxAttempts: 3, baseDelayMs: MINUTE, jitter: 0, maxAgeMs: 24 * 60 * MINUTE, ...options.retry }),
         concurrency: options.concurrency ?? 10,
         leaseMs: options.leaseMs ?? MINUTE,
         pollIntervalMs: 20,
         flushDelayMs: 1,
+        ...(options.returnPath ? { returnPath: options.returnPath } : {}),
       });
       worker.start();
       workers.push(worker);
@@ -67,6 +88,7 @@ export async function createWorkerHarness(): Promise<WorkerHarness> {
     },
     async close() {
       await Promise.all(workers.splice(0).map((w) => w.stop({ graceMs: 0 })));
+      for (const router of routers.splice(0)) await router.close();
       for (const transport of transports.splice(0)) await transport.close();
       await relay.close();
       await context.close();

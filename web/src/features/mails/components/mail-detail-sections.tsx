@@ -271,11 +271,14 @@ const DETAIL_LABELS: Record<string, string> = {
   recipients: 'Recipients',
   reason: 'Reason',
   heldBy: 'Held by',
+  relay: 'Relay',
+  passedOver: 'Failed over from',
 };
 
 function recipientLine(value: unknown): string {
   if (!isObject(value)) return String(value);
-  const address = typeof value.address === 'string' ? value.address : '';
+  // A recipient's answer ({address, outcome, reply}) or a relay failed over from ({relay, reply}, docs/relays.md).
+  const address = typeof value.address === 'string' ? value.address : typeof value.relay === 'string' ? value.relay : '';
   const outcome = typeof value.outcome === 'string' ? value.outcome : '';
   const reply = typeof value.reply === 'string' ? value.reply : '';
   return [address, outcome, reply].filter(Boolean).join(' · ');

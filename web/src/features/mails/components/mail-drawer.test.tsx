@@ -343,6 +343,37 @@ describe('MailDrawer', () => {
     expect(log.textContent).not.toContain('{');
   });
 
+  it('names the relay that took an attempt and the relays it failed over from (docs/relays.md)', async () => {
+    renderDrawer(
+      buildDetail({
+        events: [
+          {
+            at: '2026-11-23T13:05:10.000Z',
+            actor: 'worker:w1',
+            type: 'sent',
+            fromStatus: 2,
+            toStatus: 3,
+            detail: {
+              attempt: 1,
+              reply: '250 OK',
+              relay: 'backup',
+              passedOver: [{ relay: 'primary', reply: 'connect ECONNREFUSED 127.0.0.1:2525' }],
+            },
+          },
+        ],
+      }),
+    );
+    const log = await section('Event log');
+    const detail = log.querySelector('dl.event-detail')!;
+    const pairs = Array.from(detail.querySelectorAll('dt'), (dt) => [dt.textContent, dt.nextElementSibling?.textContent]);
+    expect(pairs).toEqual([
+      ['Attempt', '1'],
+      ['Reply', '250 OK'],
+      ['Relay', 'backup'],
+      ['Failed over from', 'primary · connect ECONNREFUSED 127.0.0.1:2525'],
+    ]);
+  });
+
   it("lists the webhook deliveries of the mail's events with their state and last answer", async () => {
     server.use(
       http.get('/api/v1/mail/:id/webhook-deliveries', () =>
