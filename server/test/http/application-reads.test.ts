@@ -63,7 +63,7 @@ beforeAll(async () => {
   // One mail delivered: ann accepted, bob refused for good.
   relay.rcptAnswer = (address) => (address === 'bob@example.net' ? { code: 550, message: '5.1.1 No such user' } : { accept: true });
   const delivered = await submit(shopKey, mail({ subject: 'delivered' }));
-  const transport = createRelayTransport(relay.url, { connectionTimeoutMs: 2_000, socketTimeoutMs: 5_000 });
+  const transport = createRelayTransport(relay.url, { connectionTimeoutMs: 15_000, socketTimeoutMs: 15_000 });
   const worker = createDeliveryWorker({
     store: context.store,
     clock: context.clock,

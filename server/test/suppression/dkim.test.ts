@@ -25,8 +25,8 @@ beforeAll(async () => {
   relay = await startTestRelay();
   transport = createRelayTransport(relay.url, {
     sign: createDkimSigner({ domain: 'shop.example', selector: 'outbox1', privateKeyFile: file }),
-    connectionTimeoutMs: 2_000,
-    socketTimeoutMs: 5_000,
+    connectionTimeoutMs: 15_000,
+    socketTimeoutMs: 15_000,
   });
 });
 afterAll(async () => {
