@@ -318,7 +318,8 @@ describe('Overview → the mails list', () => {
     await user.click(await screen.findByRole('button', { name: 'Overview' }));
     const dialog = await screen.findByRole('dialog', { name: 'Overview' });
     const table = await within(dialog).findByRole('table', { name: /Applications over the range/ });
-    await user.click(within(table).getByRole('button', { name: 'billing' }));
+    // The table is drawn before each application's figures arrive: wait for the row, as a loaded machine is slow to.
+    await user.click(await within(table).findByRole('button', { name: 'billing' }, { timeout: 10_000 }));
 
     await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Overview' })).toBeNull());
     expect(await screen.findByText('Invoice of billing')).toBeInTheDocument();
