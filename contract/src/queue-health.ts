@@ -25,6 +25,11 @@ export const QueueHealth = Type.Object({
   liveWorkers: Type.Integer({
     description: 'Instances with the worker role whose heartbeat is live (GET /api/v1/instances). 0: no worker is running',
   }),
+  relaysDown: Type.Optional(
+    Type.Array(Type.String(), {
+      description: 'Relays a live worker reports down (GET /api/v1/relays/health), by name; the health strip names them',
+    }),
+  ),
 });
 export type QueueHealth = Static<typeof QueueHealth>;
 

@@ -128,3 +128,36 @@ export const PutRoutesBody = Type.Object(
   { additionalProperties: false },
 );
 export type PutRoutesBody = Static<typeof PutRoutesBody>;
+
+/**
+ * A relay's health as the workers see it (issue 38 items 4 and 7; docs/relays.md#health): each worker process
+ * publishes what it saw of each relay it sends through (on a change at once, and its figures with each heartbeat);
+ * `GET /api/v1/relays/health` folds the live workers' reports into one line per relay, the default one included.
+ */
+export const RELAY_STATES = ['up', 'throttled', 'down', 'idle'] as const;
+/**
+ * `up`: its last answers were clean; `throttled`: it answered a throttling reply (421/450/454 naming a rate or too
+ * many connections) and its rate is lowered; `down`: unreachable or deferring everything, its mails go to the
+ * next relay of their route; `idle`: no live worker has sent through it since it started.
+ */
+export type RelayState = (typeof RELAY_STATES)[number];
+
+export const RelayHealth = Type.Object({
+  relay: Type.String({ description: 'The relay name; "default" is RELAY_URL (or the capture relay)' }),
+  state: Type.Unsafe<RelayState>({ type: 'string', enum: [...RELAY_STATES], description: 'The worst any live worker reports' }),
+  since: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it entered that state' }),
+  ratePerSecond: Type.Union([Type.Number(), Type.Null()], {
+    description: 'The rate the workers send to it now, summed over live workers; null: no limit set and none learned',
+  }),
+  maxPerSecond: Type.Union([Type.Integer(), Type.Null()], { description: 'Its configured rate per worker process' }),
+  sentToday: Type.Integer({ description: 'Messages it took this UTC day, summed over live workers' }),
+  maxPerDay: Type.Union([Type.Integer(), Type.Null()], { description: 'Its daily quota per worker process' }),
+  quotaUsed: Type.Union([Type.Number(), Type.Null()], {
+    description: 'The largest share of its daily quota any one worker used today (0..1); null without a quota',
+  }),
+  lastError: Type.Union([Type.String(), Type.Null()], { description: 'The last reply that was not a 2xx, or why it could not be reached' }),
+  lastErrorAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+  latencyMs: Type.Union([Type.Number(), Type.Null()], { description: 'Median time of its recent sends, connection to reply' }),
+  workers: Type.Integer({ description: 'Live workers that reported on it' }),
+});
+export type RelayHealth = Static<typeof RelayHealth>;

@@ -19,7 +19,11 @@ async function box(locator: Locator) {
 test.describe('Table cells', () => {
   test('§3 From cell: sender name above sender mail', async ({ app }) => {
     const { list } = await app.login();
-    for (const index of [0, 1, list.data.length - 1]) {
+    // Other specs share this server and may submit mails without a sender name while this one runs; the
+    // layout is checked on rows that have both lines (the every-row check below covers the others).
+    const named = list.data.flatMap((mail, index) => (mail.fromName ? [index] : []));
+    expect(named.length, 'mails with a sender name on the first page').toBeGreaterThanOrEqual(3);
+    for (const index of [named[0]!, named[1]!, named[named.length - 1]!]) {
       const mail = list.data[index]!;
       await app.scrollToRow(index);
       const cell = app.cell(app.row(index), 'From');

@@ -23,8 +23,10 @@ afterEach(async () => {
 for (const form of ['ids', 'filter'] as const)
   it(`bulk dequeue by ${form} against a delivering worker: each mail is moved or skipped, exactly once, and no moved mail is delivered`, async () => {
     relay = await startTestRelay();
-    // A slow provider keeps the worker busy for the whole race rather than done before the bulk request lands.
-    relay.delayMs = 40;
+    // A slow provider keeps the worker busy for the whole race rather than done before the bulk request lands,
+    // and keeps a leased mail Processing long enough that the skip reason, read just after the chunk's
+    // conditional update, still says so (with 40 ms a loaded CI machine finished every leased mail in between).
+    relay.delayMs = 250;
     environment = await freshEnvironment({ RELAY_URL: relay.url, WORKER_CONCURRENCY: '4' });
     running = await startInProcess(environment.env);
     const baseUrl = `http://127.0.0.1:${running.httpPort}`;
