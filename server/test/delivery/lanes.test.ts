@@ -7,6 +7,7 @@ import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
 import { auth, getMailDetail, loginAs, type TestContext } from '../support/context.js';
+import { waitUntil } from '../support/net.js';
 import { smtpSessionWithData } from '../support/smtp-session.js';
 import { startSmtpIntake, type SmtpIntake } from '../support/smtp-intake.js';
 import type { TestRelay } from '../support/test-relay.js';
@@ -158,6 +159,7 @@ describe('lanes', () => {
     harness.startWorker({ concurrency: 4 });
     await waitForReceived(61);
     expect(receivedFrom()).toContain('shop');
-    expect((await getMailDetail(context, operator, id!)).status).toBe(MailStatus.ProviderSent);
+    // The relay's 250 comes before the worker writes the outcome: wait for the record to say so.
+    await waitUntil(async () => (await getMailDetail(context, operator, id!)).status === MailStatus.ProviderSent, { timeoutMs: 10_000 });
   });
 });
