@@ -5,10 +5,10 @@
  * messages per client bounded like the submission listener's. What to do with a report is the caller's
  * `receive`, so this module knows nothing of the store.
  */
-import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { AppError } from '../errors.js';
-import { clientKey, createSessionLimits, type SmtpConnections } from '../net/smtp-session-limits.js';
+import { closeSmtp, createGuardedSmtpServer, listenSmtp, readMessage, smtpError } from '../net/smtp-server.js';
+import { clientKey } from '../net/smtp-session-limits.js';
 import { isStoreFullError } from '../store-errors.js';
 
 export interface BounceListenerLogger {
@@ -53,22 +53,6 @@ export const BOUNCE_MAX_MESSAGE_BYTES = 1024 * 1024;
 /** RFC 5321's "insufficient system storage", temporary: the reporting MTA keeps the report and tries again. */
 const STORE_FULL_REPLY = '4.3.1 Insufficient system storage: the report store is full; try again later';
 
-function smtpError(responseCode: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode });
-}
-
-function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => {
-      // Past the limit the bytes are drained, not kept.
-      if (!stream.sizeExceeded) chunks.push(chunk);
-    });
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-    stream.once('error', reject);
-  });
-}
-
 export async function startBounceListener(options: BounceListenerOptions): Promise<BounceListener> {
   const {
     host = '127.0.0.1',
@@ -87,80 +71,56 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
   } = options;
   const rate = createRateWindow(maxMessagesPerMinute, now);
   // One client (an IPv4 address or an IPv6 /64) must not hold every session and lock real MTAs out, nor keep one
-  // open without ever sending a report (net/smtp-session-limits.ts). Made once the server exists.
-  const limits = createSessionLimits(
-    // Read when a session needs closing, by then `server` exists.
+  // open without ever sending a report (net/smtp-session-limits.ts).
+  const { server, limits } = createGuardedSmtpServer(
     {
-      get connections() {
-        return (server as unknown as SmtpConnections).connections;
+      name: 'outbox-bounces',
+      banner: 'Outbox bounce listener',
+      authOptional: true,
+      disabledCommands: ['AUTH', 'STARTTLS'],
+      size: maxMessageBytes,
+      onMailFrom(_address: SMTPServerAddress, session, callback) {
+        if (!rate.take(clientKey(session.remoteAddress))) {
+          logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'bounce listener: client over its rate');
+          return callback(
+            smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`),
+          );
+        }
+        // The reserve is asked before the report is sent, so a full store costs the reporter no upload.
+        hasRoom().then(
+          (room) => (room ? callback() : callback(smtpError(452, STORE_FULL_REPLY))),
+          () => callback(),
+        );
+      },
+      onRcptTo(address: SMTPServerAddress, session, callback) {
+        Promise.resolve(isReturnPath(address.address)).then(
+          (valid) => {
+            if (valid) return callback();
+            logger?.warn({ session: session.id, rcptTo: address.address }, 'bounce listener: not a return path of ours');
+            return callback(smtpError(550, `5.1.1 <${address.address}>: no such return path here`));
+          },
+          (error: unknown) => {
+            logger?.error({ err: error, session: session.id }, 'bounce listener: return path check failed');
+            callback(smtpError(451, '4.3.0 Temporary failure, try again'));
+          },
+        );
+      },
+      onData(stream, session, callback) {
+        handleData(stream, session).then(
+          (reply) => {
+            limits.progressed(session.id);
+            callback(null, reply);
+          },
+          (error: Error) => callback(error),
+        );
       },
     },
-    {
-      maxPerClient: maxConnectionsPerClient,
-      noProgressMs,
-      noProgressReason: 'no report handed over',
-      ...(logger ? { logger } : {}),
-    },
+    { maxConnections, maxConnectionsPerClient, noProgressMs, noProgressReason: 'no report handed over', closeTimeoutMs, logger },
   );
-
-  const server = new SMTPServer({
-    name: 'outbox-bounces',
-    banner: 'Outbox bounce listener',
-    authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    size: maxMessageBytes,
-    maxClients: maxConnections,
-    disableReverseLookup: true,
-    closeTimeout: closeTimeoutMs,
-    logger: false,
-    onConnect(session, callback) {
-      if (!limits.admit(session))
-        return callback(smtpError(421, `4.7.0 Too many connections from your address: at most ${maxConnectionsPerClient} at once`));
-      return callback();
-    },
-    onClose(session) {
-      limits.release(session.id);
-    },
-    onMailFrom(_address: SMTPServerAddress, session, callback) {
-      if (!rate.take(clientKey(session.remoteAddress))) {
-        logger?.warn({ session: session.id, remoteAddress: session.remoteAddress }, 'bounce listener: client over its rate');
-        return callback(
-          smtpError(421, `4.7.0 Too many reports from ${session.remoteAddress}: at most ${maxMessagesPerMinute} a minute, try later`),
-        );
-      }
-      // The reserve is asked before the report is sent, so a full store costs the reporter no upload.
-      hasRoom().then(
-        (room) => (room ? callback() : callback(smtpError(452, STORE_FULL_REPLY))),
-        () => callback(),
-      );
-    },
-    onRcptTo(address: SMTPServerAddress, session, callback) {
-      Promise.resolve(isReturnPath(address.address)).then(
-        (valid) => {
-          if (valid) return callback();
-          logger?.warn({ session: session.id, rcptTo: address.address }, 'bounce listener: not a return path of ours');
-          return callback(smtpError(550, `5.1.1 <${address.address}>: no such return path here`));
-        },
-        (error: unknown) => {
-          logger?.error({ err: error, session: session.id }, 'bounce listener: return path check failed');
-          callback(smtpError(451, '4.3.0 Temporary failure, try again'));
-        },
-      );
-    },
-    onData(stream, session, callback) {
-      handleData(stream, session).then(
-        (reply) => {
-          limits.progressed(session.id);
-          callback(null, reply);
-        },
-        (error: Error) => callback(error),
-      );
-    },
-  });
   server.on('error', (error) => logger?.warn({ err: error }, 'bounce listener connection error'));
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const raw = await readStream(stream);
+    const raw = await readMessage(stream);
     if (stream.sizeExceeded) throw smtpError(552, `5.3.4 Message too big: the limit is ${maxMessageBytes} bytes`);
     const envelopeFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const envelopeTo = session.envelope.rcptTo.map((recipient) => recipient.address);
@@ -178,19 +138,11 @@ export async function startBounceListener(options: BounceListenerOptions): Promi
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, host, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const boundPort = await listenSmtp(server, port, host);
   logger?.info({ port: boundPort }, 'bounce listener listening');
   return {
     port: boundPort,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => closeSmtp(server),
   };
 }
 

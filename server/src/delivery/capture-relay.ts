@@ -7,9 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
-import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import { systemClock } from '../clock.js';
 import type { Clock } from '../clock.js';
+import { closeSmtp, listenSmtp, readMessage, smtpError } from '../net/smtp-server.js';
 
 export interface Logger {
   info(obj: object, msg?: string): void;
@@ -70,10 +71,6 @@ export function capturedDir(dataDir: string): string {
   return path.join(dataDir, 'captured');
 }
 
-function smtpError(responseCode: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode });
-}
-
 function domainOf(address: string): string {
   return address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 }
@@ -82,15 +79,6 @@ function mailFromParams(session: SMTPServerSession): Record<string, string> {
   const args = session.envelope.mailFrom ? session.envelope.mailFrom.args : false;
   if (!args) return {};
   return Object.fromEntries(Object.entries(args).map(([key, value]) => [key.toUpperCase(), String(value)]));
-}
-
-function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-    stream.once('error', reject);
-  });
 }
 
 export async function startCaptureRelay(options: CaptureRelayOptions): Promise<CaptureRelay> {
@@ -185,7 +173,7 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
         stream.once('end', () => callback(null, 'OK: discarded'));
         return;
       }
-      readStream(stream)
+      readMessage(stream)
         .then((raw) => {
           if (stream.sizeExceeded) throw smtpError(552, `5.3.4 Message too big: the limit is ${maxMessageBytes} bytes`);
           const dialogue = [...(dialogues.get(session.id) ?? []), 'C: <message content>'];
@@ -207,22 +195,14 @@ export async function startCaptureRelay(options: CaptureRelayOptions): Promise<C
   });
   server.on('error', (error) => logger?.warn({ err: error }, 'capture relay connection error'));
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, host, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const boundPort = await listenSmtp(server, port, host);
   const urlHost = host.includes(':') ? `[${host}]` : host;
   logger?.info({ port: boundPort, store }, 'capture relay listening');
 
   return {
     port: boundPort,
     url: `smtp://${urlHost}:${boundPort}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => closeSmtp(server),
   };
 }
 

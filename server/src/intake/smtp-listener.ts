@@ -6,10 +6,10 @@
  * module knows nothing of the store.
  */
 import type { Socket } from 'node:net';
-import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
-import { clientKey, createSessionLimits, type SmtpConnections } from '../net/smtp-session-limits.js';
+import { closeSmtp, createGuardedSmtpServer, listenSmtp, readMessage, smtpError } from '../net/smtp-server.js';
+import { clientKey } from '../net/smtp-session-limits.js';
 import { isValidAddress } from '../submission/message-builder.js';
 import { checkLineBreaks, ensureDate, ensureMessageId, removeBcc, takeFields } from './message-headers.js';
 import { LANE_CODES, LANE_HEADER, LANES, SEND_AT_HEADER, type Lane } from '@outbox/contract';
@@ -76,30 +76,12 @@ export interface SmtpListener {
 
 const DEFAULT_MAX_MESSAGE_BYTES = 25 * 1024 * 1024;
 
-function smtpError(responseCode: number, message: string): Error {
-  return Object.assign(new Error(message), { responseCode });
-}
-
 /** The SMTP code an accept() error asks for, when it names a valid failure code. */
 function requestedCode(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const fields = error as { smtpCode?: unknown; responseCode?: unknown };
   const code = typeof fields.smtpCode === 'number' ? fields.smtpCode : fields.responseCode;
   return typeof code === 'number' && Number.isInteger(code) && code >= 400 && code < 600 ? code : undefined;
-}
-
-function readStream(stream: SMTPServerDataStream): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let kept = true;
-    stream.on('data', (chunk: Buffer) => {
-      // Past the limit the bytes are drained but not kept, so an oversize message cannot exhaust memory.
-      if (stream.sizeExceeded) kept = false;
-      if (kept) chunks.push(chunk);
-    });
-    stream.once('end', () => resolve(Buffer.concat(chunks)));
-    stream.once('error', reject);
-  });
 }
 
 /**
@@ -154,100 +136,78 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
   /** Each session's key, in memory only (never logged), to ask the store again for every message. */
   const sessionKeys = new Map<string, string>();
   // One client (an IPv4 address or an IPv6 /64) must not take every session of maxConnections from the others, nor
-  // hold one without logging in (net/smtp-session-limits.ts). Made once the server exists, before any session.
-  const limits = createSessionLimits(
-    // Read when a session needs closing, by then `server` exists.
+  // hold one without logging in (net/smtp-session-limits.ts).
+  const { server, limits } = createGuardedSmtpServer(
     {
-      get connections() {
-        return (server as unknown as SmtpConnections).connections;
+      name: 'outbox',
+      banner: 'Outbox submission: AUTH with an API key as the password',
+      authMethods: ['PLAIN', 'LOGIN'],
+      authOptional: false,
+      authRequiredMessage: '5.7.0 Authentication required: AUTH PLAIN or LOGIN with an API key as the password',
+      // Without a certificate the listener is for loopback clients, where a plaintext AUTH exposes nothing.
+      allowInsecureAuth: tls === undefined,
+      ...(tls ? { key: tls.key, cert: tls.cert } : { disabledCommands: ['STARTTLS'] }),
+      size: maxMessageBytes,
+      onAuth(auth, session, callback) {
+        const apiKey = auth.password ?? '';
+        authenticate(apiKey).then(
+          (principal) => {
+            if (principal === undefined) {
+              const delayMs = authFailures.fail(clientKey(session.remoteAddress));
+              logger?.warn({ session: session.id, remoteAddress: session.remoteAddress, delayMs }, 'smtp auth failed');
+              const timer = setTimeout(() => callback(smtpError(535, '5.7.8 Authentication failed')), delayMs);
+              timer.unref();
+              return;
+            }
+            authFailures.succeed(clientKey(session.remoteAddress));
+            limits.exempt(session.id);
+            principals.set(session.id, principal);
+            sessionKeys.set(session.id, apiKey);
+            // smtp-server only needs a truthy user; the key itself must not end up in its logs.
+            callback(null, { user: session.id });
+          },
+          (error: unknown) => {
+            logger?.error({ err: error, session: session.id }, 'smtp auth lookup failed');
+            callback(smtpError(454, '4.7.0 Temporary authentication failure, try again'));
+          },
+        );
+      },
+      onMailFrom(address: SMTPServerAddress, session, callback) {
+        // The null sender `<>` (RFC 5321 §4.5.5): auto-replies and bounces (RFC 3834) must not be answered.
+        if (address.address !== '' && !isValidAddress(address.address)) {
+          return callback(smtpError(553, `5.1.7 Sender address <${address.address}> is not valid`));
+        }
+        return callback();
+      },
+      onRcptTo(address: SMTPServerAddress, session, callback) {
+        if (!isValidAddress(address.address)) {
+          return callback(smtpError(553, `5.1.3 Recipient address <${address.address}> is not valid`));
+        }
+        if (session.envelope.rcptTo.length >= maxRecipients) {
+          // 452 lets the client send the rest in another transaction (RFC 5321 §4.5.3.1.10).
+          return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per mail`));
+        }
+        return callback();
+      },
+      onData(stream, session, callback) {
+        handleData(stream, session).then(
+          (reply) => callback(null, reply),
+          (error: Error) => callback(error),
+        );
+      },
+      onClose(session) {
+        principals.delete(session.id);
+        sessionKeys.delete(session.id);
       },
     },
-    {
-      maxPerClient: maxConnectionsPerClient,
-      noProgressMs,
-      noProgressReason: 'no AUTH',
-      ...(logger ? { logger } : {}),
-    },
+    { maxConnections, maxConnectionsPerClient, noProgressMs, noProgressReason: 'no AUTH', closeTimeoutMs, logger },
   );
-
-  const server = new SMTPServer({
-    name: 'outbox',
-    banner: 'Outbox submission: AUTH with an API key as the password',
-    authMethods: ['PLAIN', 'LOGIN'],
-    authOptional: false,
-    authRequiredMessage: '5.7.0 Authentication required: AUTH PLAIN or LOGIN with an API key as the password',
-    // Without a certificate the listener is for loopback clients, where a plaintext AUTH exposes nothing.
-    allowInsecureAuth: tls === undefined,
-    ...(tls ? { key: tls.key, cert: tls.cert } : { disabledCommands: ['STARTTLS'] }),
-    size: maxMessageBytes,
-    maxClients: maxConnections,
-    disableReverseLookup: true,
-    closeTimeout: closeTimeoutMs,
-    logger: false,
-    onConnect(session, callback) {
-      if (!limits.admit(session))
-        return callback(smtpError(421, `4.7.0 Too many connections from your address: at most ${maxConnectionsPerClient} at once`));
-      return callback();
-    },
-    onAuth(auth, session, callback) {
-      const apiKey = auth.password ?? '';
-      authenticate(apiKey).then(
-        (principal) => {
-          if (principal === undefined) {
-            const delayMs = authFailures.fail(clientKey(session.remoteAddress));
-            logger?.warn({ session: session.id, remoteAddress: session.remoteAddress, delayMs }, 'smtp auth failed');
-            const timer = setTimeout(() => callback(smtpError(535, '5.7.8 Authentication failed')), delayMs);
-            timer.unref();
-            return;
-          }
-          authFailures.succeed(clientKey(session.remoteAddress));
-          limits.exempt(session.id);
-          principals.set(session.id, principal);
-          sessionKeys.set(session.id, apiKey);
-          // smtp-server only needs a truthy user; the key itself must not end up in its logs.
-          callback(null, { user: session.id });
-        },
-        (error: unknown) => {
-          logger?.error({ err: error, session: session.id }, 'smtp auth lookup failed');
-          callback(smtpError(454, '4.7.0 Temporary authentication failure, try again'));
-        },
-      );
-    },
-    onMailFrom(address: SMTPServerAddress, session, callback) {
-      // The null sender `<>` (RFC 5321 §4.5.5): auto-replies and bounces (RFC 3834) must not be answered.
-      if (address.address !== '' && !isValidAddress(address.address)) {
-        return callback(smtpError(553, `5.1.7 Sender address <${address.address}> is not valid`));
-      }
-      return callback();
-    },
-    onRcptTo(address: SMTPServerAddress, session, callback) {
-      if (!isValidAddress(address.address)) {
-        return callback(smtpError(553, `5.1.3 Recipient address <${address.address}> is not valid`));
-      }
-      if (session.envelope.rcptTo.length >= maxRecipients) {
-        // 452 lets the client send the rest in another transaction (RFC 5321 §4.5.3.1.10).
-        return callback(smtpError(452, `4.5.3 Too many recipients: at most ${maxRecipients} per mail`));
-      }
-      return callback();
-    },
-    onData(stream, session, callback) {
-      handleData(stream, session).then(
-        (reply) => callback(null, reply),
-        (error: Error) => callback(error),
-      );
-    },
-    onClose(session) {
-      principals.delete(session.id);
-      sessionKeys.delete(session.id);
-      limits.release(session.id);
-    },
-  });
   server.on('error', (error) => logger?.warn({ err: error }, 'smtp listener connection error'));
   // Before smtp-server's own listener, so that every reply of the session goes through it.
   server.server.prependListener('connection', coalesceReplies);
 
   async function handleData(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const received = await readStream(stream);
+    const received = await readMessage(stream);
     if (stream.sizeExceeded) {
       throw smtpError(552, `5.3.4 Message too big: the limit is ${maxMessageBytes} bytes`);
     }
@@ -317,20 +277,12 @@ export async function startSmtpListener<Principal>(options: SmtpListenerOptions<
     }
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.server.once('error', reject);
-    server.listen(port, host, () => {
-      server.server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.server.address();
-  const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+  const boundPort = await listenSmtp(server, port, host);
   logger?.info({ port: boundPort, tls: tls !== undefined }, 'smtp listener listening');
 
   return {
     port: boundPort,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => closeSmtp(server),
   };
 }
 
