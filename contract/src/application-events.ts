@@ -88,5 +88,30 @@ export interface MailSuppressedData extends MailEventCommonData {
   outcomes: MailEventRecipientOutcome[];
 }
 
+/** `mail.bounced`: a hard-bounce report (RFC 3464) came back for recipients the relay had accepted. */
+export interface MailBouncedData extends MailEventCommonData {
+  /** The kept report (`GET /api/v1/bounces/{id}`). */
+  reportId: number;
+  /** The recipients this report bounced, with the reason their server gave (its Diagnostic-Code). */
+  bounced: Array<{ address: string; reply: string | null }>;
+  outcomes: MailEventRecipientOutcome[];
+}
+
+/** `mail.complained`: a feedback report (RFC 5965) came back: a recipient marked the mail as spam. */
+export interface MailComplainedData extends MailEventCommonData {
+  reportId: number;
+  complained: string[];
+  /** The report's Feedback-Type (`abuse`, `fraud`, …). */
+  feedbackType: string | null;
+  outcomes: MailEventRecipientOutcome[];
+}
+
 export type MailApplicationEventData =
-  MailQueuedData | MailSentData | MailDeferredData | MailFailedData | MailOperatorActionData | MailSuppressedData;
+  | MailQueuedData
+  | MailSentData
+  | MailDeferredData
+  | MailFailedData
+  | MailOperatorActionData
+  | MailSuppressedData
+  | MailBouncedData
+  | MailComplainedData;

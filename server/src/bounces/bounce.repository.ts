@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { withLeases } from '../mail/leases.js';
 import type { DbOrTrx } from '../store/connection.js';
-import type { BounceReportRow } from '../store/schema.js';
+import type { BounceReportRow, RecipientOutcome } from '../store/schema.js';
 
 /**
  * The named secret, created on first use. Race-free across instances: every instance inserts its own candidate
@@ -113,7 +113,7 @@ export interface BouncedMail {
   id: number;
   status: number;
   apiKeyId: number | null;
-  recipients: Array<{ address: string; outcome: string | null }>;
+  recipients: Array<{ address: string; outcome: RecipientOutcome | null }>;
 }
 
 /** The mails with these ids and their envelope recipients (in stored order): two queries for a whole group. */

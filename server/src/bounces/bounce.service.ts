@@ -16,15 +16,14 @@ import {
 } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import { AppError, badRequest, notFound } from '../errors.js';
-import { newEventId } from '../events/application-events.repository.js';
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
-import { applyTransitions, nextMailEventSeqs } from '../mail/write/apply.js';
+import { applyTransitions } from '../mail/write/apply.js';
+import { countRefused, isDelivered, isFinalAfterDelivery } from '../mail/recipient-outcomes.js';
 import { moveStatusCounts } from '../mail/write/counters.js';
 import { type StatusCountMoves, type Transition } from '../mail/transition.js';
 import { createStatisticsMoves, type StatisticsMoves } from '../statistics/statistics-moves.js';
 import { writeStatistics } from '../statistics/statistics.repository.js';
-import type { NewApplicationEventRow } from '../store/schema.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
@@ -109,6 +108,8 @@ interface ReportEffect {
   bounced: boolean;
   complained: boolean;
   delayed: boolean;
+  /** A feedback report's Feedback-Type. */
+  feedbackType: string | undefined;
 }
 
 export function createBounceService(options: BounceServiceOptions) {
@@ -309,34 +310,13 @@ export function createBounceService(options: BounceServiceOptions) {
     await upsertSuppressions(trx, suppressions);
     // The next submission in this process looks at the list (it may have been known empty).
     if (suppressions.length > 0) suppressionCheckFor(store).added();
-    // The applications' events (docs/webhooks.md#events), in this transaction: applyTransitions appends them with the moves
-    // (a report's transition makes no application event of its own) and counts them in the statistics.
-    const told = changes.filter(({ effect }) => effect.bounced || effect.complained);
-    const sequences = await nextMailEventSeqs(
-      trx,
-      told.map(({ mail }) => mail.id),
-    );
-    const eventRows: NewApplicationEventRow[] = told.map(({ mail, effect, transition, reportId }) => ({
-      id: newEventId(),
-      type: effect.bounced ? 'mail.bounced' : 'mail.complained',
-      mail_id: mail.id,
-      mail_seq: sequences.get(mail.id)!,
-      api_key_id: mail.apiKeyId,
-      created_at: at,
-      payload: JSON.stringify({
-        mailId: mail.id,
-        status: transition.to,
-        reportId,
-        recipients: effect.applied.filter((a) => a.outcome === 'bounced' || a.outcome === 'complained'),
-        details: effect.detailRecipients,
-      }),
-    }));
-    // Last, as applyTransitions asks; each mail once in a round. The events go with the moves, counted in the
-    // statistics; the counters and statistics of every round are written once, after the last (applyGroup).
+    // Last, as applyTransitions asks; each mail once in a round. It writes the applications' events with the moves
+    // (mail.bounced, mail.complained: events/application-event-data.ts), counted in the statistics; the counters
+    // and statistics of every round are written once, after the last (applyGroup).
     await applyTransitions(
       trx,
       changes.map(({ transition }) => transition),
-      { applicationEventRows: eventRows, counts: moves.counts, statistics: moves.statistics },
+      { counts: moves.counts, statistics: moves.statistics },
     );
     return results;
   }
@@ -361,7 +341,7 @@ export function createBounceService(options: BounceServiceOptions) {
           const hard = entry.action === 'failed' && entry.status.startsWith('5');
           const delayed = entry.action === 'delayed' || (entry.action === 'failed' && entry.status.startsWith('4'));
           // A recipient already bounced or complained is final: a report about it changes nothing (no event).
-          const final = recipient !== undefined && (recipient.outcome === 'bounced' || recipient.outcome === 'complained');
+          const final = recipient !== undefined && isFinalAfterDelivery(recipient.outcome);
           const outcome: Applied['outcome'] =
             (hard || delayed) && final
               ? 'unchanged'
@@ -392,7 +372,7 @@ export function createBounceService(options: BounceServiceOptions) {
             applied.push({ recipient: address, outcome: 'unknown_recipient' });
             continue;
           }
-          if (recipient.outcome === 'bounced' || recipient.outcome === 'complained') {
+          if (isFinalAfterDelivery(recipient.outcome)) {
             applied.push({ recipient: recipient.address, outcome: 'unchanged' });
             continue;
           }
@@ -421,6 +401,7 @@ export function createBounceService(options: BounceServiceOptions) {
       bounced: applied.some((a) => a.outcome === 'bounced'),
       complained: applied.some((a) => a.outcome === 'complained'),
       delayed: applied.some((a) => a.outcome === 'delayed'),
+      feedbackType: parsed.kind === 'arf' ? (parsed.feedback?.type ?? undefined) : undefined,
     };
   }
 
@@ -437,11 +418,8 @@ export function createBounceService(options: BounceServiceOptions) {
     if (eventType === undefined) return undefined;
     const outcomes = new Map(mail.recipients.map((r) => [r.address, r.outcome]));
     for (const mark of marks) outcomes.set(mark.address, mark.outcome);
-    // A complained recipient was delivered; null is an outcome recorded before migration 005 on a sent mail.
-    const stillDelivered = [...outcomes.values()].filter((o) => o === 'accepted' || o === 'complained' || o === null).length;
-    // Bounced recipients count with the refused ones: the list's mixed-outcome marker (docs/bounces.md).
-    const refused = [...outcomes.values()].filter((o) => o === 'rejected' || o === 'bounced').length;
-    const turnsFailed = bounced && mail.status === MailStatus.ProviderSent && stillDelivered === 0;
+    const refused = countRefused(outcomes.values());
+    const turnsFailed = bounced && mail.status === MailStatus.ProviderSent && ![...outcomes.values()].some(isDelivered);
     const firstBounce = marks.find((m) => m.outcome === 'bounced');
     return {
       id: mail.id,
@@ -451,7 +429,14 @@ export function createBounceService(options: BounceServiceOptions) {
       event: {
         type: eventType,
         actor: 'bounce',
-        detail: { reportId, matchedBy, recipients: effect.detailRecipients },
+        detail: {
+          reportId,
+          matchedBy,
+          recipients: effect.detailRecipients,
+          // The recipients this report moved, for the application event (events/application-event-data.ts).
+          ...(marks.length > 0 ? { marked: marks.map((m) => m.address) } : {}),
+          ...(complained && effect.feedbackType !== undefined ? { feedbackType: effect.feedbackType } : {}),
+        },
       },
       ...(bounced
         ? { set: { rejectedRecipients: refused, ...(turnsFailed && firstBounce ? { providerReply: firstBounce.reply } : {}) } }

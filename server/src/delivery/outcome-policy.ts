@@ -14,6 +14,7 @@
  * reply, so a finished mail never has an open recipient.
  */
 import { MailStatus, type MailEventType } from '@outbox/contract';
+import { countRefused, isDelivered, isOpen } from '../mail/recipient-outcomes.js';
 import type { StatusTransition } from '../mail/transition.js';
 import type { RecipientOutcome } from '../store/schema.js';
 import type { DeliveryOutcome, RecipientResult } from './relay-transport.js';
@@ -72,8 +73,6 @@ const GAVE_UP_EVENT = { deferred: 'deferred-gave-up', unreachable: 'unreachable-
   TransientOutcome,
   MailEventType
 >;
-
-const isOpen = (outcome: RecipientOutcome | null) => outcome === null || outcome === 'pending' || outcome === 'deferred';
 
 /** What the relay said about each target of the attempt; undefined: no answer about it (unreachable). */
 function answersOf(outcome: DeliveryOutcome, targets: string[]): Map<string, RecipientResult> {
@@ -160,13 +159,13 @@ export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, w
       // Its own last answer when it had one (a 4xx at RCPT), else the mail's (an unreachable relay).
       replies.set(address, `Gave up after ${mail.attempts} attempts: ${replies.get(address) ?? outcome.reply}`);
     }
-    if (outcome.kind !== 'invalid' && [...states.values()].includes('accepted')) {
+    if (outcome.kind !== 'invalid' && [...states.values()].some(isDelivered)) {
       to = MailStatus.ProviderSent;
       type = 'sent';
     }
   }
 
-  const rejected = [...states.values()].filter((state) => state === 'rejected').length;
+  const rejected = countRefused(states.values());
   const transition: StatusTransition = {
     id: mail.id,
     from: [MailStatus.Processing],

@@ -63,10 +63,10 @@ const TYPE_OF_MAIL_EVENT: Record<MailEventType, ApplicationEventType | null> = {
   'lease-expired': null,
   'lease-expired-gave-up': 'mail.failed',
   released: null,
-  // A report read by the bounce listener: bounces/bounce.service.ts appends mail.bounced / mail.complained itself,
-  // with the report's fields, in the same transaction as the move (one event per report, not per move).
-  bounced: null,
-  complained: null,
+  // A report read by the bounce listener (bounces/bounce.service.ts): one event per report that changed a recipient.
+  bounced: 'mail.bounced',
+  complained: 'mail.complained',
+  // A delayed report changes nothing the application must act on: the mail event alone.
   'bounce-delayed': null,
 };
 
@@ -152,6 +152,17 @@ export function applicationEventData(
       };
     case 'mail.suppressed':
       return { ...common, suppressed: outcomes.filter((r) => r.outcome === 'suppressed').map((r) => r.address), outcomes };
+    case 'mail.bounced':
+    case 'mail.complained': {
+      // The bounce service names the recipients its report moved (`marked`); their outcome and reply are stored by then.
+      const marked = new Set(Array.isArray(detail.marked) ? detail.marked.filter((a): a is string => typeof a === 'string') : []);
+      const reportId = typeof detail.reportId === 'number' ? detail.reportId : 0;
+      const moved = outcomes.filter((r) => marked.has(r.address));
+      if (type === 'mail.bounced')
+        return { ...common, reportId, bounced: moved.map((r) => ({ address: r.address, reply: r.reply })), outcomes };
+      const feedbackType = typeof detail.feedbackType === 'string' ? detail.feedbackType : null;
+      return { ...common, reportId, complained: moved.map((r) => r.address), feedbackType, outcomes };
+    }
     case 'mail.failed':
       return { ...common, attempt, reply, reason: (t.event && FAILURE_REASON[t.event.type]) ?? 'rejected', outcomes };
     default:

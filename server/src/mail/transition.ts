@@ -6,7 +6,6 @@
 import type { MailEventType, MailStatusCode } from '@outbox/contract';
 import type { EventRecipient } from '../events/application-event-data.js';
 import type { MailView } from './leases.js';
-import type { NewApplicationEventRow } from '../store/schema.js';
 import type { StatisticsMoves } from '../statistics/statistics-moves.js';
 
 export interface TransitionEvent {
@@ -114,12 +113,6 @@ export interface ApplyOptions {
    * `counts` (and only so), for the caller to write with `writeStatistics` after `moveStatusCounts`.
    */
   statistics?: StatisticsMoves;
-  /**
-   * Application events written beside the moves rather than by them (a bounce report's mail.bounced and
-   * mail.complained, bounces/bounce.service.ts): appended after the transitions' own, in the same INSERT, and
-   * counted in the statistics like them.
-   */
-  applicationEventRows?: readonly NewApplicationEventRow[];
   /**
    * Envelope recipients per mail as they stand after the move, where the caller knows them for certain (the
    * worker wrote every one of them in this transaction): those mails' application events need no read.

@@ -74,7 +74,7 @@ export interface MailRecipientTable {
   name: string;
   address: string;
   /** Envelope rows: RecipientOutcome; null on header rows and on mails finished before migration 005. */
-  outcome: ColumnType<string | null, string | null | undefined, string | null>;
+  outcome: ColumnType<RecipientOutcome | null, RecipientOutcome | null | undefined, RecipientOutcome | null>;
   /** The relay's last answer for this recipient. */
   reply: ColumnType<string | null, string | null | undefined, string | null>;
   updated_at: ColumnType<number | null, number | null | undefined, number | null>;
@@ -420,6 +420,7 @@ export type MailQueueRow = Selectable<MailQueueTable>;
 export type NewMailRow = Insertable<MailTable>;
 export type MailUpdate = Updateable<MailTable>;
 export type MailRecipientRow = Selectable<MailRecipientTable>;
+export type NewMailRecipientRow = Insertable<MailRecipientTable>;
 export type MailEventRow = Selectable<MailEventTable>;
 export type ApplicationEventRow = Selectable<ApplicationEventTable>;
 export type NewApplicationEventRow = Insertable<ApplicationEventTable>;

@@ -254,7 +254,7 @@ describe('a report with a 1 MiB Diagnostic-Code', () => {
       .where('mail_id', '=', id)
       .where('type', '=', 'mail.bounced')
       .executeTakeFirstOrThrow();
-    capped(diagnosticOf(applicationEvent.payload, (p: { details: Array<{ diagnostic: string }> }) => p.details[0]!.diagnostic));
+    capped(diagnosticOf(applicationEvent.payload, (p: { bounced: Array<{ reply: string }> }) => p.bounced[0]!.reply));
     expect(applicationEvent.payload.length).toBeLessThan(4 * DIAGNOSTIC_MAX_BYTES);
     // 4. The recipient's reply.
     const recipient = await db()

@@ -173,6 +173,16 @@ describe('reports handed to the bounce listener', () => {
       .execute();
     // mail.queued and mail.sent came with its submission and delivery; the report adds one event.
     expect(events.map((e) => e.type)).toEqual(['mail.queued', 'mail.sent', 'mail.bounced']);
+    // Its data has every mail event's fields (docs/webhooks.md#events), its sequence the next of the mail's.
+    expect(JSON.parse(events[2]!.payload)).toMatchObject({
+      mailId: id,
+      sequence: 3,
+      status: 'ProviderError',
+      recipients: ['gone@example.net'],
+      reportId: expect.any(Number),
+      bounced: [{ address: 'gone@example.net', reply: expect.stringContaining(diagnostic) }],
+      outcomes: [{ address: 'gone@example.net', outcome: 'bounced', reply: expect.stringContaining(diagnostic) }],
+    });
 
     const list = await getJson<BouncesResponse>('/api/v1/bounces?matched=true&limit=50');
     const report = list.body.data.find((r) => r.mailId === id)!;
@@ -301,11 +311,19 @@ describe('reports handed to the bounce listener', () => {
     expect(await suppressed('angry@example.net')).toMatchObject({ reason: 'complaint', mail_id: id });
     const events = await outbox.running.store.db
       .selectFrom('application_events')
-      .select('type')
+      .select(['type', 'payload'])
       .where('mail_id', '=', id)
       .orderBy('mail_seq')
       .execute();
     expect(events.map((e) => e.type)).toEqual(['mail.queued', 'mail.sent', 'mail.complained']);
+    expect(JSON.parse(events[2]!.payload)).toMatchObject({
+      mailId: id,
+      sequence: 3,
+      status: 'ProviderSent',
+      complained: ['angry@example.net'],
+      feedbackType: 'abuse',
+      outcomes: [{ address: 'angry@example.net', outcome: 'complained' }],
+    });
   });
 
   it('a forged return path (wrong HMAC), another domain or a plain address are refused at RCPT with 550', async () => {

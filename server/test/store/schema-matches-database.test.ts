@@ -38,8 +38,15 @@ function selectedType(node: ts.TypeNode): ts.TypeNode {
   return node;
 }
 
-function shapeOfType(node: ts.TypeNode, where: string): ColumnShape {
-  const parts = ts.isUnionTypeNode(node) ? [...node.types] : [node];
+/** A union's members, with schema.ts's own type aliases (`RecipientOutcome`) read as what they stand for. */
+function membersOf(node: ts.TypeNode, aliases: ReadonlyMap<string, ts.TypeNode>): ts.TypeNode[] {
+  if (ts.isUnionTypeNode(node)) return node.types.flatMap((member) => membersOf(member, aliases));
+  const alias = ts.isTypeReferenceNode(node) ? aliases.get(node.typeName.getText()) : undefined;
+  return alias ? membersOf(alias, aliases) : [node];
+}
+
+function shapeOfType(node: ts.TypeNode, aliases: ReadonlyMap<string, ts.TypeNode>, where: string): ColumnShape {
+  const parts = membersOf(node, aliases);
   const nullable = parts.some((part) => ts.isLiteralTypeNode(part) && part.literal.kind === ts.SyntaxKind.NullKeyword);
   const kinds = new Set<ValueKind>();
   for (const part of parts) {
@@ -62,8 +69,10 @@ function shapeOfType(node: ts.TypeNode, where: string): ColumnShape {
 function readDeclaredTables(engine: 'sqlite' | 'postgres'): TableShapes {
   const source = ts.createSourceFile(schemaFile, ts.sys.readFile(schemaFile)!, ts.ScriptTarget.Latest, true);
   const interfaces = new Map<string, ts.InterfaceDeclaration>();
+  const aliases = new Map<string, ts.TypeNode>();
   source.forEachChild((node) => {
     if (ts.isInterfaceDeclaration(node)) interfaces.set(node.name.text, node);
+    if (ts.isTypeAliasDeclaration(node)) aliases.set(node.name.text, node.type);
   });
   const tables: TableShapes = new Map();
   for (const member of interfaces.get('Database')!.members) {
@@ -77,7 +86,7 @@ function readDeclaredTables(engine: 'sqlite' | 'postgres'): TableShapes {
     for (const column of declaration.members) {
       if (!ts.isPropertySignature(column) || !column.type) continue;
       const name = column.name.getText();
-      columns.set(name, shapeOfType(selectedType(column.type), `${table}.${name}`));
+      columns.set(name, shapeOfType(selectedType(column.type), aliases, `${table}.${name}`));
     }
     tables.set(table, columns);
   }

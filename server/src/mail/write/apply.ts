@@ -63,7 +63,7 @@ export async function applyTransitions(
   // PostgreSQL they go as one statement, one round trip instead of three (a worker's flush of 50 outcomes
   // spent ~6 ms of its ~40 in the two inserts' round trips on a busy machine).
   const writes = createStatementBatch(db);
-  const result = await apply(db, transitions, options, new Map(), writes, options.applicationEventRows);
+  const result = await apply(db, transitions, options, new Map(), writes);
   await writes.flush();
   return result;
 }
@@ -612,24 +612,4 @@ async function insertEvents(db: DbOrTrx, events: NewEvent[], writes: StatementBa
     if (writes) await writes.add(insert);
     else await db.executeQuery(insert.compile());
   }
-}
-
-/**
- * Advances the application-event sequence of each of these mails by one and returns the new numbers (migration
- * 006), for an event written beside a move rather than by it (a bounce report's mail.bounced / mail.complained,
- * bounces/bounce.service.ts): one UPDATE for a whole group. Ids must be distinct. Here because this file is the
- * one writer of `mails`.
- */
-export async function nextMailEventSeqs(db: DbOrTrx, mailIds: readonly number[]): Promise<Map<number, number>> {
-  const sequences = new Map<number, number>();
-  for (let start = 0; start < mailIds.length; start += CHUNK) {
-    const rows = await db
-      .updateTable('mails')
-      .set((eb) => ({ event_seq: eb('event_seq', '+', 1) }))
-      .where('id', 'in', mailIds.slice(start, start + CHUNK))
-      .returning(['id', 'event_seq'])
-      .execute();
-    for (const row of rows) sequences.set(Number(row.id), Number(row.event_seq));
-  }
-  return sequences;
 }

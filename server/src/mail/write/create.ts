@@ -11,7 +11,7 @@ import { type DbOrTrx } from '../../store/connection.js';
 import { punctuationWindowsOf } from '../../store/punctuation-keys.js';
 import { insertRows } from '../../store/row-insert.js';
 import { createStatementBatch, engineOf } from '../../store/statement-batch.js';
-import type { NewApplicationEventRow } from '../../store/schema.js';
+import type { NewApplicationEventRow, NewMailRecipientRow } from '../../store/schema.js';
 import { envelopeRecipientCount, searchTextOf, type NewMail } from '../mail.repository.js';
 import type { ApplyOptions, CreatedTransition, MailCreation } from '../transition.js';
 import { apply, type CreatedMail } from './apply.js';
@@ -147,7 +147,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
       }
     });
     const recipients = chunk.flatMap((m, i) =>
-      m.recipients.map((r, position) => ({
+      m.recipients.map((r, position): NewMailRecipientRow => ({
         mail_id: inserted[i]!.id,
         kind: r.kind,
         position,
