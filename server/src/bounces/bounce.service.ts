@@ -1,33 +1,26 @@
 /**
- * What comes back after the relay's 250 (docs/bounces.md, PRODUCT.md §8): each report the bounce listener takes is
- * parsed (report-parser.ts), matched to its mail (the return path first, then the returned Message-ID), and kept,
- * matched or not. A hard bounce marks its recipient `bounced` and suppresses the address; when no recipient is
+ * What comes back after the relay's 250 (docs/bounces.md): each report the bounce listener takes is parsed
+ * (report-parser.ts), matched to its mail and recipient by the return path it came back to, and kept, matched or
+ * not; what it changes is decided in report-effect.ts, and the operators' reads are in bounce-reports.ts. A hard bounce marks its recipient `bounced` and suppresses the address; when no recipient is
  * left accepted the mail goes ProviderSent → ProviderError. A delayed report only adds an event. A complaint
  * marks its recipient `complained` and suppresses the address. Reports share commits (group-commit.ts), so a
  * burst of bounces costs a share of an fsync each, not a whole one.
  */
-import {
-  MAIL_DETAIL_BOUNCES,
-  MailStatus,
-  type MailStatusCode,
-  type BounceReport,
-  type BounceSummary,
-  type BouncesResponse,
-} from '@outbox/contract';
 import type { Clock } from '../clock.js';
-import { AppError, badRequest, notFound } from '../errors.js';
+import { AppError } from '../errors.js';
 import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { applyTransitions } from '../mail/write/apply.js';
-import { countRefused, isDelivered, isFinalAfterDelivery } from '../mail/recipient-outcomes.js';
 import { moveStatusCounts } from '../mail/write/counters.js';
-import { type StatusCountMoves, type Transition } from '../mail/transition.js';
+import type { StatusCountMoves } from '../mail/transition.js';
 import { createStatisticsMoves, type StatisticsMoves } from '../statistics/statistics-moves.js';
 import { writeStatistics } from '../statistics/statistics.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
-import { upsertSuppressions, type NewSuppression } from '../suppression/suppression.repository.js';
+import { upsertSuppressions } from '../suppression/suppression.repository.js';
 import * as repo from './bounce.repository.js';
+import { createBounceReports } from './bounce-reports.js';
+import { effectOf, transitionOf, type MatchedBy } from './report-effect.js';
 import { parseReport, type ParsedReport } from './report-parser.js';
 import { RAW_KEPT_BYTES } from './report-limits.js';
 import { createReturnPathCodec, newReturnPathSecret, type ReturnPath, type ReturnPathCodec } from './return-path.js';
@@ -45,7 +38,7 @@ export interface ReceivedReport {
   reportId: number | null;
   kind: ParsedReport['kind'];
   mailId: number | null;
-  matchedBy: 'return-path' | 'message-id' | null;
+  matchedBy: MatchedBy;
 }
 
 export interface BounceServiceOptions {
@@ -72,8 +65,6 @@ export const MAX_REPORTS_PER_MAIL = 20;
 /** Unmatched reports kept at most by default (BOUNCE_UNMATCHED_KEEP); the oldest go first (docs/bounces.md#limits). */
 export const MAX_UNMATCHED_REPORTS = 1_000;
 
-type Applied = BounceSummary['applied'][number];
-
 /** What a group's rounds move, written once after the last round. */
 interface GroupMoves {
   counts: StatusCountMoves;
@@ -96,20 +87,6 @@ interface Match {
    * affect none (a per-mail return path of a mail with several recipients, from before return paths named one).
    */
   recipient: string | undefined;
-}
-
-/** What a report does to its mail's recipients, worked out before anything is written. */
-interface ReportEffect {
-  summary: BounceSummary;
-  applied: Applied[];
-  marks: Array<{ address: string; outcome: 'bounced' | 'complained'; reply: string }>;
-  suppressions: NewSuppression[];
-  detailRecipients: Array<Record<string, unknown>>;
-  bounced: boolean;
-  complained: boolean;
-  delayed: boolean;
-  /** A feedback report's Feedback-Type. */
-  feedbackType: string | undefined;
 }
 
 export function createBounceService(options: BounceServiceOptions) {
@@ -321,220 +298,12 @@ export function createBounceService(options: BounceServiceOptions) {
     return results;
   }
 
-  /**
-   * What one report says about its mail's recipients, read against the mail as it stands (no store access). Only
-   * `named`, the recipient its return path names, can be affected: a report naming another recipient of the mail
-   * (one recipient bouncing or complaining on another's behalf) changes nothing for that one. A report of one
-   * block whose address differs from `named` (a forward, a rewritten address) is taken as about `named`.
-   */
-  function effectOf(parsed: ParsedReport, mail: repo.BouncedMail | undefined, named: string | undefined, at: number): ReportEffect {
-    const applied: Applied[] = [];
-    const marks: ReportEffect['marks'] = [];
-    const suppressions: NewSuppression[] = [];
-    const detailRecipients: Array<Record<string, unknown>> = [];
-    if (mail) {
-      const own = named === undefined ? undefined : mail.recipients.find((r) => r.address === named);
-      const target = (address: string, alone: boolean) => (own && (own.address.toLowerCase() === address || alone) ? own : undefined);
-      if (parsed.kind === 'dsn') {
-        for (const entry of parsed.recipients) {
-          const recipient = target(entry.recipient, parsed.recipients.length === 1);
-          const hard = entry.action === 'failed' && entry.status.startsWith('5');
-          const delayed = entry.action === 'delayed' || (entry.action === 'failed' && entry.status.startsWith('4'));
-          // A recipient already bounced or complained is final: a report about it changes nothing (no event).
-          const final = recipient !== undefined && isFinalAfterDelivery(recipient.outcome);
-          const outcome: Applied['outcome'] =
-            (hard || delayed) && final
-              ? 'unchanged'
-              : (hard || delayed) && !recipient
-                ? 'unknown_recipient' // about nobody this return path names: not even a delayed event
-                : hard
-                  ? 'bounced'
-                  : delayed
-                    ? 'delayed'
-                    : 'soft';
-          applied.push({ recipient: recipient?.address ?? entry.recipient, outcome });
-          detailRecipients.push({
-            recipient: recipient?.address ?? entry.recipient,
-            action: entry.action,
-            status: entry.status,
-            diagnostic: entry.diagnostic,
-          });
-          if (outcome !== 'bounced' || !recipient) continue;
-          const reply = entry.diagnostic ?? `Status ${entry.status} (no Diagnostic-Code)`;
-          marks.push({ address: recipient.address, outcome: 'bounced', reply });
-          suppressions.push({ address: recipient.address, reason: 'hard_bounce', mailId: mail.id, detail: reply, createdBy: 'bounce', at });
-        }
-      } else if (parsed.kind === 'arf' && parsed.feedback) {
-        const named = parsed.feedback.recipients.length > 0 ? parsed.feedback.recipients : [''];
-        for (const address of named) {
-          const recipient = target(address, named.length === 1);
-          if (!recipient) {
-            applied.push({ recipient: address, outcome: 'unknown_recipient' });
-            continue;
-          }
-          if (isFinalAfterDelivery(recipient.outcome)) {
-            applied.push({ recipient: recipient.address, outcome: 'unchanged' });
-            continue;
-          }
-          const reply = `Complaint (Feedback-Type: ${parsed.feedback.type})`;
-          applied.push({ recipient: recipient.address, outcome: 'complained' });
-          detailRecipients.push({ recipient: recipient.address, feedbackType: parsed.feedback.type });
-          marks.push({ address: recipient.address, outcome: 'complained', reply });
-          suppressions.push({ address: recipient.address, reason: 'complaint', mailId: mail.id, detail: reply, createdBy: 'bounce', at });
-        }
-      }
-    }
-    const summary: BounceSummary = {
-      subject: parsed.subject,
-      recipients: parsed.recipients,
-      feedback: parsed.feedback,
-      originalMessageId: parsed.originalMessageId,
-      problem: parsed.problem,
-      applied,
-    };
-    return {
-      summary,
-      applied,
-      marks,
-      suppressions,
-      detailRecipients,
-      bounced: applied.some((a) => a.outcome === 'bounced'),
-      complained: applied.some((a) => a.outcome === 'complained'),
-      delayed: applied.some((a) => a.outcome === 'delayed'),
-      feedbackType: parsed.kind === 'arf' ? (parsed.feedback?.type ?? undefined) : undefined,
-    };
-  }
-
-  /** The mail's move (or its event alone) for a report that changed something; undefined when it changed nothing. */
-  function transitionOf(
-    mail: repo.BouncedMail,
-    effect: ReportEffect,
-    reportId: number,
-    matchedBy: ReceivedReport['matchedBy'],
-    at: number,
-  ): Transition | undefined {
-    const { bounced, complained, delayed, marks } = effect;
-    const eventType = bounced ? 'bounced' : complained ? 'complained' : delayed ? 'bounce-delayed' : undefined;
-    if (eventType === undefined) return undefined;
-    const outcomes = new Map(mail.recipients.map((r) => [r.address, r.outcome]));
-    for (const mark of marks) outcomes.set(mark.address, mark.outcome);
-    const refused = countRefused(outcomes.values());
-    const turnsFailed = bounced && mail.status === MailStatus.ProviderSent && ![...outcomes.values()].some(isDelivered);
-    const firstBounce = marks.find((m) => m.outcome === 'bounced');
-    return {
-      id: mail.id,
-      from: [mail.status as MailStatusCode],
-      to: turnsFailed ? MailStatus.ProviderError : (mail.status as MailStatusCode),
-      at,
-      event: {
-        type: eventType,
-        actor: 'bounce',
-        detail: {
-          reportId,
-          matchedBy,
-          recipients: effect.detailRecipients,
-          // The recipients this report moved, for the application event (events/application-event-data.ts).
-          ...(marks.length > 0 ? { marked: marks.map((m) => m.address) } : {}),
-          ...(complained && effect.feedbackType !== undefined ? { feedbackType: effect.feedbackType } : {}),
-        },
-      },
-      ...(bounced
-        ? { set: { rejectedRecipients: refused, ...(turnsFailed && firstBounce ? { providerReply: firstBounce.reply } : {}) } }
-        : {}),
-    };
-  }
-
-  function toReport(row: repo.BounceReportSummaryRow): BounceReport {
-    return {
-      id: row.id,
-      receivedAt: new Date(Number(row.received_at)).toISOString(),
-      envelopeFrom: row.envelope_from,
-      envelopeTo: row.envelope_to,
-      kind: row.kind as BounceReport['kind'],
-      mailId: row.mail_id,
-      matchedBy: row.matched_by as BounceReport['matchedBy'],
-      size: row.size,
-      summary: JSON.parse(row.summary) as BounceSummary,
-    };
-  }
-
-  function encodeCursor(row: repo.BounceReportSummaryRow): string {
-    return `${row.received_at}.${row.id}`;
-  }
-
-  function decodeCursor(cursor: string): { receivedAt: number; id: number } {
-    const match = /^(0|[1-9][0-9]{0,15})\.([1-9][0-9]{0,15})$/.exec(cursor);
-    if (!match) throw badRequest('invalid_cursor', 'query.cursor is not a cursor this endpoint gave out (meta.nextCursor).');
-    return { receivedAt: Number(match[1]), id: Number(match[2]) };
-  }
-
-  async function listReports(query: {
-    matched?: 'true' | 'false' | undefined;
-    limit?: number | undefined;
-    cursor?: string | undefined;
-  }): Promise<BouncesResponse> {
-    const limit = query.limit ?? 100;
-    const rows = await repo.listBounceReports(store.db, {
-      matched: query.matched === undefined ? undefined : query.matched === 'true',
-      limit: limit + 1,
-      before: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
-    });
-    const hasMore = rows.length > limit;
-    const page = rows.slice(0, limit);
-    return { data: page.map(toReport), meta: { nextCursor: hasMore ? encodeCursor(page.at(-1)!) : null } };
-  }
-
-  /**
-   * RETENTION_DAYS (and `purge --older-than`): reports received before then go, matched or not, in batches of
-   * 1,000 so no transaction holds the store for long. A mail's own reports go with it anyway (migration 021).
-   */
-  async function purgeReports(olderThanDays: number): Promise<number> {
-    const before = clock.now() - olderThanDays * 86_400_000;
-    let purged = 0;
-    for (;;) {
-      const deleted = await repo.deleteBounceReportsBefore(store.db, before, 1000);
-      purged += deleted;
-      if (deleted < 1000) return purged;
-    }
-  }
-
-  async function getRaw(id: number): Promise<Buffer> {
-    const row = await repo.findBounceReport(store.db, id);
-    if (!row) throw notFound('bounce_not_found', `No bounce report has id ${id}.`);
-    return row.raw;
-  }
-
-  async function getReport(id: number): Promise<BounceReport> {
-    const row = await repo.findBounceReport(store.db, id);
-    if (!row) throw notFound('bounce_not_found', `No bounce report has id ${id}.`);
-    const { raw, ...rest } = row;
-    return toReport({ ...rest, size: raw.length });
-  }
-
-  /** One page of a mail's reports, oldest first (keyset on received_at, id): the detail's and `…/{id}/bounces`. */
-  async function listMailReports(
-    mailId: number,
-    query: { limit?: number | undefined; cursor?: string | undefined } = {},
-  ): Promise<BouncesResponse> {
-    const limit = query.limit ?? MAIL_DETAIL_BOUNCES;
-    const rows = await repo.listMailBounceReports(store.db, mailId, {
-      limit: limit + 1,
-      after: query.cursor === undefined ? undefined : decodeCursor(query.cursor),
-    });
-    const page = rows.slice(0, limit);
-    return { data: page.map(toReport), meta: { nextCursor: rows.length > limit ? encodeCursor(page.at(-1)!) : null } };
-  }
-
   return {
     returnPaths,
     receiveReport,
     /** False while the store's intake reserve is reached: the listener refuses reports (452) then. */
     hasRoom: () => reserve.hasRoomForIntake(),
-    listReports,
-    purgeReports,
-    getReport,
-    getRaw,
-    listMailReports,
+    ...createBounceReports({ store, clock }),
     idle: () => commits.idle(),
   };
 }
