@@ -204,11 +204,6 @@ export async function listLeasesOf(db: DbOrTrx, owner: string): Promise<number[]
   return rows.map((row) => Number(row.mail_id));
 }
 
-/** The cheapest round trip to the store: the worker's probe while its writes fail (worker.ts). */
-export async function probeStore(db: DbOrTrx): Promise<void> {
-  await sql`select 1`.execute(db);
-}
-
 /** The earliest due instant among the waiting mails, to know how long the worker may sleep (the claim's index). */
 export async function findNextDueAt(db: DbOrTrx): Promise<number | undefined> {
   const row = await db

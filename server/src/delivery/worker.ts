@@ -21,7 +21,7 @@ import os from 'node:os';
 import type { Clock } from '../clock.js';
 import { applyTransitions } from '../mail/write/apply.js';
 import { BULK_SHARE, renewLeases } from '../mail/write/claim.js';
-import type { Store } from '../store/connection.js';
+import { probeStore as probeStoreAnswer, type Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
 import { sendOnePerRecipient } from './per-recipient-send.js';
@@ -209,7 +209,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
       ready.splice(0, unsent.length);
       unrecorded -= unsent.length;
     } else {
-      await queue.probeStore(store.db);
+      await probeStoreAnswer(store.db);
     }
     isStoreAway = false;
     logger?.info({ inFlight }, 'the store answers again: sending resumes');

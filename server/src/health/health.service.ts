@@ -1,13 +1,12 @@
 /** What /healthz reports: whether the store answers, and which engine it is. */
-import { sql } from 'kysely';
-import type { Store } from '../store/connection.js';
+import { probeStore, type Store } from '../store/connection.js';
 
 export function createHealthService(store: Store) {
   return {
     engine: store.engine,
     async isStoreReachable(): Promise<boolean> {
       try {
-        await sql`select 1`.execute(store.db);
+        await probeStore(store.db);
         return true;
       } catch {
         return false;

@@ -9,6 +9,7 @@ import SqliteDatabase from 'better-sqlite3';
 import {
   Kysely,
   PostgresDialect,
+  sql,
   SqliteDialect,
   type PostgresPool,
   type PostgresPoolClient,
@@ -45,6 +46,14 @@ export interface StoreOptions {
 }
 
 export const SQLITE_FILE_NAME = 'outbox.sqlite';
+
+/**
+ * The cheapest round trip to the store; rejects while it does not answer. /healthz asks it (health/health.service.ts),
+ * and so does the worker while its writes fail (delivery/worker.ts).
+ */
+export async function probeStore(db: DbOrTrx): Promise<void> {
+  await sql`select 1`.execute(db);
+}
 
 export async function openStore(options: StoreOptions): Promise<Store> {
   const store = options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openSqlite(options.dataDir);

@@ -18,12 +18,11 @@
  * on PostgreSQL the feed carries other instances' changes), when told (`wake`, by a test event or a replay in
  * this process), and otherwise polls every `pollIntervalMs` or sleeps until the next retry is due.
  */
-import crypto from 'node:crypto';
-import os from 'node:os';
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import type { Clock } from '../clock.js';
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/connection.js';
+import { newInstanceId } from '../instances/heartbeat.js';
 import type { Database, WebhookEndpointRow } from '../store/schema.js';
 import { FAILING_DISABLE_AFTER_MS, DEFAULT_RETRY_SCHEDULE_MS, judgeAttempt, signatureHeader, webhookBody } from './webhook-policy.js';
 import * as repo from './webhook.repository.js';
@@ -92,7 +91,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   // on SQLite on the thread the worker shares.
   const flushDelayMs = options.flushDelayMs ?? 500;
   const fanOutIntervalMs = options.fanOutIntervalMs ?? 250;
-  const instanceId = options.instanceId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+  const instanceId = options.instanceId ?? newInstanceId();
   // A delivery whose lease is nearer its end than one attempt's time plus a second is not started: another
   // instance may claim it the moment the lease runs out. So a lease must leave room for a wait in the local
   // queue and an attempt.
