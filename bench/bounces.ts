@@ -1,5 +1,5 @@
 /**
- * Bounce listener (issue 22, Speed): reports per second kept and applied by the real bounce listener
+ * Bounce listener: reports per second kept and applied by the real bounce listener
  * (start(config) in this process with BOUNCE_DOMAIN and a free BOUNCE_SMTP_PORT, WORKER=off), from a pooled
  * nodemailer client in a child process: `--connections` sessions, `--concurrency` reports in flight, `--count`
  * RFC 3464 hard bounces, each for its own ProviderSent mail (submitted over HTTP, then moved to ProviderSent).

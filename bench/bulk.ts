@@ -1,5 +1,5 @@
 /**
- * A bulk filter action on a large store while mail is submitted and delivered (issue 9, Tests and figures):
+ * A bulk filter action on a large store while mail is submitted and delivered:
  * how long `POST /api/v1/mail/bulk` with a filter takes on N mails (100,000 by default), and whether delivery
  * stalls meanwhile. Goal: no delivery stall over 1 s.
  *

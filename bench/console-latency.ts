@@ -1,6 +1,6 @@
 /**
- * The console as an operator feels it, in Chromium at 1M mails (issue 8): login → rows, Next page → rows (issue
- * 25), filter change → rows, search keystroke → rows, row click → detail shown. p50 and p95 over `--rounds`
+ * The console as an operator feels it, in Chromium at 1M mails: login → rows, Next page → rows, filter
+ * change → rows, search keystroke → rows, row click → detail shown. p50 and p95 over `--rounds`
  * rounds of each; goals ≤ 300, ≤ 100, ≤ 100, ≤ 150 and ≤ 100 ms.
  * - Beside each figure, the CPU it cost (median per action): the page's renderer from Chromium's own counters
  *   (CDP Performance.getMetrics: all its tasks, of which script, and style recalculation + layout) and the

@@ -1,5 +1,5 @@
 /**
- * Delivery rate with one and with two worker processes on PostgreSQL (issue 4, Benchmarks): N mails are
+ * Delivery rate with one and with two worker processes on PostgreSQL: N mails are
  * queued in a scratch database, then K worker-only instances (`node --import tsx server/src/main.ts` with
  * PORT=off SMTP_PORT=off WORKER=on, as docs/operations.md runs them) drain them to a sink process. The clock
  * runs from the moment the workers are ready until ProviderSent reaches N.

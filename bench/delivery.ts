@@ -1,5 +1,5 @@
 /**
- * Delivery rate (issue 3, Benchmarks): how fast the worker takes Queued mails to ProviderSent against a fast
+ * Delivery rate: how fast the worker takes Queued mails to ProviderSent against a fast
  * loopback sink, compared in the same run with a raw pooled nodemailer loop sending the same number of
  * prebuilt messages to the same sink with the same pool size and concurrency. Goal: worker / raw >= 0.8.
  *
@@ -155,7 +155,7 @@ interface WorkerRun {
   sent: number;
   other: Record<string, number>;
   cpu: Cpu;
-  /** PostgreSQL: row versions written per delivered mail, by table (issue 36: one write of `mails` per outcome). */
+  /** PostgreSQL: row versions written per delivered mail, by table (one write of `mails` per outcome). */
   writes?: Record<string, { insertsPerMail: number; updatesPerMail: number; hotShare: number | null }> | undefined;
 }
 

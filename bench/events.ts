@@ -1,5 +1,5 @@
 /**
- * What the applications' events cost the worker (issue 21): a group commit of 50 delivery outcomes — the
+ * What the applications' events cost the worker: a group commit of 50 delivery outcomes — the
  * recipients' UPDATE and `applyTransitions` in one transaction, as delivery/outcome-commit.ts does it — with
  * the application events written (the product) and without (`applicationEvents: false`, the same code path
  * otherwise), alternating batch by batch so both see the same machine. Prints the wall time per commit and

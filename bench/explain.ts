@@ -1,7 +1,7 @@
 /**
- * Query plans of the hot path (issue 4: "check the plans with EXPLAIN at 1M mails on both engines"): the
+ * Query plans of the hot path ("check the plans with EXPLAIN at 1M mails on both engines"): the
  * list page per sort (page 1 and a deep keyset page), with a status filter, a text search through the
- * trigram index (rare and common), a received-date range and the last page (issue 8), the worker's claim,
+ * trigram index (rare and common), a received-date range and the last page, the worker's claim,
  * and the status counters. It captures the exact SQL the repositories issue (through
  * Kysely's query log) and asks the engine for its plan. Prints Markdown.
  *

@@ -1,5 +1,5 @@
 /**
- * Idle latency (issue 3, Benchmarks): with the worker on and nothing else to do, how long from a mail's
+ * Idle latency: with the worker on and nothing else to do, how long from a mail's
  * acceptance to the start of its delivery. One mail at a time over HTTP, each spaced 20–50 ms after the
  * previous one reached the sink; the sink (bench/support/timed-sink.ts, RELAY_URL) notes MAIL FROM.
  *   accepted → delivery start = sink's MAIL FROM time − the mail's receivedDate (server clock at acceptance,

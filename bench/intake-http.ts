@@ -1,5 +1,5 @@
 /**
- * HTTP intake (issue 3, Benchmarks): accepted mails per second through `POST /api/v1/mail` on the real server
+ * HTTP intake: accepted mails per second through `POST /api/v1/mail` on the real server
  * (start(config) in this process, WORKER=off so only intake is measured, SMTP listener off), driven by a
  * keep-alive load generator in a child process.
  *   (a) one mail per request, `--connections` concurrent clients: goal ≥ 2,000 mails/s, durable (every 202 is

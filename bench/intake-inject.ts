@@ -1,5 +1,5 @@
 /**
- * The server's own cost of intake, without a load generator beside it (issue 25): `start(config)` in this
+ * The server's own cost of intake, without a load generator beside it: `start(config)` in this
  * process (WORKER=off), requests through `app.inject`, so every CPU µs counted is the server's. Each round
  * submits 32 single mails at once (one group commit's worth, as 32 connections make) twice, then a batch of
  * `--batch-size` with the full 202 and one with the short 202 (`Prefer: return=minimal`), in alternating

@@ -1,5 +1,5 @@
 /**
- * SMTP intake (issue 3, issue 25 item 2; docs/benchmarks.md): mails per second accepted by the real SMTP
+ * SMTP intake (docs/benchmarks.md): mails per second accepted by the real SMTP
  * submission listener (start(config) in this process with a free SMTP_PORT, WORKER=off), from a client in a
  * child process, `--connections` sessions with AUTH PLAIN (the API key as password), `--count` raw messages:
  * - `nodemailer`: a pooled nodemailer transport, `--concurrency` messages in flight, waiting for each reply;

@@ -1,5 +1,5 @@
 /**
- * The list endpoint at scale (issue 4, Benchmarks): `GET /api/v1/mail/list?limit=50` on a store filled with
+ * The list endpoint at scale: `GET /api/v1/mail/list?limit=50` on a store filled with
  * `insertDemoMails` (the `demo --count N` data), per sort, on page 1 and on a deep page, plus a status filter
  * and a text search. Goal: p99 ≤ 10 ms, and a deep page within 1.5× of page 1 (keyset paging). Each page is
  * asked `--samples` times one after the other (fewer when that takes over 2 s; at least 20), after 5 warm-ups.
@@ -7,7 +7,7 @@
  *   npx tsx bench/list.ts [--count 200000] [--engine sqlite|postgres] [--samples 200] [--deep-pages 10000] [--fresh] [--drop] [--only TEXT] [--tag NAME]
  *
  * Cases: every sort, status filters, text search (a common word, a rare one, one that matches nothing, a
- * medium one), received-date ranges (relative to the newest mail) and their combinations (issue 8).
+ * medium one), received-date ranges (relative to the newest mail) and their combinations.
  * The load average before and after the run is printed beside the figures: the machine is shared.
  *
  * The deep page is reached the way a client would after following nextCursor that many times: the cursor

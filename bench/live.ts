@@ -1,5 +1,5 @@
 /**
- * Live updates (issue 9, items 3–4), two figures:
+ * Live updates, two figures:
  *
  * 1. Store → row in Chromium: the built console (web/dist) logged in on a real server; a mail's status is
  *    changed through the mail service (a committed transaction, as an operator's action or a worker's

@@ -1,5 +1,5 @@
 /**
- * What one image through the remote-image proxy (issue 24 item 5) costs the server, beside the mail detail the
+ * What one image through the remote-image proxy costs the server, beside the mail detail the
  * console asks for anyway: `GET /api/v1/mail/{id}` (A) and `GET /api/v1/mail/{id}/remote-image` of a 40 KiB
  * image from a loopback image host (B), in alternating blocks so both see the same machine. The proxy reads the
  * mail's detail itself (to check the URL), so B − A is the fetch and the check. Prints requests per second and

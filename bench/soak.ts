@@ -1,5 +1,5 @@
 /**
- * Soak (issue 11, item 12): intake, list reads from 20 simulated consoles, and delivery, all at once, for a
+ * Soak: intake, list reads from 20 simulated consoles, and delivery, all at once, for a
  * bounded time on each engine. The server runs as its own process (`node --import tsx server/src/main.ts`, as
  * `npm start` runs it), so its resident memory is measured alone (/proc/<pid>/status), delivering to a
  * discarding SMTP sink in a third process. Every interval prints the server's RSS, the list latency (p50/p99)

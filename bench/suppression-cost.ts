@@ -1,5 +1,5 @@
 /**
- * What the suppression check costs HTTP intake (issue 22, Speed: at most 5 %). One real server (start(config) in
+ * What the suppression check costs HTTP intake (the goal: at most 5 %). One real server (start(config) in
  * this process, WORKER=off), one list that changes between phases, and the phases alternated in rounds so that
  * every case sees the same minutes of a shared machine:
  *   empty   — no suppression at all (the check knows the list is empty and skips the lookup);

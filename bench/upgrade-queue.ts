@@ -1,5 +1,5 @@
 /**
- * Migration 022 (the queue apart from the record, issue 36 item 7) on a large store: a store at migration 021 is
+ * Migration 022 (the queue apart from the record) on a large store: a store at migration 021 is
  * filled with `--count` mails in every status (1 % Queued, 0.1 % Processing under a live lease, the rest finished or
  * failed), then `migrateToLatest` is timed. Reports the wall time of the upgrade and the rows it moved; the figure
  * goes into docs/operations.md#upgrading-a-large-store.

@@ -1,5 +1,5 @@
 /**
- * Webhook delivery's cost (issue 21, Speed): N mails delivered by the worker, as main.ts builds it, with
+ * Webhook delivery's cost: N mails delivered by the worker, as main.ts builds it, with
  * webhooks off and then with one endpoint subscribed to every event (a receiver on loopback, in its own
  * process, answering 200 at once), on each engine. Reports the mails' throughput both ways and the loss
  * (goal ≤ 15 %), events per second, this process's CPU µs per event (on minus off), and the lag of the last

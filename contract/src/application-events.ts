@@ -1,5 +1,5 @@
 /**
- * The events Outbox tells applications about (PRODUCT.md §8): written in the transaction of the change they
+ * The events Outbox tells applications about: written in the transaction of the change they
  * describe, delivered to webhook endpoints as Standard Webhooks (`{type, timestamp, data}`), each with a stable
  * id (`evt_…`, the `webhook-id`) and, for mail events, a per-mail sequence number. docs/webhooks.md describes
  * every type's `data`.

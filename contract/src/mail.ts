@@ -96,7 +96,7 @@ export const MailListQuery = Type.Object(
         description: "Operators: the mails of one application (an API key's id), or `none` for the mails no API key submitted",
       }),
     ),
-    // Exact lookups (issue 21): an application finds its mail by its own reference; operators may use them too.
+    // Exact lookups: an application finds its mail by its own reference; operators may use them too.
     messageId: Type.Optional(
       Type.String({ minLength: 1, maxLength: 998, description: 'The mail with this Message-ID header, angle brackets included' }),
     ),

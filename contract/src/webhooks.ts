@@ -1,5 +1,5 @@
 /**
- * Webhook endpoints and their deliveries (PRODUCT.md §8, issue 21; docs/webhooks.md). Operators manage
+ * Webhook endpoints and their deliveries (docs/webhooks.md). Operators manage
  * endpoints; Outbox delivers every matching application event to each as a Standard Webhooks request and logs
  * every attempt.
  */

@@ -116,7 +116,7 @@ function hopsOf(hops: number) {
 
 export async function buildApp(options: AppOptions): Promise<{ app: FastifyInstance; services: AppServices }> {
   const clock = options.clock ?? systemClock;
-  // No request, however slow its client, holds a socket for ever (issue 24, item 2): headers and the whole body
+  // No request, however slow its client, holds a socket for ever: headers and the whole body
   // must arrive in time (then 408 and close), a socket idle that long is closed, and past the cap a new
   // connection is closed at once rather than taking a descriptor the store needs.
   const limits = { ...HTTP_LIMIT_DEFAULTS, ...options.http };

@@ -1,7 +1,7 @@
 /**
  * The audit log's retention (AUDIT_RETENTION_DAYS, docs/operations.md#retention): entries older than that go,
  * with the retention purge of finished mails (main.ts). Without it every failed login of a flood stayed for
- * ever (issue 24, item 4).
+ * ever.
  */
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/connection.js';

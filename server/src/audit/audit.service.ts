@@ -1,5 +1,5 @@
 /**
- * Reading the audit log (issue 9, item 6): who did what, when, to which mails, with what outcome. Entries
+ * Reading the audit log: who did what, when, to which mails, with what outcome. Entries
  * are written where the action happens (auth.service.ts, mail-actions.ts, bulk-actions.ts), in the same
  * transaction as the action; this only reads them, as pages or as CSV.
  */

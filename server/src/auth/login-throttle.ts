@@ -1,5 +1,5 @@
 /**
- * Login limits (ARCHITECTURE.md#security and §7, issue 11 items 1–2), shaped so that a stranger can slow an operator
+ * Login limits (ARCHITECTURE.md#security and §7), shaped so that a stranger can slow an operator
  * down but never lock them out:
  * - A hard limit per (name, client address) and per client address: past it, 429 with Retry-After. These
  *   stop one client guessing, and only ever refuse the client that made the failures.
@@ -10,7 +10,7 @@
  * - Every attempt counts when it starts, before the slow password check, so 40 guesses sent at once meet
  *   the same limit as 40 sent one after another. A success gives its own attempt back and clears its
  *   (name, address) counter; it never clears what other addresses did.
- * Issue 24, item 4:
+ * Clients and names:
  * - An IPv6 client is counted by its /64: one host is given a whole /64, so a per-address count would give
  *   it unlimited addresses. IPv4-mapped IPv6 is counted as the IPv4 address.
  * - A slowed name's attempts are also serialised (a token bucket per name): each waits for its turn, at most

@@ -3,7 +3,7 @@
  * prebuilt for the common platforms, run on libuv's threads). Hashes are PHC strings that carry their own
  * parameters: `$argon2id$v=19$m=19456,t=2,p=1$salt$hash`. A hash verifies with the parameters it carries,
  * and one made with less memory or fewer passes than today's, or with scrypt (`scrypt$N$r$p$salt$hash`, the
- * scheme before issue 25), is re-hashed at the next successful login (auth.service.ts).
+ * scheme before argon2id), is re-hashed at the next successful login (auth.service.ts).
  *
  * Why argon2id over scrypt: OWASP's first choice, and at its parameters (19 MiB, 2 passes) a login costs
  * ~30 ms of one core where scrypt at OWASP's N = 2^17 cost ~420 ms (docs/decisions.md).
@@ -54,7 +54,7 @@ function parseArgon2(stored: string): Argon2Parameters | undefined {
   return { scheme: 'argon2id', memoryKiB, passes };
 }
 
-/** The scheme before issue 25: `scrypt$N$r$p$salt$hash`, r = 8, p = 1. Such hashes still verify, once. */
+/** The scheme before argon2id: `scrypt$N$r$p$salt$hash`, r = 8, p = 1. Such hashes still verify, once. */
 const scrypt = promisify(crypto.scrypt) as (
   password: string,
   salt: Buffer,
@@ -125,7 +125,7 @@ export function getDummyHash(cost = DEFAULT_PASSWORD_COST): Promise<string> {
 }
 
 /**
- * At most `limit` password hashes at once (issue 24, item 4). Each hash runs on one of libuv's four threads,
+ * At most `limit` password hashes at once. Each hash runs on one of libuv's four threads,
  * which file reads, DNS lookups and compression share: a login flood must leave them room.
  */
 export function createHashingLimit(limit: number) {

@@ -167,7 +167,7 @@ export function createBounceService(options: BounceServiceOptions) {
   }
 
   /**
-   * Applies a group's reports set-wise (issue 22's speed): one read of the mails and their recipients, one INSERT
+   * Applies a group's reports set-wise, for speed: one read of the mails and their recipients, one INSERT
    * of the reports, one UPDATE of the recipients, one upsert of the suppressions, one sequence move, one INSERT of
    * application events and one applyTransitions, whatever the group's size; per-report statements cost more than
    * the commit they share. The group is taken in rounds in which each mail appears once: a second report about a

@@ -1,5 +1,5 @@
 /**
- * DKIM signing at send time (issue 22 item 5; DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE): nodemailer's own
+ * DKIM signing at send time (DKIM_DOMAIN, DKIM_SELECTOR, DKIM_PRIVATE_KEY_FILE): nodemailer's own
  * signer (the code behind its `dkim` transport option; the relay is spoken to through SMTPConnection, smtp-pool.ts,
  * so the transport option itself never runs). The stored bytes stay unsigned: each attempt signs them again, so a
  * resend carries the same signed headers with a fresh signature.

@@ -29,7 +29,7 @@ import { upsertSuppressions, type NewSuppression } from '../suppression/suppress
 
 /**
  * A refusal saying the address does not exist (RFC 3463: 5.1.1 bad mailbox, 5.1.2 bad domain, 5.1.10 null MX)
- * puts it on the suppression list with the mail and the reply (PRODUCT.md §8); any other refusal does not.
+ * puts it on the suppression list with the mail and the reply; any other refusal does not.
  */
 const NO_SUCH_ADDRESS = /(?:^|[\s(])5\.1\.(?:1|2|10)(?![.\d])/;
 
@@ -57,7 +57,7 @@ export interface OutcomeCommitOptions {
   /** The clock leases are written in; Date.now by default. */
   now?: (() => number) | undefined;
   /**
-   * The next batch claimed in the same transaction as a group of outcomes (issue 25): `request` is asked as
+   * The next batch claimed in the same transaction as a group of outcomes: `request` is asked as
    * the group commits (undefined: claim nothing now); `claimed` gets the mails once the commit succeeded, or
    * an empty list when it failed (the claim was rolled back with the outcomes).
    */

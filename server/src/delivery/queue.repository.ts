@@ -124,7 +124,7 @@ async function loadDeliveryPayloads(db: DbOrTrx, mailIds: number[]): Promise<Map
  * status change that follows it in the same transaction (a swept, stale claim writes neither). PostgreSQL: one
  * UPDATE joined to `unnest` of one array per column, whatever the group's size, so its text never changes and
  * the server parses and plans it once per connection (`PREPARED`); as a VALUES list of 50 rows it was parsed,
- * planned and compiled by Kysely on every flush (issue 25). SQLite: one UPDATE joined to a VALUES list per 500
+ * planned and compiled by Kysely on every flush. SQLite: one UPDATE joined to a VALUES list per 500
  * recipients (statements there are calls, not round trips, and are prepared once per text).
  */
 export async function recordRecipientOutcomes(

@@ -155,7 +155,7 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
       await run<undefined>(slot, (done) => connection.connect((error) => done(error, undefined)));
       if (options.auth) {
         // An attacker on the path can strip STARTTLS from the EHLO reply; nodemailer would then log in
-        // in clear. The password stays unsent unless the operator chose RELAY_TLS=off (issue 24 item 1).
+        // in clear. The password stays unsent unless the operator chose RELAY_TLS=off.
         if (!connection.secure && options.startTls !== 'off') {
           throw Object.assign(
             new Error(

@@ -7,7 +7,7 @@
  * sweeper's timer, the pause while the store does not answer, and the graceful stop that gives unfinished
  * sends back to the queue.
  *
- * The pause (issue 24 item 6): a send whose outcome cannot be written is sent again once its lease
+ * The pause: a send whose outcome cannot be written is sent again once its lease
  * expires. So when a write fails (an outcome commit or a claim), no new send starts until the store
  * answers again; the sends already in flight finish, and their outcomes are retried while their leases
  * hold. The loop probes the store with a growing delay (100 ms doubling to 2 s): with mails claimed ahead
@@ -332,7 +332,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * Starts sends from the ready mails while a slot is free. A mail whose lease has less than half its time left
    * (it waited for a slot while the machine or the process stalled) is given back to the queue instead: its
    * lease could expire during the send, and the sweeper would hand it to another worker, which would send it
-   * too. PRODUCT.md §1 allows a resend only for a mail in flight at a crash.
+   * too. Delivery is at least once, and a resend is allowed only for a mail in flight at a crash
+   * (docs/lifecycle.md).
    */
   function fillSlots(): void {
     const runningLow: number[] = [];

@@ -3,7 +3,7 @@
  * one writer (`applyTransitions`, `insertMails`) gives it the transition, the mail as the same statement
  * left it and its envelope recipients, and appends what it returns in the same transaction.
  *
- * Decisions (PRODUCT.md §8, issue 21):
+ * Decisions:
  * - A claim (Queued → Processing) and a worker's release at a graceful stop make no event: the mail is where
  *   the application already believes it is (queued, to be tried).
  * - The lease sweeper's return to Queued makes none either: the relay said nothing (the worker died), the

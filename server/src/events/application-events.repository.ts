@@ -45,8 +45,8 @@ function base32(bytes: Buffer, start: number, end: number): string {
  * Appends events in the caller's transaction, in order; through `writes` (store/statement-batch.ts) when given.
  * An event no enabled endpoint could receive is written fanned out already (`fanned_out_at` = its creation): an
  * endpoint gets the events that happen while it exists and is enabled (docs/webhooks.md), so nobody will ask for
- * it, and it costs its insert and nothing more, where the dispatcher's mark was one more row version per event
- * (issue 36). The check is part of the INSERT (one uncorrelated subquery over the few endpoint rows), so it is
+ * it, and it costs its insert and nothing more, where the dispatcher's mark was one more row version per event.
+ * The check is part of the INSERT (one uncorrelated subquery over the few endpoint rows), so it is
  * what the transaction sees when it writes, with no round trip of its own.
  */
 export async function appendApplicationEvents(

@@ -7,7 +7,7 @@ import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
-/** How much of a name that is no operator's goes into the log (issue 24 item 5). */
+/** How much of a name that is no operator's goes into the log. */
 const LOGGED_UNKNOWN_NAME_LENGTH = 32;
 
 /**
@@ -41,7 +41,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; observer
       try {
         return { data: [await auth.login(username, password, request.ip)] };
       } catch (error) {
-        // Every failed or refused login leaves a trace (issue 11, item 4): who was tried, from where, why.
+        // Every failed or refused login leaves a trace: who was tried, from where, why.
         // Never the password.
         if (error instanceof AppError && (error.statusCode === 401 || error instanceof LoginLimitError)) {
           const reason: LoginFailureReason = error instanceof LoginLimitError ? `${error.limit}_limit` : 'invalid_credentials';

@@ -1,7 +1,7 @@
 /**
  * `Authorization: Token {token}` (docs/console.md §7) for operators. An onRequest hook that routes opt into; it puts
  * the operator on the request, or answers 401 so the console returns to its login view. It runs before the body
- * is read (issue 24, item 2): a stranger cannot hold a socket by sending a body one byte at a time.
+ * is read: a stranger cannot hold a socket by sending a body one byte at a time.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ApiKeyPrincipal, AuthService, Operator } from '../auth/auth.service.js';

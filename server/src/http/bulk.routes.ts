@@ -7,7 +7,7 @@ import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
-/** `POST /api/v1/mail/bulk` (issue 9, item 1): the work is mail/bulk-actions.ts. */
+/** `POST /api/v1/mail/bulk`: the work is mail/bulk-actions.ts. */
 export const bulkRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; mails: MailService }> = async (app, { auth, mails }) => {
   app.addHook('onRequest', requireOperator(auth));
 

@@ -1,5 +1,5 @@
 /**
- * Checks every route's path, query and body before its schema sees them (issue 11, item 5), in one place so
+ * Checks every route's path, query and body before its schema sees them, in one place so
  * that no route can forget them:
  * - NUL characters are refused, naming the field. PostgreSQL cannot store U+0000 in text and answered 500;
  *   SQLite would store it and cut the text short in most tools. No field of the API has a use for it.

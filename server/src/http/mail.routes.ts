@@ -39,7 +39,7 @@ export const mailRoutes: FastifyPluginAsyncTypebox<{
 }> = async (app, { auth, mails, applications, bounces, remoteImages }) => {
   const operatorOnly = requireOperator(auth);
   const operatorOrApplication = requireOperatorOrApiKey(auth);
-  // onRequest, before the body is read (issue 24 item 2); the route is known by then.
+  // onRequest, before the body is read; the route is known by then.
   app.addHook('onRequest', (request, reply) =>
     (request.method === 'GET' && APPLICATION_READS.has(request.routeOptions.url ?? '') ? operatorOrApplication : operatorOnly)(
       request,

@@ -1,6 +1,6 @@
 /**
  * Which failures of accepting an SMTP mail are the message's fault, so the client must not retry it: the
- * answer is then a 5xx at DATA instead of a 451 that a client would retry for days (issue 11 point 5).
+ * answer is then a 5xx at DATA instead of a 451 that a client would retry for days.
  * Everything else (the store is away, a bug) stays a 451, so nothing is lost to a passing fault.
  */
 import { AppError } from '../errors.js';

@@ -2,7 +2,7 @@
  * The one cursor format of every keyset list (the mail list, the audit log): the position's values as a
  * base64url JSON array. A deep page costs what page 1 costs (no OFFSET).
  *
- * A cursor is client input like any other (issue 11, item 5): forged ones with a string where an instant
+ * A cursor is client input like any other: forged ones with a string where an instant
  * belongs, an id of 1e300 or a float once reached PostgreSQL and answered 500. Each list names the check of
  * every value, so what reaches the store is a value its column can hold. Cursors are not signed: a key per
  * process would break paging behind a load balancer, and a forged but well-typed cursor only starts a page

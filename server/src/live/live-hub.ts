@@ -27,7 +27,7 @@ export interface LiveSink {
   end(): void;
   /**
    * Drops the connection at once, buffered bytes and all. A graceful end would wait for a reader that may
-   * never read, keeping the socket and its buffer (issue 24, item 2).
+   * never read, keeping the socket and its buffer.
    */
   destroy(): void;
   /** How long the socket has been refusing more bytes without draining (0 while it takes them). */

@@ -1,5 +1,5 @@
 /**
- * The small reads behind an application's own mails (issue 21 item 1) and the exact `messageId=` /
+ * The small reads behind an application's own mails and the exact `messageId=` /
  * `idempotencyKey=` lookups: newest first, keyset on id, each served by one index of migration 010
  * ((api_key_id, id), (message_id), (idempotency_key)). Kept apart from the operators' list planner
  * (mail.repository.ts), which these filters never reach.

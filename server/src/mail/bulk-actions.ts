@@ -1,5 +1,5 @@
 /**
- * Bulk actions (issue 9, item 1): dequeue, delete or requeue many mails, named by ids or by the list's
+ * Bulk actions: dequeue, delete or requeue many mails, named by ids or by the list's
  * filter. Every mail moves by the same conditional transition as the one-mail action (lifecycle.ts through
  * `applyTransitions`), so a worker claiming at the same moment wins or loses cleanly; a mail that does not
  * move is reported under the status it is in (or `not_found`), never silently dropped.

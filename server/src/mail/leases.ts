@@ -1,5 +1,5 @@
 /**
- * How the queue's leases show in the record (PRODUCT.md §9, migration 022). A claim writes only `mail_queue`:
+ * How the queue's leases show in the record (migration 022). A claim writes only `mail_queue`:
  * the mail's stored status stays Queued, and it is Processing exactly while its queue row holds a lease. Every
  * reader of a status goes through here, so the list, the chips and counts, the Processing filter, the drawer,
  * live updates and queue health all show 2 for a leased mail, with the lease's start as its last update and

@@ -179,7 +179,7 @@ function openPostgres(url: string, max: number): Store {
 /**
  * A statement whose text starts with this comment is prepared on the PostgreSQL server once per connection
  * (a named statement) and then only bound and executed: the server parses and plans the worker's claim
- * (mail/write/) once per connection instead of once per batch (issue 25). Only for texts
+ * (mail/write/) once per connection instead of once per batch. Only for texts
  * that repeat exactly and are few; every other statement stays unnamed, so no connection collects an
  * unbounded number of prepared statements and no list query is held to a generic plan.
  */

@@ -1,6 +1,6 @@
 /**
  * Files and folders that hold mail, operators or key hashes (DATA_DIR, the SQLite file, `export` and
- * `backup --out`) are created readable by the service's user only (issue 24 item 5). Modes are set at
+ * `backup --out`) are created readable by the service's user only. Modes are set at
  * creation; an existing folder or file keeps the modes its operator chose.
  */
 import fs from 'node:fs';

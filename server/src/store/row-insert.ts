@@ -1,7 +1,7 @@
 /**
  * A multi-row INSERT compiled without Kysely's query tree. The intake writes five tables per group commit, a
  * batch of 500 mails ~10,000 values; `insertInto().values()` builds a node per value, freezes it and visits
- * it to make the text, and Kysely held ~10 % of the SMTP listener's busy thread (issue 25). Here the text is
+ * it to make the text, and Kysely held ~10 % of the SMTP listener's busy thread. Here the text is
  * made once per table, column list and row count, and the values are laid out in one flat array, in the same
  * order and unconverted, as Kysely's compiler binds them: the drivers see the same parameters.
  *

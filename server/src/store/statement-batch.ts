@@ -3,7 +3,7 @@
  * trip to the server, and a group commit of new mails writes six tables (the mails, their recipients and
  * contents, their events and application events, the status counter). None of those writes reads what another
  * wrote, so on PostgreSQL they go as one statement of data-modifying CTEs,
- * `with w0 as (insert …), w1 as (insert …), … select 1`: one round trip instead of one per table (issue 25).
+ * `with w0 as (insert …), w1 as (insert …), … select 1`: one round trip instead of one per table.
  * SQLite runs in this process, where a statement costs no round trip: each one runs when it is added.
  *
  * What may be added: writes whose effects no other write of the same batch needs to see. PostgreSQL runs the

@@ -59,7 +59,7 @@ const RESERVED_HEADERS = new Set([
 
 /**
  * Fields a submitter must not set, because they would make the message lie about its path or its
- * signature, or break its MIME structure (issue 11 point 6). Each is documented in docs with the reason.
+ * signature, or break its MIME structure. Each is documented in docs with the reason.
  */
 const REFUSED_HEADERS = new Map<string, string>([
   ['return-path', 'is written by the final delivery server from the envelope sender'],

@@ -19,7 +19,7 @@ function singleLineProblems(field: string, value: string | undefined): string[] 
  * A body is sent 7bit when it is plain ASCII, CR bytes included, and the line-ending step keeps a CR
  * without LF as it is: `x\r.\r\n` would reach the relay as `<CR>.<CR><LF>`, the SMTP smuggling shape
  * the SMTP listener itself refuses. Refused rather than rewritten, so the stored bytes stay what the
- * submitter meant (docs/api.md, issue 24 item 3).
+ * submitter meant (docs/api.md).
  */
 function bareCrProblems(field: string, value: string | undefined): string[] {
   if (value === undefined || !/\r(?!\n)/.test(value)) return [];

@@ -1,6 +1,6 @@
 /**
  * Whether a submission needs to look at the suppression list at all. Most installations have an empty list,
- * and intake must not pay a query per group for nothing (issue 22: the check costs at most 5 % of intake): an
+ * and intake must not pay a query per group for nothing (the check costs at most 5 % of intake): an
  * empty list is remembered for REFRESH_MS, and any change made in this process (an operator's add or import,
  * the worker's RCPT refusal) says so at once. A row added by another process is seen within REFRESH_MS.
  * One per store, so the API, the submission service and the worker of a process share it.

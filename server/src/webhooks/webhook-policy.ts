@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 
-/** Svix's schedule, which PRODUCT.md §8 adopts: at once, then these delays after each failure. */
+/** Svix's schedule, which docs/webhooks.md describes: at once, then these delays after each failure. */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   0,
   5_000,

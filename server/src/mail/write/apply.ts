@@ -560,7 +560,7 @@ async function updateFrom(
     // One array per column, joined through `unnest`: the text depends on the group's shape only, not on its
     // size, so the server parses and plans it once per connection (`PREPARED`) and Kysely compiles a dozen
     // parameters instead of one per value. As a VALUES list (below) a worker's flush of 50 outcomes was a new
-    // text of ~450 parameters every time (issue 25). The plan joins by primary key whatever the row count.
+    // text of ~450 parameters every time. The plan joins by primary key whatever the row count.
     const arrays = columns.map((c) => sql`${chunk.map((t) => c.value(t) ?? null)}::${sql.raw(c.type)}[]`);
     const updated = await sql<{ id: number }>`${sql.raw(PREPARED)}
       update mails set ${sql.join(assignments, sql`, `)}

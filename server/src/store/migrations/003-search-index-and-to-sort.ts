@@ -3,7 +3,7 @@ import type { Engine } from '../connection.js';
 import { createTrustedExtension } from './extensions.js';
 
 /**
- * Issue 8, items 8 and 10: a text search that does not read the table, and the list sorted by To.
+ * A text search that does not read the table, and the list sorted by To.
  *
  * - Search: `search_text` (lower-cased sender, To/Cc/Bcc names and addresses, subject) gets a trigram
  *   index. On SQLite an FTS5 table with the trigram tokenizer, kept by triggers; `detail=none` stores only

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Queue health (issue 9, item 5) asks "how many mails failed in the last hour" and "when did a worker last
+ * Queue health asks "how many mails failed in the last hour" and "when did a worker last
  * move a mail": both are ranges of last_update_at within one status. The (last_update_at, id) index alone
  * would read every mail changed in the last hour and look each one's status up in the table; with
  * (status, last_update_at) each answer is one range seek, or one seek for the newest.

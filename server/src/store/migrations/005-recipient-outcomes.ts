@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Per-recipient delivery outcomes (issue 10 item 1, issue 8 item 9). Each envelope recipient keeps what the
+ * Per-recipient delivery outcomes. Each envelope recipient keeps what the
  * relay last said about it, so a recipient deferred with 4xx while others were accepted can be retried
  * alone, and the detail can show every recipient's fate without reading event JSON. The mail row keeps
  * two counts maintained with each outcome, so list rows show them without a join or count per row.

@@ -6,7 +6,7 @@ import type { Engine } from '../connection.js';
 type AnyDb = Kysely<any>;
 
 /**
- * The applications' events (PRODUCT.md §8, issue 21): a transactional outbox. Every committed transition writes
+ * The applications' events: a transactional outbox. Every committed transition writes
  * its event row in the same transaction, so an event exists exactly when its change does; webhook delivery
  * reads them afterwards.
  *

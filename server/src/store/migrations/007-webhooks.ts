@@ -12,7 +12,7 @@ function withId<T extends string>(engine: Engine, table: CreateTableBuilder<T, n
 }
 
 /**
- * Webhook endpoints, their deliveries and every attempt (PRODUCT.md §8, issue 21; docs/webhooks.md).
+ * Webhook endpoints, their deliveries and every attempt (docs/webhooks.md).
  *
  * - `webhook_endpoints`: `event_types` is a JSON array (empty: every type); `api_key_id` null means every
  *   application. `secret` is kept as given out (`whsec_…`): the receiver checks HMACs with the same key, so it

@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Heartbeats of running processes (issue 23, item 1; docs/operations.md#instances-and-heartbeats). One row per
+ * Heartbeats of running processes (docs/operations.md#instances-and-heartbeats). One row per
  * process start, rewritten every HEARTBEAT_INTERVAL (5 s), deleted at a graceful stop, and deleted by any
  * instance once its last heartbeat is an hour old. The table holds a handful of rows, so it needs no index
  * beyond its key: every read takes it whole.

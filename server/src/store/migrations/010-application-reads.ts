@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Reads of an application's own mails (issue 21 item 1, `mail/application-reads.repository.ts`):
+ * Reads of an application's own mails (`mail/application-reads.repository.ts`):
  * - (api_key_id, id): an API key's list, newest first, keyset on id; without it the list would walk every
  *   mail of every key. (The unique (api_key_id, idempotency_key) index cannot order by id.)
  * - (message_id): `messageId=`, for applications and operators alike, one seek.

@@ -6,7 +6,7 @@ import type { Engine } from '../connection.js';
 type AnyDb = Kysely<any>;
 
 /**
- * What comes back after the relay's 250, and who is not sent to again (PRODUCT.md §8, issue 22).
+ * What comes back after the relay's 250, and who is not sent to again.
  *
  * - `server_secrets`: named secrets kept in the store, so every instance shares them (the return path's HMAC key
  *   `return-path`); created on first use.

@@ -6,7 +6,7 @@ import type { Engine } from '../connection.js';
 type AnyDb = Kysely<any>;
 
 /**
- * Alert rules (issue 23, item 3; docs/alerts.md). The state lives in the store, not in the evaluating process,
+ * Alert rules (docs/alerts.md). The state lives in the store, not in the evaluating process,
  * so a restart or a hand-over to another instance neither forgets a firing alert nor fires it again.
  *
  * - alert_states: one row per rule, written by the evaluator only. `pending_since` starts the pending period,

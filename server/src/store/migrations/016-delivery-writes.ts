@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
 
 /**
- * Fewer index entries per delivered mail (issue 25 item 1).
+ * Fewer index entries per delivered mail.
  *
  * - `mails_lease_idx` `(status, lease_expires_at)` becomes `mails_processing_lease_idx` `(lease_expires_at)
  *   where status = 2`. Every claim and every outcome changes a mail's status, so every delivery wrote the old

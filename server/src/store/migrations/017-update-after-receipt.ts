@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 
 /**
- * Every mail's `last_update_at` is at or after its `received_at` (issue 20, the list). The writers now keep it so
+ * Every mail's `last_update_at` is at or after its `received_at`, as the list expects. The writers now keep it so
  * (`insertMails`, the claims and `applyTransitions` write the later of the two; an import is clamped), and this
  * moves the few rows written otherwise before: a clock that stepped back between a mail's receipt and a later
  * change of it. The list relies on it: a date range sorted by last update seeks `last_update_at >= from`, since

@@ -3,7 +3,7 @@ import type { Engine } from '../connection.js';
 import { createTrustedExtension } from './extensions.js';
 
 /**
- * PostgreSQL: the trigram index holds the status too (issue 25 item 5, the console's filter change).
+ * PostgreSQL: the trigram index holds the status too (the console's filter change).
  *
  * A search beside a status filter was counted by ANDing two bitmaps: the search's, from the GIN index of
  * `search_text`, and the status's, from a B-tree (50,000–80,000 entries each at 1M mails, 18–50 ms). A GIN

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
 
 /**
- * The queue apart from the record (issue 36, docs/decisions.md#the-queue-is-its-own-table).
+ * The queue apart from the record (docs/decisions.md#the-queue-is-its-own-table).
  *
  * `mail_queue` holds one narrow row per mail that waits (Queued) or is leased (Processing), and none for any
  * other mail: when it is due, its attempts, the lease's holder and expiry, and room for lanes (application,

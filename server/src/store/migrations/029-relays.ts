@@ -12,7 +12,7 @@ function withId<T extends string>(engine: Engine, table: CreateTableBuilder<T, n
 }
 
 /**
- * Named relays and routes (PRODUCT.md §9, issue 38 items 1–3; docs/relays.md).
+ * Named relays and routes (docs/relays.md).
  *
  * - `relays`: one provider each. `url` never holds credentials (the service takes them out of a URL it is given);
  *   `tls` is RELAY_TLS's policy for this relay (`require`, `opportunistic`, `off`). `max_per_second` and
