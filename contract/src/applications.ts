@@ -1,5 +1,5 @@
 /**
- * Applications (docs/api.md#managing-applications): an API key is an
+ * Applications (docs/api.md#managing-applications-apiv1applications): an API key is an
  * application. Operators create, rename, revoke and rotate them; a key is shown once, when made.
  */
 import { Type, type Static } from '@sinclair/typebox';

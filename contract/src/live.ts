@@ -2,7 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Instant } from './common.js';
 
 /**
- * `GET /api/v1/events` (server-sent events, docs/api.md#live-updates): what changed since the last message,
+ * `GET /api/v1/events` (server-sent events, docs/api.md#live-updates-get-apiv1events): what changed since the last message,
  * coalesced (at most one batch per flush interval, ~300 ms, however fast mail moves).
  */
 

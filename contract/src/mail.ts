@@ -31,7 +31,7 @@ export const Mail = Type.Object({
       description: 'When the submitter asked for it to be sent (a scheduled send); null: as soon as it can be',
     }),
   ),
-  // Only in a submission's answer, when some recipient is on the suppression list (docs/api.md#suppressions).
+  // Only in a submission's answer, when some recipient is on the suppression list (docs/api.md#suppressions-apiv1suppressions).
   suppressedRecipients: Type.Optional(
     Type.Array(Type.String(), { description: 'Envelope recipients on the suppression list: accepted, never sent to' }),
   ),

@@ -1,5 +1,5 @@
 /**
- * Applications (docs/api.md#managing-applications): an API key is an application. Operators
+ * Applications (docs/api.md#managing-applications-apiv1applications): an API key is an application. Operators
  * create, rename, revoke and rotate them from the console and the API, and the command line does the first and
  * the third; every change is in the audit log, never with a key in it. A key is a 256-bit random secret shown
  * once, when made; only its SHA-256 is kept.

@@ -1,5 +1,5 @@
 /**
- * The audit log's retention (AUDIT_RETENTION_DAYS, docs/operations.md#retention): entries older than that go,
+ * The audit log's retention (AUDIT_RETENTION_DAYS, docs/operations.md#configuration): entries older than that go,
  * with the retention purge of finished mails (main.ts). Without it every failed login of a flood stayed for
  * ever.
  */

@@ -1,5 +1,5 @@
 /**
- * The operators' side of bounce reports (docs/api.md#bounce-reports): list them (all, matched or not, or a mail's),
+ * The operators' side of bounce reports (docs/api.md#bounces-get-apiv1bounces): list them (all, matched or not, or a mail's),
  * read one and its raw bytes, and purge them by age. Pages are keyset (received_at, id), so a deep page costs what
  * the first does.
  */

@@ -212,7 +212,7 @@ export function createBounceService(options: BounceServiceOptions) {
       if (!mail) return { mail: undefined, matchedBy: null, recipient: undefined };
       const distinct = [...new Set(mail.recipients.map((r) => r.address))];
       const named = item.returnPath!.recipient;
-      // The earlier per-mail form names a recipient only where the mail had one (docs/bounces.md#return-paths).
+      // The earlier per-mail form names a recipient only where the mail had one (docs/bounces.md#what-is-matched).
       const recipient = named === undefined ? (distinct.length === 1 ? distinct[0] : undefined) : distinct[named];
       return { mail, matchedBy: 'return-path', recipient };
     });

@@ -1,5 +1,5 @@
 /**
- * What one delivery attempt means for its mail and its recipients (docs/lifecycle.md, docs/pending/recipients.md):
+ * What one delivery attempt means for its mail and its recipients (docs/lifecycle.md, docs/lifecycle.md):
  * the next status, the columns that change, the event (a transition for `applyTransitions`) and each
  * recipient's new outcome. Pure: the result, the mail as claimed, its recipients' outcomes before the attempt
  * and the retry policy decide everything, so every branch is tested without a store or a relay.

@@ -1,5 +1,5 @@
 /**
- * One envelope per recipient (docs/bounces.md#return-paths): with BOUNCE_DOMAIN set, each recipient's copy carries
+ * One envelope per recipient (docs/bounces.md#what-is-matched): with BOUNCE_DOMAIN set, each recipient's copy carries
  * its own return path, so a bounce or complaint names the one recipient it is about. The same stored bytes go to
  * each (one Message-ID), one SMTP transaction each, over the same pooled connections; their answers are combined
  * into the one outcome the worker records for the attempt, recipient by recipient (outcome-policy.ts).

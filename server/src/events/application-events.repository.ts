@@ -1,5 +1,5 @@
 /**
- * The applications' events table (the transactional outbox of webhooks; migrations/006-application-events.ts).
+ * The applications' events table (the transactional outbox of webhooks; store/migrations/006-application-events.ts).
  * Writers append in the transaction of the change the event describes; webhook delivery reads what has not
  * been fanned out yet.
  */

@@ -1,5 +1,5 @@
 /**
- * Applications (API keys) managed by operators (docs/api.md#managing-applications): list, create, rename, revoke,
+ * Applications (API keys) managed by operators (docs/api.md#managing-applications-apiv1applications): list, create, rename, revoke,
  * rotate. A key is in the answer of create and rotate only; an API key calling here gets 403 `operator_only`.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/events`: live updates as server-sent events (docs/api.md#live-updates). Authenticated like every
+ * `GET /api/v1/events`: live updates as server-sent events (docs/api.md#live-updates-get-apiv1events). Authenticated like every
  * operator call, with the `Authorization: Token` header: the console reads it with fetch streaming, so a token
  * never goes into a URL. The hub (live/live-hub.ts) decides what is sent; this file only opens the stream.
  */

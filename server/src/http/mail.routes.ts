@@ -21,7 +21,7 @@ import { requireOperator, requireOperatorOrApiKey } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
-/** What an API key may read of its own mails (docs/api.md#applications); every other mail call is for operators. */
+/** What an API key may read of its own mails (docs/api.md#applications-reading-your-own-mails); every other mail call is for operators. */
 const APPLICATION_READS = new Set([
   '/api/v1/mail/list',
   '/api/v1/mail/:id',

@@ -1,5 +1,5 @@
 /**
- * The live hub behind `GET /api/v1/events` (docs/api.md#live-updates). It listens to the store's change feed
+ * The live hub behind `GET /api/v1/events` (docs/api.md#live-updates-get-apiv1events). It listens to the store's change feed
  * once per process (in-process changes and, on PostgreSQL, every other instance's through LISTEN/NOTIFY),
  * gathers the ids that changed, and flushes them at most once per `flushMs`: one read of those rows and one of
  * the six counters, whatever the number of connected consoles, then the same text to every stream. So a

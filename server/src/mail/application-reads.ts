@@ -1,5 +1,5 @@
 /**
- * What an application (an API key) may read of its own mails (docs/api.md#applications): the
+ * What an application (an API key) may read of its own mails (docs/api.md#applications-reading-your-own-mails): the
  * list (`status`, `messageId`, `idempotencyKey`, newest first, keyset on id), the detail and the raw message.
  * Another key's mail, or a mail no key submitted, answers 404 exactly as an unknown id does, so a key cannot
  * even learn which ids exist. Operators' `messageId=` / `idempotencyKey=` lookups use the same read across

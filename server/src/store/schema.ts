@@ -61,7 +61,7 @@ export interface MailQueueTable {
   lane: ColumnType<number, number | undefined, number>;
 }
 
-/** What the relay last said about one envelope recipient; see migrations/005-recipient-outcomes.ts. */
+/** What the relay last said about one envelope recipient; see store/migrations/005-recipient-outcomes.ts. */
 /** `bounced` and `complained` are set after the relay's 250, by a report that came back (bounces/); `suppressed`: never sent, the address is on the suppression list (suppression/). */
 export type RecipientOutcome = 'pending' | 'accepted' | 'rejected' | 'deferred' | 'bounced' | 'complained' | 'suppressed';
 
@@ -111,7 +111,7 @@ export interface MailEventTable {
   detail: string | null;
 }
 
-/** An application event (the transactional outbox of webhooks); see migrations/006-application-events.ts. */
+/** An application event (the transactional outbox of webhooks); see store/migrations/006-application-events.ts. */
 export interface ApplicationEventTable {
   seq: Generated<number>;
   /** `evt_…`, stable: the `webhook-id` of every delivery of this event. */
@@ -126,7 +126,7 @@ export interface ApplicationEventTable {
   fanned_out_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
-/** A webhook endpoint; see migrations/007-webhooks.ts. */
+/** A webhook endpoint; see store/migrations/007-webhooks.ts. */
 export interface WebhookEndpointTable {
   id: Generated<number>;
   url: string;
@@ -147,7 +147,7 @@ export interface WebhookEndpointTable {
   updated_at: number;
 }
 
-/** One application event owed to one endpoint; see migrations/007-webhooks.ts. */
+/** One application event owed to one endpoint; see store/migrations/007-webhooks.ts. */
 export interface WebhookDeliveryTable {
   id: Generated<number>;
   endpoint_id: number;

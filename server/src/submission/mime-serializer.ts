@@ -2,7 +2,7 @@
  * Writes out a nodemailer MIME tree (MailComposer#compile) in one synchronous pass, producing the bytes
  * `MimeNode#build` produces, without its streams. `build` pipes every part through a PassThrough, a
  * quoted-printable or base64 Transform and a last-newline Transform, with a `setImmediate` between parts:
- * about half of a ~250 µs composition went to that machinery (docs/pending/perf.md). The header block,
+ * about half of a ~250 µs composition went to that machinery (docs/benchmarks.md). The header block,
  * the choice of transfer encoding, the boundaries and the encoders are nodemailer's own functions; only
  * the plumbing is replaced. `mime-composer.test.ts` compares the output with `build()`'s byte for byte
  * (the mails mime-composer.ts passes on: IDN and unicode addresses, special custom headers, no body), so

@@ -120,7 +120,7 @@ const FAST_HEADER_BLOCK_BYTES = 16 * 1024;
 /**
  * One MailParser kept only for its header decoding (`processHeaders`: RFC 2047 words, address groups,
  * punycode, the first-value rule), so From, To, Cc and Subject come out exactly as simpleParser gives them.
- * It is mailparser's own code, not a copy; test/mail/summary-headers.test.ts compares both on hostile headers.
+ * It is mailparser's own code, not a copy; test/submission/summary-headers.test.ts compares both on hostile headers.
  */
 const headerDecoder = new MailParser() as unknown as {
   processHeaders(lines: { key: string; line: string }[]): Map<string, unknown>;

@@ -1,5 +1,5 @@
 /**
- * Operators' side of the suppression list (docs/api.md#suppressions): list and search, add and remove by hand,
+ * Operators' side of the suppression list (docs/api.md#suppressions-apiv1suppressions): list and search, add and remove by hand,
  * CSV export and import. Every change is audit-logged in its own transaction. The submission side is
  * suppression-check.ts with suppressedAmong.
  */

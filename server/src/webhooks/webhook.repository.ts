@@ -1,5 +1,5 @@
 /**
- * All SQL of webhooks (migrations/007-webhooks.ts): endpoints, the fan-out of application events into
+ * All SQL of webhooks (store/migrations/007-webhooks.ts): endpoints, the fan-out of application events into
  * deliveries, the claim of due deliveries under a lease, the outcome of each attempt, and the logs' reads.
  * PostgreSQL picks with FOR UPDATE SKIP LOCKED, so instances fan out and claim disjoint rows without waiting;
  * SQLite has one writer, so a pick and its update in one transaction cannot interleave with another.

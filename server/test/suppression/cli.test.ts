@@ -1,6 +1,6 @@
 /**
  * `npm run outbox -- suppression …` on a fresh store, through `runCli` in this process (the same code as a
- * user's command, without a Node start per call; the process boundary itself is cli/cli.test.ts's): add with
+ * user's command, without a Node start per call; the process boundary itself is test/cli/cli.test.ts's): add with
  * note and expiry, list, export, remove, import of a file with a bad line, a refused address.
  */
 import crypto from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
- * The signature against the Standard Webhooks test vector (standard-webhooks/standard-webhooks,
- * libraries/javascript/src/webhook.test.ts, "sign function works") and the `standardwebhooks` package's own
+ * The signature against the Standard Webhooks test vector (the standard-webhooks repository's
+ * JavaScript library, its test "sign function works") and the `standardwebhooks` package's own
  * `sign` on generated ids, timestamps and bodies; the
  * retry verdicts and Retry-After, without a network or a clock.
  */

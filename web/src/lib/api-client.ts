@@ -37,7 +37,7 @@ export interface ApiRequestOptions {
   body?: unknown;
   /**
    * A body that is not JSON, sent with its own Content-Type instead of JSON's (the suppression list's CSV import,
-   * docs/api.md#suppressions). Every other call, the four of the specification among them, sends JSON.
+   * docs/api.md#suppressions-apiv1suppressions). Every other call, the four of the specification among them, sends JSON.
    */
   rawBody?: { contentType: string; content: string };
   query?: Record<string, string | number | undefined | null>;

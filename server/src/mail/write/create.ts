@@ -153,7 +153,7 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
         position,
         name: r.name,
         address: r.address,
-        // Envelope rows are the ones delivered to: each starts pending (migrations/005-recipient-outcomes.ts),
+        // Envelope rows are the ones delivered to: each starts pending (store/migrations/005-recipient-outcomes.ts),
         // or suppressed, which the worker never sends to.
         outcome: r.kind !== 'envelope' ? null : suppressionOf(m, r.address) === undefined ? 'pending' : 'suppressed',
         reply: r.kind === 'envelope' ? (suppressionOf(m, r.address) ?? null) : null,

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
 
 /**
- * Bounce reports go with their mail (docs/bounces.md#how-long-reports-are-kept): `bounce_reports.mail_id` becomes
+ * Bounce reports go with their mail (docs/bounces.md#limits): `bounce_reports.mail_id` becomes
  * a foreign key to `mails` with ON DELETE CASCADE, so every way a mail is deleted (the operator's delete, a bulk
  * delete, the RETENTION_DAYS purge) takes its reports, and their personal data, with it. Reports whose mail is
  * already gone are deleted here. The index on `mail_id` becomes `(mail_id, received_at, id)`: it serves the cascade,

@@ -2,7 +2,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 import type { Engine } from '../connection.js';
 
 /**
- * Applications managed by operators (docs/api.md#managing-applications): an API key is an
+ * Applications managed by operators (docs/api.md#managing-applications-apiv1applications): an API key is an
  * application, and `api_keys` gains what the console shows and what a rotation needs.
  *
  * - `created_by`: who made it (`operator:NAME`, `cli`); null for keys made before this migration.

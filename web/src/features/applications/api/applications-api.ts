@@ -1,5 +1,5 @@
 /**
- * The applications calls (docs/api.md#managing-applications): list, create, rename, revoke, rotate. One query
+ * The applications calls (docs/api.md#managing-applications-apiv1applications): list, create, rename, revoke, rotate. One query
  * key tree, `applicationKeys`, so a change refreshes the list.
  */
 import { queryOptions, useQuery } from '@tanstack/react-query';

@@ -1,5 +1,5 @@
 /**
- * The suppression list and the unmatched bounce reports (docs/api.md#suppressions, docs/bounces.md): one file for
+ * The suppression list and the unmatched bounce reports (docs/api.md#suppressions-apiv1suppressions, docs/bounces.md): one file for
  * the feature's calls, with one query key tree, `suppressionKeys`, so a change invalidates what it affects.
  */
 import { infiniteQueryOptions, useInfiniteQuery } from '@tanstack/react-query';
