@@ -13,6 +13,7 @@ import {
   routeErrorOf,
   routeInputsOf,
   routesDraftReducer,
+  type DraftAction,
   type DraftRule,
   type MatchField,
   type RouteError,
@@ -50,7 +51,7 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
   const relays = useRelays(token);
   const applications = useApplications(token);
   const save = useReplaceRoutes(token);
-  const [draft, dispatch] = useReducer(routesDraftReducer, routes, draftOf);
+  const [draft, dispatchDraft] = useReducer(routesDraftReducer, routes, draftOf);
   const [notice, setNotice] = useState('');
   const id = useId();
   const errorId = `${id}-error`;
@@ -80,7 +81,7 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
       { routes: routeInputsOf(draft.rules) },
       {
         onSuccess: (saved) => {
-          dispatch({ type: 'reset', routes: saved });
+          dispatchDraft({ type: 'reset', routes: saved });
           setNotice(
             saved.length === 0
               ? 'Routes saved: none, every mail goes to the default relay.'
@@ -89,6 +90,12 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
         },
       },
     );
+  }
+
+  // A refusal names a rule by its place: once rules are added, removed or moved it would name another, so it goes.
+  function dispatch(action: DraftAction) {
+    if (save.isError && action.type !== 'setMatch' && action.type !== 'setRelay') save.reset();
+    dispatchDraft(action);
   }
 
   function setMatch(rule: DraftRule, field: MatchField, value: string) {
@@ -116,15 +123,7 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
         <Button type="submit" size="small" variant="primary" disabled={save.isPending || !changed}>
           Save routes
         </Button>
-        <Button
-          size="small"
-          variant="ghost"
-          disabled={!changed}
-          onClick={() => {
-            save.reset();
-            dispatch({ type: 'reset', routes });
-          }}
-        >
+        <Button size="small" variant="ghost" disabled={!changed} onClick={() => dispatch({ type: 'reset', routes })}>
           Discard changes
         </Button>
         <Button size="small" variant="ghost" onClick={onClose}>
