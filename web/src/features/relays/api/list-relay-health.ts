@@ -8,13 +8,14 @@ export const RELAY_HEALTH_POLL_MS = 5000;
 
 /**
  * GET /api/v1/relays/health: each relay's state as the live workers see it. `null` when the server has no such
- * call (404, a server older than relay health): the view then shows every state as unknown rather than failing.
+ * call (a server older than relay health): the view then shows every state as unknown rather than failing. Such a
+ * server answers 404, or 400 where its `GET /api/v1/relays/:id` takes the path and refuses `health` as an id.
  */
 export async function listRelayHealth(token: string, signal?: AbortSignal): Promise<RelayHealth[] | null> {
   try {
     return dataOf<RelayHealth>(await apiJson('/api/v1/relays/health', { token, signal }), 'GET /api/v1/relays/health');
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return null;
+    if (error instanceof ApiError && (error.status === 404 || error.status === 400)) return null;
     throw error;
   }
 }

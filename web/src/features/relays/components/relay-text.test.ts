@@ -30,7 +30,8 @@ describe('relay figures', () => {
     expect(rateText(buildRelayHealth({ ratePerSecond: 12.54 }), 50)).toBe('12.5/s of 50/s');
     expect(rateText(buildRelayHealth({ ratePerSecond: 3 }), null)).toBe('3/s, no limit');
     expect(rateText(buildRelayHealth({ ratePerSecond: null }), null)).toBe('No limit');
-    expect(rateText(null, 1000)).toBe('— of 1,000/s');
+    expect(rateText(buildRelayHealth({ ratePerSecond: null }), 1000)).toBe('— of 1,000/s');
+    expect(rateText(null, 1000)).toBe('Limit 1,000/s');
   });
 
   it('say what it took today and how much of the quota is used', () => {
@@ -39,7 +40,8 @@ describe('relay figures', () => {
       quota: '13 % of 10,000 a day used',
     });
     expect(quotaText(buildRelayHealth({ sentToday: 0 }), null)).toEqual({ sent: '0 sent today', quota: 'No daily quota' });
-    expect(quotaText(null, 500)).toEqual({ sent: '—', quota: '— of 500 a day used' });
+    expect(quotaText(buildRelayHealth({ quotaUsed: null }), 500).quota).toBe('— of 500 a day used');
+    expect(quotaText(null, 500)).toEqual({ sent: '—', quota: 'Quota 500 a day' });
   });
 
   it('say the latency and how the relay is reached', () => {

@@ -57,18 +57,20 @@ export function relayRowsOf(relays: readonly Relay[], health: readonly RelayHeal
 
 const count = (value: number) => value.toLocaleString('en-US');
 
-/** "12.5/s of 50/s", "3/s, no limit", "No limit"; a rate is per worker process (docs/relays.md). */
+/** "12.5/s of 50/s", "3/s, no limit", "No limit"; without health, the limit alone. Per worker process (docs/relays.md). */
 export function rateText(health: RelayHealth | null, maxPerSecond: number | null): string {
-  const rate = health?.ratePerSecond ?? null;
+  if (!health) return maxPerSecond === null ? 'No limit' : `Limit ${count(maxPerSecond)}/s`;
+  const rate = health.ratePerSecond;
   const now = rate === null ? null : `${count(Math.round(rate * 10) / 10)}/s`;
   if (maxPerSecond === null) return now === null ? 'No limit' : `${now}, no limit`;
   return `${now ?? '—'} of ${count(maxPerSecond)}/s`;
 }
 
-/** "1,234 sent today", and the quota's share when there is one: "12 % of 10,000 a day used". */
+/** "1,234 sent today", and the quota's share when there is one: "12 % of 10,000 a day used"; without health, the quota. */
 export function quotaText(health: RelayHealth | null, maxPerDay: number | null): { sent: string; quota: string } {
   const sent = health ? `${count(health.sentToday)} sent today` : '—';
   if (maxPerDay === null) return { sent, quota: 'No daily quota' };
+  if (!health) return { sent, quota: `Quota ${count(maxPerDay)} a day` };
   const used = health?.quotaUsed ?? null;
   return { sent, quota: `${used === null ? '—' : `${Math.round(used * 100)} %`} of ${count(maxPerDay)} a day used` };
 }

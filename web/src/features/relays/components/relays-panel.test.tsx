@@ -13,8 +13,10 @@ import { RelaysButton } from './relays-button';
 
 interface Served {
   relays?: Relay[];
-  /** 'missing': the server answers 404, as one without relay health does. */
-  health?: RelayHealth[] | 'missing';
+  /**
+   * A server without relay health answers 404, or 400 where its GET /api/v1/relays/:id takes the path ('misrouted').
+   */
+  health?: RelayHealth[] | 'missing' | 'misrouted';
   routes?: Route[];
   applications?: Pick<Application, 'id' | 'name' | 'revokedAt'>[];
 }
@@ -43,9 +45,9 @@ function serve(initial: Served = {}) {
     }),
     http.get('/api/v1/relays/health', async ({ request }) => {
       await record(request);
-      return state.health === 'missing'
-        ? error(404, 'not_found', 'Route GET:/api/v1/relays/health not found')
-        : HttpResponse.json({ data: state.health });
+      if (state.health === 'missing') return error(404, 'not_found', 'Route GET:/api/v1/relays/health not found');
+      if (state.health === 'misrouted') return error(400, 'invalid_request', 'path.id must be integer.');
+      return HttpResponse.json({ data: state.health });
     }),
     http.post('/api/v1/relays', async ({ request }) => {
       const body = (await record(request)) as CreateRelayBody;
@@ -189,15 +191,18 @@ describe('Relays view', () => {
     expect(calls.find((call) => call.path === '/api/v1/relays')?.auth).toBe('Token ops-token');
   });
 
-  it('a server without relay health (404) shows every state as Unknown and says why', async () => {
-    serve({ health: 'missing' });
-    const { dialog } = await openView();
-    const rows = await rowTexts(dialog, 'sendgrid-eu');
-    // The figures wait for the health; each state says Unknown in words.
-    await within(dialog).findByText(/does not report relay health yet/);
-    expect((await rowTexts(dialog, 'sendgrid-eu')).map((cells) => cells[1])).toEqual(['Unknown', 'Unknown']);
-    expect(rows).toHaveLength(2);
-  });
+  it.each(['missing', 'misrouted'] as const)(
+    'a server without relay health (%s) shows every state as Unknown and says why',
+    async (health) => {
+      serve({ health });
+      const { dialog } = await openView();
+      const rows = await rowTexts(dialog, 'sendgrid-eu');
+      // The figures wait for the health; each state says Unknown in words.
+      await within(dialog).findByText(/does not report relay health yet/);
+      expect((await rowTexts(dialog, 'sendgrid-eu')).map((cells) => cells[1])).toEqual(['Unknown', 'Unknown']);
+      expect(rows).toHaveLength(2);
+    },
+  );
 
   it('a relay that goes down shows at the next poll, without a reload', async () => {
     const { state } = serve();
