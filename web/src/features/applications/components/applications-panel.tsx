@@ -6,6 +6,7 @@ import { Button } from '../../../components/ui/button';
 import { LocalTime as Time } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
 import {
@@ -151,15 +152,13 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
         </Button>
       </form>
     ) : action === 'revoke' ? (
-      <>
-        <span>Revoke {application.name}? Its key stops working at once.</span>
-        <Button size="small" variant="danger" disabled={revoke.isPending} onClick={() => revoke.mutate(application)} autoFocus>
-          Revoke
-        </Button>
-        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-          Keep
-        </Button>
-      </>
+      <RowConfirm
+        question={`Revoke ${application.name}? Its key stops working at once.`}
+        action="Revoke"
+        isBusy={revoke.isPending}
+        onConfirm={() => revoke.mutate(application)}
+        onKeep={() => setRowAction(null)}
+      />
     ) : action === 'content' ? (
       <form
         className="applications__inline"

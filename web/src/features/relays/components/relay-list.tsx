@@ -3,6 +3,7 @@ import type { Relay } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { LocalTime } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
 import { useCreateRelay } from '../api/create-relay';
@@ -152,15 +153,13 @@ export function RelayList({ token, onClose }: { token: string; onClose: () => vo
           // The flex box inside the cell: a cell that is itself a flex box loses its row's height and border.
           <span className="relays__actions">
             {confirmRemove === relay.id ? (
-              <>
-                <span>Remove {relay.name}?</span>
-                <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => removeRelay(relay)}>
-                  Remove
-                </Button>
-                <Button size="small" variant="ghost" onClick={() => setConfirmRemove(null)}>
-                  Keep
-                </Button>
-              </>
+              <RowConfirm
+                question={`Remove ${relay.name}?`}
+                action="Remove"
+                isBusy={remove.isPending}
+                onConfirm={() => removeRelay(relay)}
+                onKeep={() => setConfirmRemove(null)}
+              />
             ) : (
               <>
                 <Button

@@ -5,6 +5,7 @@ import { Button } from '../../../components/ui/button';
 import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { LocalTime } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
 import {
@@ -152,15 +153,13 @@ export function SuppressionList({ token }: { token: string }) {
         // The flex box inside the cell: a cell that is itself a flex box loses its row's height and border.
         <span className="suppressions__actions">
           {confirmRemove === entry.address ? (
-            <>
-              <span>Send to it again?</span>
-              <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(entry)}>
-                Remove
-              </Button>
-              <Button size="small" variant="ghost" onClick={() => setConfirmRemove(null)}>
-                Keep
-              </Button>
-            </>
+            <RowConfirm
+              question={'Send to it again?'}
+              action="Remove"
+              isBusy={remove.isPending}
+              onConfirm={() => remove.mutate(entry)}
+              onKeep={() => setConfirmRemove(null)}
+            />
           ) : (
             <Button size="small" variant="ghost" aria-label={`Remove ${entry.address}`} onClick={() => setConfirmRemove(entry.address)}>
               Remove

@@ -5,6 +5,7 @@ import type { CreateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret } fr
 import { Button } from '../../../components/ui/button';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
 import {
@@ -124,15 +125,13 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
   /** A row's buttons, or the question Delete asks. */
   function actionsOf(endpoint: WebhookEndpoint) {
     return confirmDelete === endpoint.id ? (
-      <>
-        <span>Delete this endpoint?</span>
-        <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(endpoint)}>
-          Delete
-        </Button>
-        <Button size="small" variant="ghost" onClick={() => setConfirmDelete(null)}>
-          Keep
-        </Button>
-      </>
+      <RowConfirm
+        question={'Delete this endpoint?'}
+        action="Delete"
+        isBusy={remove.isPending}
+        onConfirm={() => remove.mutate(endpoint)}
+        onKeep={() => setConfirmDelete(null)}
+      />
     ) : (
       <>
         <Button
