@@ -58,7 +58,7 @@ const webLayers = [
     from: './web/src/features/!(mails)/**',
     message: 'Features never import each other; the app shell wires them.',
   },
-  ...['bulk', 'health', 'audit', 'webhooks', 'suppressions', 'overview'].map((feature) => ({
+  ...['bulk', 'health', 'audit', 'applications', 'webhooks', 'suppressions', 'overview', 'relays'].map((feature) => ({
     target: `./web/src/features/${feature}`,
     from: `./web/src/features/!(${feature})/**`,
     message: 'Features never import each other; the app shell wires them.',

@@ -1,7 +1,7 @@
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { buildMail, buildMailList } from '../test/factories';
+import { buildMail, buildMailList, buildQueueHealth, buildRelay, buildRelayHealth } from '../test/factories';
 import { TOKEN, handleLogin, handleLogout, logIn, renderApp } from '../test/app-harness';
 import { server } from '../test/server';
 import { FIRST_PAGE_WAIT_MS } from './app';
@@ -208,5 +208,34 @@ describe('logout and session end', () => {
     await user.click(await screen.findByRole('button', { name: /^Dequeue mail #\d+$/ }));
 
     expect(await screen.findByRole('heading', { name: 'LOGIN' })).toBeInTheDocument();
+  });
+});
+
+describe('the Relays view', () => {
+  it('opens from the health strip’s "Relay down", the same view as the header’s button; Esc returns to the strip', async () => {
+    handleLogin();
+    handleList();
+    const { user } = renderApp();
+    server.use(
+      http.get('/api/v1/queue/health', () =>
+        HttpResponse.json({ data: [buildQueueHealth({ liveWorkers: 1, relaysDown: ['sendgrid-eu'] })] }),
+      ),
+      http.get('/api/v1/relays', () => HttpResponse.json({ data: [buildRelay()] })),
+      http.get('/api/v1/relays/health', () => HttpResponse.json({ data: [buildRelayHealth({ state: 'down' })] })),
+    );
+    await logIn(user);
+
+    const strip = await screen.findByRole('region', { name: 'Queue health' });
+    const relayDown = await within(strip).findByRole('button', { name: 'Relay down: sendgrid-eu' });
+    await user.click(relayDown);
+    const dialog = await screen.findByRole('dialog', { name: 'Relays' });
+    const row = (await within(dialog).findByText('sendgrid-eu')).closest('tr')!;
+    expect(await within(row).findByText('Down')).toBeVisible();
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('dialog')).toBeNull();
+    expect(relayDown).toHaveFocus();
+
+    await user.click(screen.getByRole('button', { name: 'Relays' }));
+    expect(await screen.findByRole('dialog', { name: 'Relays' })).toBeVisible();
   });
 });

@@ -7,6 +7,7 @@ import { BulkBar } from '../features/bulk';
 import { AlertBanner, HealthStrip, alertKeys, healthKeys, instancesKeys } from '../features/health';
 import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailFilters, type MailSelection } from '../features/mails';
 import { OverviewButton, overviewKeys } from '../features/overview';
+import { RelaysButton, relayKeys } from '../features/relays';
 import { SuppressionsButton, suppressionKeys } from '../features/suppressions';
 import { WebhooksButton, webhookKeys } from '../features/webhooks';
 import { subscribeUnauthorized } from '../lib/api-client';
@@ -30,7 +31,7 @@ function withinMs(work: Promise<unknown>, ms: number): Promise<void> {
 /**
  * The login/list switch (docs/console.md §2). The auth feature owns the session; the app hands its token to the
  * mails feature. A 401 on a mail call ends the session (it expired) and shows the login view again. The app also
- * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, the Overview, applications, webhooks, suppressions.
+ * fills the list view's slots with the features that never import it: queue health, the audit log, bulk actions, the Overview, applications, relays, webhooks, suppressions.
  */
 export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?: number } = {}) {
   const { session, start, end, expire } = useSession();
@@ -66,6 +67,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       queryClient.removeQueries({ queryKey: suppressionKeys.all });
       queryClient.removeQueries({ queryKey: applicationKeys.all });
       queryClient.removeQueries({ queryKey: overviewKeys.all });
+      queryClient.removeQueries({ queryKey: relayKeys.all });
     }
   }, [token, queryClient]);
 
@@ -94,6 +96,12 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
     [token],
   );
 
+  // The Relays view opens from the header and from the health strip's "Relay down": one view, its state here,
+  // kept with its session (a view open at logout is not open at the next login).
+  const [relaysOpenFor, setRelaysOpenFor] = useState<string | null>(null);
+  const openRelays = useCallback(() => setRelaysOpenFor(token), [token]);
+  const setRelaysOpen = useCallback((isOpen: boolean) => setRelaysOpenFor(isOpen ? token : null), [token]);
+
   return token === '' ? (
     <LoginView key={logins} onLoggedIn={onLoggedIn} />
   ) : (
@@ -106,6 +114,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
         <>
           <OverviewButton token={token} onOpenApplication={openApplication} />
           <ApplicationsButton token={token} />
+          <RelaysButton token={token} isOpen={relaysOpenFor === token} onOpenChange={setRelaysOpen} />
           <WebhooksButton token={token} />
           <SuppressionsButton token={token} />
           <AuditButton token={token} />
@@ -114,7 +123,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       aboveTable={
         <>
           <AlertBanner token={token} />
-          <HealthStrip token={token} />
+          <HealthStrip token={token} onOpenRelays={openRelays} />
         </>
       }
       renderSelection={renderSelection}

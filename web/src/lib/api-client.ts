@@ -31,7 +31,7 @@ export function subscribeUnauthorized(listener: UnauthorizedListener): () => voi
 }
 
 export interface ApiRequestOptions {
-  method?: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Sent as `Authorization: Token {token}`; a 401 answer is then reported as an expired session. */
   token?: string;
   body?: unknown;

@@ -1,4 +1,4 @@
-import type { Instance, Mail, MailListResponse, QueueHealth } from '@outbox/contract';
+import type { Instance, Mail, MailListResponse, QueueHealth, Relay, RelayHealth, Route } from '@outbox/contract';
 
 let nextId = 1;
 
@@ -66,6 +66,50 @@ export function buildInstance(overrides: Partial<Instance> = {}): Instance {
     state: 'live',
     inFlight: 3,
     deliveredLastMinute: 120,
+    ...overrides,
+  };
+}
+
+export function buildRelay(overrides: Partial<Relay> = {}): Relay {
+  return {
+    id: 1,
+    name: 'sendgrid-eu',
+    url: 'smtp://smtp.eu.example:587',
+    tls: 'require',
+    hasCredentials: true,
+    maxConnections: 5,
+    maxPerSecond: 50,
+    maxPerDay: 100_000,
+    createdAt: '2026-11-23T10:00:00.000Z',
+    updatedAt: '2026-11-23T10:00:00.000Z',
+    ...overrides,
+  };
+}
+
+export function buildRelayHealth(overrides: Partial<RelayHealth> = {}): RelayHealth {
+  return {
+    relay: 'sendgrid-eu',
+    state: 'up',
+    since: '2026-11-23T12:00:00.000Z',
+    ratePerSecond: 12.5,
+    maxPerSecond: 50,
+    sentToday: 1234,
+    maxPerDay: 100_000,
+    quotaUsed: 0.012,
+    lastError: null,
+    lastErrorAt: null,
+    latencyMs: 85,
+    workers: 2,
+    ...overrides,
+  };
+}
+
+export function buildRoute(overrides: Partial<Route> = {}): Route {
+  return {
+    id: 1,
+    position: 0,
+    match: { application: null, senderDomain: null, recipientDomain: null, lane: null },
+    relays: ['sendgrid-eu', 'default'],
     ...overrides,
   };
 }

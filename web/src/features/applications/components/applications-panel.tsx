@@ -3,10 +3,12 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { LANES, type Application, type ApplicationWithKey, type Lane } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { LocalTime as Time } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
-import { formatDate } from '../../../lib/format-date';
 import {
   applicationKeys,
   createApplication,
@@ -29,17 +31,6 @@ const contentText = (days: number | null) =>
 interface ApplicationsPanelProps {
   token: string;
   onClose: () => void;
-}
-
-function Time({ iso }: { iso: string | null }) {
-  const at = formatDate(iso);
-  return at ? (
-    <time dateTime={at.utc} title={at.utc}>
-      {at.local}
-    </time>
-  ) : (
-    <span className="muted">—</span>
-  );
 }
 
 /**
@@ -131,6 +122,190 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
     setRowAction({ kind, id: application.id });
   }
 
+  /** A row's buttons, or the question or field one of them opened. */
+  function actionsOf(application: Application) {
+    const action = rowAction?.id === application.id ? rowAction.kind : null;
+    const isRevoked = application.revokedAt !== null;
+    return action === 'rename' ? (
+      <form
+        className="applications__inline"
+        aria-label={`Rename ${application.name}`}
+        onSubmit={(event) => {
+          event.preventDefault();
+          saveName.mutate({ application, name: rename.trim() });
+        }}
+      >
+        <input
+          type="text"
+          required
+          maxLength={64}
+          value={rename}
+          aria-label={`New name for ${application.name}`}
+          onChange={(e) => setRename(e.target.value)}
+          autoFocus
+        />
+        <Button type="submit" size="small" variant="primary" disabled={saveName.isPending}>
+          Save
+        </Button>
+        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+          Cancel
+        </Button>
+      </form>
+    ) : action === 'revoke' ? (
+      <RowConfirm
+        question={`Revoke ${application.name}? Its key stops working at once.`}
+        action="Revoke"
+        isBusy={revoke.isPending}
+        onConfirm={() => revoke.mutate(application)}
+        onKeep={() => setRowAction(null)}
+      />
+    ) : action === 'content' ? (
+      <form
+        className="applications__inline"
+        aria-label={`Content retention of ${application.name}`}
+        onSubmit={(event) => {
+          event.preventDefault();
+          const days = contentDays.trim() === '' ? null : Number(contentDays);
+          update.mutate({ application, changes: { contentRetentionDays: days } });
+        }}
+      >
+        <label className="applications__grace">
+          <span>Days its final mails keep their content (empty: the default)</span>
+          <input type="number" min={0} step={1} value={contentDays} onChange={(e) => setContentDays(e.target.value)} autoFocus />
+        </label>
+        <Button type="submit" size="small" variant="primary" disabled={update.isPending}>
+          Save
+        </Button>
+        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+          Cancel
+        </Button>
+      </form>
+    ) : action === 'rotate' ? (
+      <form
+        className="applications__inline"
+        aria-label={`Rotate the key of ${application.name}`}
+        onSubmit={(event) => {
+          event.preventDefault();
+          rotate.mutate({ application, graceSeconds: grace });
+        }}
+      >
+        <label className="applications__grace">
+          <span>Old key keeps working for</span>
+          <select value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
+            {GRACE_CHOICES.map((choice) => (
+              <option key={choice.seconds} value={choice.seconds}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <Button type="submit" size="small" variant="primary" disabled={rotate.isPending}>
+          Rotate
+        </Button>
+        <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
+          Cancel
+        </Button>
+      </form>
+    ) : (
+      <>
+        <Button size="small" variant="ghost" aria-label={`Rename ${application.name}`} onClick={() => start('rename', application)}>
+          Rename
+        </Button>
+        {isRevoked ? null : (
+          <>
+            <Button
+              size="small"
+              variant="ghost"
+              aria-label={`Rotate the key of ${application.name}`}
+              onClick={() => start('rotate', application)}
+            >
+              Rotate key
+            </Button>
+            <Button
+              size="small"
+              variant="ghost"
+              aria-label={`Content retention of ${application.name}`}
+              onClick={() => start('content', application)}
+            >
+              Content
+            </Button>
+            <Button size="small" variant="ghost" aria-label={`Revoke ${application.name}`} onClick={() => start('revoke', application)}>
+              Revoke
+            </Button>
+          </>
+        )}
+      </>
+    );
+  }
+
+  const columns: PanelColumn<Application>[] = [
+    {
+      id: 'name',
+      header: 'Name',
+      className: 'applications__name',
+      cell: (application) => <TruncatedText text={application.name} />,
+    },
+    {
+      id: 'created',
+      header: 'Created',
+      cell: (application) => (
+        <>
+          <Time iso={application.createdAt} />
+          {/* Who made it under when, so the panel fits beside the list at 1280 px. */}
+          <div className="muted applications__by">
+            by <span>{creatorText(application.createdBy)}</span>
+          </div>
+        </>
+      ),
+    },
+    { id: 'lastUsed', header: 'Last used', cell: (application) => <Time iso={application.lastUsedAt} /> },
+    { id: 'mails', header: 'Mails (24 h)', className: 'applications__number', cell: mailsText },
+    {
+      id: 'lane',
+      header: 'Lane',
+      cell: (application) =>
+        application.revokedAt !== null ? (
+          application.lane
+        ) : (
+          <select
+            value={application.lane}
+            aria-label={`Lane of ${application.name}`}
+            disabled={update.isPending}
+            onChange={(e) => update.mutate({ application, changes: { lane: e.target.value as Lane } })}
+          >
+            {LANES.map((lane) => (
+              <option key={lane} value={lane}>
+                {lane}
+              </option>
+            ))}
+          </select>
+        ),
+    },
+    { id: 'content', header: 'Content kept', cell: (application) => contentText(application.contentRetentionDays) },
+    {
+      id: 'state',
+      header: 'State',
+      cell: (application) =>
+        application.revokedAt !== null ? (
+          <span className="applications__state--revoked">
+            Revoked <Time iso={application.revokedAt} />
+          </span>
+        ) : application.previousKeyExpiresAt ? (
+          <span>
+            Active; old key until <Time iso={application.previousKeyExpiresAt} />
+          </span>
+        ) : (
+          'Active'
+        ),
+    },
+    {
+      id: 'actions',
+      header: 'Actions',
+      isHeaderHidden: true,
+      cell: (application) => <div className="applications__actions">{actionsOf(application)}</div>,
+    },
+  ];
+
   const list = applications.data ?? [];
   return (
     <ModalDialog title="Applications" onClose={onClose} placement="side" className="applications">
@@ -203,232 +378,16 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
       <p role="status" className="muted applications__notice">
         {notice ?? ''}
       </p>
-      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Applications">
-        <table className="panel__table">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col" className="applications__number">
-                Mails (24 h)
-              </th>
-              <th scope="col">Lane</th>
-              <th scope="col">Content kept</th>
-              <th scope="col">State</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {list.map((application) => {
-              const action = rowAction?.id === application.id ? rowAction.kind : null;
-              const isRevoked = application.revokedAt !== null;
-              return (
-                <tr key={application.id} className={isRevoked ? 'applications__revoked' : undefined}>
-                  <td className="applications__name">
-                    <TruncatedText text={application.name} />
-                  </td>
-                  <td>
-                    <Time iso={application.createdAt} />
-                    {/* Who made it under when, so the panel fits beside the list at 1280 px. */}
-                    <div className="muted applications__by">
-                      by <span>{creatorText(application.createdBy)}</span>
-                    </div>
-                  </td>
-                  <td>
-                    <Time iso={application.lastUsedAt} />
-                  </td>
-                  <td className="applications__number">{mailsText(application)}</td>
-                  <td>
-                    {isRevoked ? (
-                      application.lane
-                    ) : (
-                      <select
-                        value={application.lane}
-                        aria-label={`Lane of ${application.name}`}
-                        disabled={update.isPending}
-                        onChange={(e) => update.mutate({ application, changes: { lane: e.target.value as Lane } })}
-                      >
-                        {LANES.map((lane) => (
-                          <option key={lane} value={lane}>
-                            {lane}
-                          </option>
-                        ))}
-                      </select>
-                    )}
-                  </td>
-                  <td>{contentText(application.contentRetentionDays)}</td>
-                  <td>
-                    {isRevoked ? (
-                      <span className="applications__state--revoked">
-                        Revoked <Time iso={application.revokedAt} />
-                      </span>
-                    ) : application.previousKeyExpiresAt ? (
-                      <span>
-                        Active; old key until <Time iso={application.previousKeyExpiresAt} />
-                      </span>
-                    ) : (
-                      'Active'
-                    )}
-                  </td>
-                  <td>
-                    <div className="applications__actions">
-                      {action === 'rename' ? (
-                        <form
-                          className="applications__inline"
-                          aria-label={`Rename ${application.name}`}
-                          onSubmit={(event) => {
-                            event.preventDefault();
-                            saveName.mutate({ application, name: rename.trim() });
-                          }}
-                        >
-                          <input
-                            type="text"
-                            required
-                            maxLength={64}
-                            value={rename}
-                            aria-label={`New name for ${application.name}`}
-                            onChange={(e) => setRename(e.target.value)}
-                            autoFocus
-                          />
-                          <Button type="submit" size="small" variant="primary" disabled={saveName.isPending}>
-                            Save
-                          </Button>
-                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                            Cancel
-                          </Button>
-                        </form>
-                      ) : action === 'revoke' ? (
-                        <>
-                          <span>Revoke {application.name}? Its key stops working at once.</span>
-                          <Button
-                            size="small"
-                            variant="danger"
-                            disabled={revoke.isPending}
-                            onClick={() => revoke.mutate(application)}
-                            autoFocus
-                          >
-                            Revoke
-                          </Button>
-                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                            Keep
-                          </Button>
-                        </>
-                      ) : action === 'content' ? (
-                        <form
-                          className="applications__inline"
-                          aria-label={`Content retention of ${application.name}`}
-                          onSubmit={(event) => {
-                            event.preventDefault();
-                            const days = contentDays.trim() === '' ? null : Number(contentDays);
-                            update.mutate({ application, changes: { contentRetentionDays: days } });
-                          }}
-                        >
-                          <label className="applications__grace">
-                            <span>Days its final mails keep their content (empty: the default)</span>
-                            <input
-                              type="number"
-                              min={0}
-                              step={1}
-                              value={contentDays}
-                              onChange={(e) => setContentDays(e.target.value)}
-                              autoFocus
-                            />
-                          </label>
-                          <Button type="submit" size="small" variant="primary" disabled={update.isPending}>
-                            Save
-                          </Button>
-                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                            Cancel
-                          </Button>
-                        </form>
-                      ) : action === 'rotate' ? (
-                        <form
-                          className="applications__inline"
-                          aria-label={`Rotate the key of ${application.name}`}
-                          onSubmit={(event) => {
-                            event.preventDefault();
-                            rotate.mutate({ application, graceSeconds: grace });
-                          }}
-                        >
-                          <label className="applications__grace">
-                            <span>Old key keeps working for</span>
-                            <select value={grace} onChange={(e) => setGrace(Number(e.target.value))} autoFocus>
-                              {GRACE_CHOICES.map((choice) => (
-                                <option key={choice.seconds} value={choice.seconds}>
-                                  {choice.label}
-                                </option>
-                              ))}
-                            </select>
-                          </label>
-                          <Button type="submit" size="small" variant="primary" disabled={rotate.isPending}>
-                            Rotate
-                          </Button>
-                          <Button size="small" variant="ghost" onClick={() => setRowAction(null)}>
-                            Cancel
-                          </Button>
-                        </form>
-                      ) : (
-                        <>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`Rename ${application.name}`}
-                            onClick={() => start('rename', application)}
-                          >
-                            Rename
-                          </Button>
-                          {isRevoked ? null : (
-                            <>
-                              <Button
-                                size="small"
-                                variant="ghost"
-                                aria-label={`Rotate the key of ${application.name}`}
-                                onClick={() => start('rotate', application)}
-                              >
-                                Rotate key
-                              </Button>
-                              <Button
-                                size="small"
-                                variant="ghost"
-                                aria-label={`Content retention of ${application.name}`}
-                                onClick={() => start('content', application)}
-                              >
-                                Content
-                              </Button>
-                              <Button
-                                size="small"
-                                variant="ghost"
-                                aria-label={`Revoke ${application.name}`}
-                                onClick={() => start('revoke', application)}
-                              >
-                                Revoke
-                              </Button>
-                            </>
-                          )}
-                        </>
-                      )}
-                    </div>
-                  </td>
-                </tr>
-              );
-            })}
-            {list.length === 0 ? (
-              <tr>
-                <td colSpan={8} className="muted">
-                  {applications.isPending
-                    ? 'Loading…'
-                    : applications.isError
-                      ? 'The applications could not be loaded.'
-                      : 'No applications yet. Create one to give a program a key to submit mail with.'}
-                </td>
-              </tr>
-            ) : null}
-          </tbody>
-        </table>
-      </div>
+      <PanelTable
+        label="Applications"
+        columns={columns}
+        rows={list}
+        rowKey={(application) => application.id}
+        rowClassName={(application) => (application.revokedAt !== null ? 'applications__revoked' : undefined)}
+        load={applications}
+        emptyText="No applications yet. Create one to give a program a key to submit mail with."
+        errorText="The applications could not be loaded."
+      />
     </ModalDialog>
   );
 }

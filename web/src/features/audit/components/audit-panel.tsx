@@ -1,8 +1,10 @@
+import type { AuditEntry } from '@outbox/contract';
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button';
 import { LoadMoreButton } from '../../../components/ui/load-more-button';
+import { LocalTime } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
-import { formatDate } from '../../../lib/format-date';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { downloadAuditCsv, useAuditLog, type AuditFilters } from '../api/list-audit';
 import { operatorOf, outcomeText, targetText } from './audit-text';
 
@@ -30,6 +32,14 @@ function dayToInstant(day: string, next: boolean): string {
   const date = new Date(Number(match[1]), Number(match[2]) - 1, Number(match[3]) + (next ? 1 : 0));
   return date.toISOString();
 }
+
+const COLUMNS: PanelColumn<AuditEntry>[] = [
+  { id: 'time', header: 'Time', cell: (entry) => <LocalTime iso={entry.at} empty={null} /> },
+  { id: 'operator', header: 'Operator', cell: (entry) => operatorOf(entry.actor) },
+  { id: 'action', header: 'Action', cell: (entry) => entry.action },
+  { id: 'mails', header: 'Mails', cell: targetText },
+  { id: 'outcome', header: 'Outcome', cell: outcomeText },
+];
 
 interface AuditPanelProps {
   token: string;
@@ -95,41 +105,18 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
           The CSV could not be downloaded; try again.
         </p>
       ) : null}
-      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Audit entries">
-        <table className="panel__table audit__table">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Operator</th>
-              <th scope="col">Action</th>
-              <th scope="col">Mails</th>
-              <th scope="col">Outcome</th>
-            </tr>
-          </thead>
-          <tbody>
-            {entries.map((entry) => {
-              const at = formatDate(entry.at);
-              return (
-                <tr key={entry.id}>
-                  <td title={at?.utc}>{at?.local}</td>
-                  <td>{operatorOf(entry.actor)}</td>
-                  <td>{entry.action}</td>
-                  <td>{targetText(entry)}</td>
-                  <td>{outcomeText(entry)}</td>
-                </tr>
-              );
-            })}
-            {entries.length === 0 ? (
-              <tr>
-                <td colSpan={5} className="muted">
-                  {log.isPending ? 'Loading…' : log.isError ? 'The audit log could not be loaded.' : 'No entries'}
-                </td>
-              </tr>
-            ) : null}
-          </tbody>
-        </table>
+      <PanelTable
+        label="Audit entries"
+        className="audit__table"
+        columns={COLUMNS}
+        rows={entries}
+        rowKey={(entry) => entry.id}
+        load={log}
+        emptyText="No entries"
+        errorText="The audit log could not be loaded."
+      >
         <LoadMoreButton pages={log} />
-      </div>
+      </PanelTable>
     </ModalDialog>
   );
 }

@@ -1,7 +1,8 @@
 import { QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, within } from '@testing-library/react';
+import { cleanup, render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { QueueHealth } from '@outbox/contract';
 import { createTestQueryClient } from '../../../test/app-harness';
 import { buildQueueHealth } from '../../../test/factories';
@@ -21,10 +22,10 @@ function serve(health: QueueHealth) {
   return auth;
 }
 
-function renderStrip() {
+function renderStrip(onOpenRelays?: () => void) {
   render(
     <QueryClientProvider client={createTestQueryClient()}>
-      <HealthStrip token="health-token" />
+      <HealthStrip token="health-token" onOpenRelays={onOpenRelays} />
     </QueryClientProvider>,
   );
   return screen.getByRole('region', { name: 'Queue health' });
@@ -99,6 +100,30 @@ describe('queue health strip', () => {
       'No worker running: 2 due mails wait',
     );
   }, 40_000);
+
+  it('names a relay the workers report down, as a button that opens the Relays view', async () => {
+    serve(buildQueueHealth({ liveWorkers: 1, relaysDown: ['sendgrid-eu'] }));
+    const onOpenRelays = vi.fn();
+    const strip = renderStrip(onOpenRelays);
+    const button = await within(strip).findByRole('button', { name: 'Relay down: sendgrid-eu' });
+    expect(button).toHaveAttribute('aria-haspopup', 'dialog');
+    // A status, so a screen reader hears it when it appears; not the alarm's alert.
+    expect(within(strip).getByRole('status')).toHaveTextContent('Relay down: sendgrid-eu');
+    expect(within(strip).queryByRole('alert')).toBeNull();
+    await userEvent.setup().click(button);
+    expect(onOpenRelays).toHaveBeenCalledTimes(1);
+  });
+
+  it('names every relay down; says nothing of relays when none is, or the server does not report them', async () => {
+    serve(buildQueueHealth({ liveWorkers: 1, relaysDown: ['eu', 'us'] }));
+    expect(await within(renderStrip(() => undefined)).findByRole('button', { name: 'Relays down: eu, us' })).toBeVisible();
+    cleanup();
+
+    serve(buildQueueHealth({ liveWorkers: 1, relaysDown: [] }));
+    const none = renderStrip(() => undefined);
+    expect(await within(none).findByRole('button', { name: '1 worker' })).toBeVisible();
+    expect(within(none).queryByText(/Relay/)).toBeNull();
+  });
 
   it('formats ages and rates', () => {
     expect([formatAge(null), formatAge(59), formatAge(600), formatAge(90_000)]).toEqual(['—', '59 s', '10 min', '1 d 1 h']);

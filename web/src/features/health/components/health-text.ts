@@ -30,3 +30,10 @@ export function workerLine(health: QueueHealth): { kind: 'running' | 'none' | 'a
 }
 
 export const count = (value: number) => value.toLocaleString('en-US');
+
+/** "Relay down: sendgrid-eu", "Relays down: eu, us"; null when none is (or the server does not say). */
+export function relaysDownText(health: QueueHealth): string | null {
+  const names = health.relaysDown ?? [];
+  if (names.length === 0) return null;
+  return `${names.length === 1 ? 'Relay down' : 'Relays down'}: ${names.join(', ')}`;
+}

@@ -1,6 +1,7 @@
 import type { Instance } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { formatDate } from '../../../lib/format-date';
 import { useInstances } from '../api/list-instances';
 import { count, formatAge } from './health-text';
@@ -19,41 +20,64 @@ function summaryOf(live: number, workers: number, stale: number): string {
   return parts.join(' · ');
 }
 
-function InstanceRow({ instance, at }: { instance: Instance; at: number }) {
-  const started = formatDate(instance.startedAt);
-  const beat = formatDate(instance.lastHeartbeatAt);
-  const isStale = instance.state === 'stale';
-  const load = (value: number | null) => (value === null ? '—' : count(value));
-  return (
-    <tr className={isStale ? 'instances__row--stale' : undefined}>
-      <td className="instances__id" title={instance.id}>
-        {instance.id.slice(0, 8)}
-      </td>
-      <td>
-        <span
-          className={`instances__state instances__state--${instance.state}`}
-          title={
-            isStale
-              ? `No heartbeat for more than ${instance.staleAfterSeconds} s: it stopped without saying so (crash, kill, lost store), or cannot reach the store`
-              : `Heartbeat within the last ${instance.staleAfterSeconds} s`
-          }
-        >
-          {isStale ? 'Stale (stopped?)' : 'Live'}
-        </span>
-      </td>
-      <td>{instance.roles.length > 0 ? instance.roles.join(', ') : '—'}</td>
-      <td>
-        {instance.host} / {instance.pid}
-      </td>
-      <td>{instance.version}</td>
-      <td title={started ? `${started.local} (${started.utc})` : undefined}>
-        {formatAge(Math.max(0, Math.floor((at - Date.parse(instance.startedAt)) / 1000)))} ago
-      </td>
-      <td title={beat ? `${beat.local} (${beat.utc})` : undefined}>{formatAge(Math.floor(instance.heartbeatAgeSeconds))} ago</td>
-      <td className="instances__number">{load(instance.inFlight)}</td>
-      <td className="instances__number">{load(instance.deliveredLastMinute)}</td>
-    </tr>
-  );
+const load = (value: number | null) => (value === null ? '—' : count(value));
+
+/** The columns; `at` is the answer's time on the server's clock, which the ages are measured from. */
+function columnsAt(at: number): PanelColumn<Instance>[] {
+  return [
+    {
+      id: 'instance',
+      header: 'Instance',
+      className: 'instances__id',
+      cell: (instance) => <span title={instance.id}>{instance.id.slice(0, 8)}</span>,
+    },
+    {
+      id: 'state',
+      header: 'State',
+      cell: (instance) => {
+        const isStale = instance.state === 'stale';
+        return (
+          <span
+            className={`instances__state instances__state--${instance.state}`}
+            title={
+              isStale
+                ? `No heartbeat for more than ${instance.staleAfterSeconds} s: it stopped without saying so (crash, kill, lost store), or cannot reach the store`
+                : `Heartbeat within the last ${instance.staleAfterSeconds} s`
+            }
+          >
+            {isStale ? 'Stale (stopped?)' : 'Live'}
+          </span>
+        );
+      },
+    },
+    { id: 'roles', header: 'Roles', cell: (instance) => (instance.roles.length > 0 ? instance.roles.join(', ') : '—') },
+    { id: 'host', header: 'Host / pid', cell: (instance) => `${instance.host} / ${instance.pid}` },
+    { id: 'version', header: 'Version', cell: (instance) => instance.version },
+    {
+      id: 'started',
+      header: 'Started',
+      cell: (instance) => {
+        const started = formatDate(instance.startedAt);
+        return (
+          <span title={started ? `${started.local} (${started.utc})` : undefined}>
+            {formatAge(Math.max(0, Math.floor((at - Date.parse(instance.startedAt)) / 1000)))} ago
+          </span>
+        );
+      },
+    },
+    {
+      id: 'heartbeat',
+      header: 'Last heartbeat',
+      cell: (instance) => {
+        const beat = formatDate(instance.lastHeartbeatAt);
+        return (
+          <span title={beat ? `${beat.local} (${beat.utc})` : undefined}>{formatAge(Math.floor(instance.heartbeatAgeSeconds))} ago</span>
+        );
+      },
+    },
+    { id: 'inFlight', header: 'In flight', className: 'instances__number', cell: (instance) => load(instance.inFlight) },
+    { id: 'delivered', header: 'Delivered 1 min', className: 'instances__number', cell: (instance) => load(instance.deliveredLastMinute) },
+  ];
 }
 
 /**
@@ -80,39 +104,17 @@ export function InstancesPanel({ token, onClose }: InstancesPanelProps) {
           Close
         </Button>
       </div>
-      <div className="instances__scroll" tabIndex={0} role="region" aria-label="Instance list">
-        <table className="instances__table">
-          <thead>
-            <tr>
-              <th scope="col">Instance</th>
-              <th scope="col">State</th>
-              <th scope="col">Roles</th>
-              <th scope="col">Host / pid</th>
-              <th scope="col">Version</th>
-              <th scope="col">Started</th>
-              <th scope="col">Last heartbeat</th>
-              <th scope="col" className="instances__number">
-                In flight
-              </th>
-              <th scope="col" className="instances__number">
-                Delivered 1 min
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((instance) => (
-              <InstanceRow key={instance.id} instance={instance} at={at} />
-            ))}
-            {rows.length === 0 ? (
-              <tr>
-                <td colSpan={9} className="muted">
-                  {answer ? 'No instance has written a heartbeat in the last hour.' : instances.isError ? 'Unavailable' : 'Loading…'}
-                </td>
-              </tr>
-            ) : null}
-          </tbody>
-        </table>
-      </div>
+      <PanelTable
+        label="Instance list"
+        className="instances__table"
+        columns={columnsAt(at)}
+        rows={rows}
+        rowKey={(instance) => instance.id}
+        rowClassName={(instance) => (instance.state === 'stale' ? 'instances__row--stale' : undefined)}
+        load={instances}
+        emptyText="No instance has written a heartbeat in the last hour."
+        errorText="Unavailable"
+      />
       <p className="instances__note muted">
         Each process writes a heartbeat every 5 s (by default). A graceful stop removes it from this list at once; one that stops without
         notice (a crash, a kill, a lost store) is marked stale 15 s after its last heartbeat and forgotten after an hour.

@@ -9,19 +9,8 @@ import type {
   WebhookDelivery,
 } from '@outbox/contract';
 import { MailStatus, STATUSES } from '@outbox/contract/status';
-import { formatDate } from '../../../lib/format-date';
+import { LocalTime } from '../../../components/ui/local-time';
 import { StatusCell } from './status-cell';
-
-function When({ value }: { value: string | null }) {
-  const formatted = formatDate(value);
-  return formatted ? (
-    <time dateTime={formatted.utc} title={formatted.utc}>
-      {formatted.local}
-    </time>
-  ) : (
-    <span className="muted">—</span>
-  );
-}
 
 /**
  * Where the bodies, attachments and headers were, once content retention removed them: when, and what is kept.
@@ -32,7 +21,7 @@ export function ContentRemoved({ at }: { at: string }) {
     <section aria-labelledby="d-content">
       <h3 id="d-content">Content</h3>
       <p>
-        Content removed on <When value={at} />.
+        Content removed on <LocalTime iso={at} />.
       </p>
       <p className="muted">
         Content retention removed its message, bodies, attachments and headers; the sender, recipients, status, dates and event log are
@@ -48,16 +37,16 @@ const statusName = (code: number | null) => (code === null ? '—' : (STATUSES[c
 export function Summary({ mail }: { mail: MailDetail }) {
   const rows: [string, ReactNode][] = [
     ['Status', <StatusCell key="s" status={mail.status} sendAt={mail.sendAt} />],
-    ['Received', <When key="r" value={mail.receivedDate} />],
-    ...(mail.sendAt ? [['Scheduled for', <When key="a" value={mail.sendAt} />] as [string, ReactNode]] : []),
-    ['Last update', <When key="u" value={mail.lastUpdate} />],
-    ['Provider sent', <When key="p" value={mail.providerSentDate} />],
+    ['Received', <LocalTime key="r" iso={mail.receivedDate} />],
+    ...(mail.sendAt ? [['Scheduled for', <LocalTime key="a" iso={mail.sendAt} />] as [string, ReactNode]] : []),
+    ['Last update', <LocalTime key="u" iso={mail.lastUpdate} />],
+    ['Provider sent', <LocalTime key="p" iso={mail.providerSentDate} />],
     ['Attempts', mail.attempts],
     ...(mail.lane ? [['Lane', mail.lane] as [string, ReactNode]] : []),
-    ['Next attempt', <When key="n" value={mail.nextAttemptAt} />],
+    ['Next attempt', <LocalTime key="n" iso={mail.nextAttemptAt} />],
   ];
   if (mail.status === MailStatus.Processing) {
-    rows.push(['Lease holder', mail.leaseOwner ?? '—'], ['Lease expires', <When key="l" value={mail.leaseExpiresAt} />]);
+    rows.push(['Lease holder', mail.leaseOwner ?? '—'], ['Lease expires', <LocalTime key="l" iso={mail.leaseExpiresAt} />]);
   }
   rows.push(['Message-ID', mail.messageId], ['Size', mail.sizeBytes === null ? '—' : `${mail.sizeBytes.toLocaleString('en-US')} bytes`]);
   return (
@@ -156,7 +145,7 @@ function ReportRow({ recipient, report }: { recipient: RecipientDelivery; report
           <div className="report__field">
             <dt>{`${noun} received`}</dt>
             <dd>
-              <When value={report.receivedAt} />
+              <LocalTime iso={report.receivedAt} />
             </dd>
           </div>
           {report.fields.map(([label, value]) => (
@@ -290,7 +279,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function DetailValue({ name, value }: { name: string; value: unknown }) {
   if (name === 'durationMs' && typeof value === 'number') return <>{`${value.toLocaleString('en-US')} ms`}</>;
-  if (name === 'nextAttemptAt' && typeof value === 'string') return <When value={value} />;
+  if (name === 'nextAttemptAt' && typeof value === 'string') return <LocalTime iso={value} />;
   if (Array.isArray(value)) {
     if (value.every((v) => typeof v === 'string')) return <>{value.join(', ')}</>;
     return (
@@ -340,7 +329,7 @@ export function EventLog({ events }: { events: MailEvent[] }) {
         {events.map((event, index) => (
           <tr key={index}>
             <td className="nowrap">
-              <When value={event.at} />
+              <LocalTime iso={event.at} />
             </td>
             <td>{event.actor}</td>
             <td>{event.type}</td>
@@ -388,7 +377,7 @@ export function WebhookDeliveries({ deliveries }: { deliveries: WebhookDelivery[
           return (
             <tr key={delivery.id}>
               <td className="nowrap">
-                <When value={delivery.createdAt} />
+                <LocalTime iso={delivery.createdAt} />
               </td>
               <td>{delivery.eventType}</td>
               <td className="detail-table__detail">{delivery.endpointUrl}</td>

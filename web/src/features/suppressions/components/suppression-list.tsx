@@ -3,9 +3,11 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { AddSuppressionRequest, Suppression, SuppressionImportResponse } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { LoadMoreButton } from '../../../components/ui/load-more-button';
+import { LocalTime } from '../../../components/ui/local-time';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
-import { formatDate } from '../../../lib/format-date';
 import {
   addSuppression,
   downloadSuppressionsCsv,
@@ -45,15 +47,6 @@ function SearchField({ onSearch, onType }: { onSearch: (text: string) => void; o
       />
     </label>
   );
-}
-
-function When({ value }: { value: string | null }) {
-  const at = formatDate(value);
-  return at ? (
-    <time dateTime={at.utc} title={at.utc}>
-      {at.local}
-    </time>
-  ) : null;
 }
 
 /**
@@ -115,6 +108,67 @@ export function SuppressionList({ token }: { token: string }) {
     event.target.value = '';
     if (file) upload.mutate(file);
   }
+
+  const columns: PanelColumn<Suppression>[] = [
+    {
+      id: 'address',
+      header: 'Address',
+      className: 'suppressions__cell-address',
+      cell: (entry) => <TruncatedText text={entry.address} />,
+    },
+    {
+      id: 'reason',
+      header: 'Reason',
+      cell: (entry) => (
+        <>
+          {REASON_LABELS[entry.reason]}
+          {entry.detail ? <TruncatedText className="muted mono" text={entry.detail} /> : null}
+        </>
+      ),
+    },
+    { id: 'mail', header: 'Mail', cell: (entry) => (entry.mailId === null ? '' : `#${entry.mailId}`) },
+    { id: 'note', header: 'Note', cell: (entry) => (entry.note ? <TruncatedText text={entry.note} /> : null) },
+    {
+      id: 'added',
+      header: 'Added',
+      className: 'nowrap',
+      cell: (entry) => (
+        <>
+          <LocalTime iso={entry.createdAt} empty={null} />
+          <span className="muted"> by {addedByText(entry)}</span>
+        </>
+      ),
+    },
+    {
+      id: 'expires',
+      header: 'Expires',
+      className: 'nowrap',
+      cell: (entry) => <LocalTime iso={entry.expiresAt} empty={<span className="muted">never</span>} />,
+    },
+    {
+      id: 'actions',
+      header: 'Actions',
+      isHeaderHidden: true,
+      cell: (entry) => (
+        // The flex box inside the cell: a cell that is itself a flex box loses its row's height and border.
+        <span className="suppressions__actions">
+          {confirmRemove === entry.address ? (
+            <RowConfirm
+              question={'Send to it again?'}
+              action="Remove"
+              isBusy={remove.isPending}
+              onConfirm={() => remove.mutate(entry)}
+              onKeep={() => setConfirmRemove(null)}
+            />
+          ) : (
+            <Button size="small" variant="ghost" aria-label={`Remove ${entry.address}`} onClick={() => setConfirmRemove(entry.address)}>
+              Remove
+            </Button>
+          )}
+        </span>
+      ),
+    },
+  ];
 
   return (
     <>
@@ -178,82 +232,17 @@ export function SuppressionList({ token }: { token: string }) {
           ))}
         </ul>
       ) : null}
-      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Suppressed addresses">
-        <table className="panel__table">
-          <thead>
-            <tr>
-              <th scope="col">Address</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Mail</th>
-              <th scope="col">Note</th>
-              <th scope="col">Added</th>
-              <th scope="col">Expires</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {entries.map((entry) => (
-              <tr key={entry.address}>
-                <td className="suppressions__cell-address">
-                  <TruncatedText text={entry.address} />
-                </td>
-                <td>
-                  {REASON_LABELS[entry.reason]}
-                  {entry.detail ? <TruncatedText className="muted mono" text={entry.detail} /> : null}
-                </td>
-                <td>{entry.mailId === null ? '' : `#${entry.mailId}`}</td>
-                <td>{entry.note ? <TruncatedText text={entry.note} /> : null}</td>
-                <td className="nowrap">
-                  <When value={entry.createdAt} />
-                  <span className="muted"> by {addedByText(entry)}</span>
-                </td>
-                <td className="nowrap">{entry.expiresAt ? <When value={entry.expiresAt} /> : <span className="muted">never</span>}</td>
-                <td>
-                  {/* The flex box inside the cell: a cell that is itself a flex box loses its row's height and border. */}
-                  <span className="suppressions__actions">
-                    {confirmRemove === entry.address ? (
-                      <>
-                        <span>Send to it again?</span>
-                        <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(entry)}>
-                          Remove
-                        </Button>
-                        <Button size="small" variant="ghost" onClick={() => setConfirmRemove(null)}>
-                          Keep
-                        </Button>
-                      </>
-                    ) : (
-                      <Button
-                        size="small"
-                        variant="ghost"
-                        aria-label={`Remove ${entry.address}`}
-                        onClick={() => setConfirmRemove(entry.address)}
-                      >
-                        Remove
-                      </Button>
-                    )}
-                  </span>
-                </td>
-              </tr>
-            ))}
-            {entries.length === 0 ? (
-              <tr>
-                <td colSpan={7} className="muted">
-                  {list.isPending
-                    ? 'Loading…'
-                    : list.isError
-                      ? 'The suppression list could not be loaded.'
-                      : search.trim() !== ''
-                        ? 'No suppressed address matches this search.'
-                        : 'No suppressed addresses.'}
-                </td>
-              </tr>
-            ) : null}
-          </tbody>
-        </table>
+      <PanelTable
+        label="Suppressed addresses"
+        columns={columns}
+        rows={entries}
+        rowKey={(entry) => entry.address}
+        load={list}
+        emptyText={search.trim() !== '' ? 'No suppressed address matches this search.' : 'No suppressed addresses.'}
+        errorText="The suppression list could not be loaded."
+      >
         <LoadMoreButton pages={list} />
-      </div>
+      </PanelTable>
     </>
   );
 }

@@ -1,8 +1,22 @@
+import type { BounceReport } from '@outbox/contract';
 import { LoadMoreButton } from '../../../components/ui/load-more-button';
+import { LocalTime } from '../../../components/ui/local-time';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { TruncatedText } from '../../../components/ui/truncated-text';
-import { formatDate } from '../../../lib/format-date';
 import { useUnmatchedReports } from '../api/suppressions-api';
 import { reportContentText, reportKindText } from './suppression-text';
+
+const COLUMNS: PanelColumn<BounceReport>[] = [
+  { id: 'received', header: 'Received', className: 'nowrap', cell: (report) => <LocalTime iso={report.receivedAt} empty={null} /> },
+  { id: 'kind', header: 'Kind', cell: reportKindText },
+  { id: 'sentTo', header: 'Sent to', cell: (report) => <TruncatedText className="mono" text={report.envelopeTo} /> },
+  { id: 'says', header: 'What it says', cell: (report) => <TruncatedText text={reportContentText(report)} /> },
+  {
+    id: 'messageId',
+    header: 'Returned Message-ID',
+    cell: (report) => <TruncatedText className="mono" text={report.summary.originalMessageId ?? '—'} />,
+  },
+];
 
 /**
  * The bounce and complaint reports no mail was found for (docs/bounces.md): kept so none is lost, shown with what
@@ -12,52 +26,16 @@ export function UnmatchedReports({ token }: { token: string }) {
   const reports = useUnmatchedReports(token);
   const rows = reports.data?.pages.flatMap((page) => page.data) ?? [];
   return (
-    <div className="panel__scroll" tabIndex={0} role="region" aria-label="Unmatched bounce reports">
-      <table className="panel__table">
-        <thead>
-          <tr>
-            <th scope="col">Received</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Sent to</th>
-            <th scope="col">What it says</th>
-            <th scope="col">Returned Message-ID</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((report) => {
-            const at = formatDate(report.receivedAt);
-            return (
-              <tr key={report.id}>
-                <td className="nowrap" title={at?.utc}>
-                  {at?.local}
-                </td>
-                <td>{reportKindText(report)}</td>
-                <td>
-                  <TruncatedText className="mono" text={report.envelopeTo} />
-                </td>
-                <td>
-                  <TruncatedText text={reportContentText(report)} />
-                </td>
-                <td>
-                  <TruncatedText className="mono" text={report.summary.originalMessageId ?? '—'} />
-                </td>
-              </tr>
-            );
-          })}
-          {rows.length === 0 ? (
-            <tr>
-              <td colSpan={5} className="muted">
-                {reports.isPending
-                  ? 'Loading…'
-                  : reports.isError
-                    ? 'The reports could not be loaded.'
-                    : 'No unmatched reports: every report that came back was matched to its mail.'}
-              </td>
-            </tr>
-          ) : null}
-        </tbody>
-      </table>
+    <PanelTable
+      label="Unmatched bounce reports"
+      columns={COLUMNS}
+      rows={rows}
+      rowKey={(report) => report.id}
+      load={reports}
+      emptyText="No unmatched reports: every report that came back was matched to its mail."
+      errorText="The reports could not be loaded."
+    >
       <LoadMoreButton pages={reports} />
-    </div>
+    </PanelTable>
   );
 }

@@ -3,8 +3,9 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { WEBHOOK_DELIVERY_STATES, type WebhookDelivery, type WebhookDeliveryState, type WebhookEndpoint } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { LoadMoreButton } from '../../../components/ui/load-more-button';
+import { LocalTime as Time } from '../../../components/ui/local-time';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { errorText } from '../../../lib/api-client';
-import { formatDate } from '../../../lib/format-date';
 import { replay, useDeliveries, webhookKeys } from '../api/webhooks-api';
 import { attemptText } from './webhook-text';
 
@@ -18,17 +19,6 @@ interface DeliveriesViewProps {
 function localToInstant(value: string): string | null {
   const date = new Date(value);
   return Number.isNaN(date.getTime()) ? null : date.toISOString();
-}
-
-function Time({ iso }: { iso: string | null }) {
-  const at = formatDate(iso);
-  return at ? (
-    <time dateTime={at.utc} title={at.utc}>
-      {at.local}
-    </time>
-  ) : (
-    <span className="muted">—</span>
-  );
 }
 
 /**
@@ -60,6 +50,57 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
       else next.add(id);
       return next;
     });
+
+  const columns: PanelColumn<WebhookDelivery>[] = [
+    { id: 'time', header: 'Time', cell: (delivery) => <Time iso={delivery.createdAt} /> },
+    { id: 'event', header: 'Event', cell: (delivery) => delivery.eventType },
+    {
+      id: 'mail',
+      header: 'Mail',
+      cell: (delivery) => (delivery.mailId === null ? <span className="muted">—</span> : `#${delivery.mailId}`),
+    },
+    {
+      id: 'state',
+      header: 'State',
+      cell: (delivery) => <span className={`webhooks__state webhooks__state--${delivery.state}`}>{delivery.state}</span>,
+    },
+    {
+      id: 'answer',
+      header: 'Last answer',
+      cell: (delivery) => {
+        const last = delivery.attempts.at(-1);
+        return last ? attemptText(last) : <span className="muted">Not tried yet</span>;
+      },
+    },
+    { id: 'next', header: 'Next try', cell: (delivery) => <Time iso={delivery.nextAttemptAt} /> },
+    {
+      id: 'actions',
+      header: 'Actions',
+      isHeaderHidden: true,
+      cell: (delivery) => (
+        <span className="webhooks__actions">
+          <Button
+            size="small"
+            variant="ghost"
+            aria-expanded={open.has(delivery.id)}
+            aria-controls={attemptsIdOf(delivery)}
+            onClick={() => toggle(delivery.id)}
+          >
+            {`Attempts (${delivery.attempts.length})`}
+          </Button>
+          <Button
+            size="small"
+            variant="ghost"
+            disabled={replayMutation.isPending}
+            onClick={() => replayMutation.mutate({ eventId: delivery.eventId })}
+            aria-label={`Replay ${delivery.eventType} ${delivery.eventId}`}
+          >
+            Replay
+          </Button>
+        </span>
+      ),
+    },
+  ];
 
   return (
     <section className="webhooks__deliveries" aria-label={`Deliveries to ${endpoint.url}`}>
@@ -99,107 +140,43 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
       <p role="status" className="muted webhooks__notice">
         {notice ?? ''}
       </p>
-      <div className="panel__scroll" tabIndex={0} role="region" aria-label="Delivery log">
-        <table className="panel__table">
-          <thead>
-            <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Event</th>
-              <th scope="col">Mail</th>
-              <th scope="col">State</th>
-              <th scope="col">Last answer</th>
-              <th scope="col">Next try</th>
-              <th scope="col">
-                <span className="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {deliveries.map((delivery) => (
-              <DeliveryRows
-                key={delivery.id}
-                delivery={delivery}
-                open={open.has(delivery.id)}
-                onToggle={() => toggle(delivery.id)}
-                onReplay={() => replayMutation.mutate({ eventId: delivery.eventId })}
-                replaying={replayMutation.isPending}
-              />
-            ))}
-            {deliveries.length === 0 ? (
-              <tr>
-                <td colSpan={7} className="muted">
-                  {log.isPending ? 'Loading…' : log.isError ? 'The delivery log could not be loaded.' : 'No deliveries'}
-                </td>
-              </tr>
-            ) : null}
-          </tbody>
-        </table>
+      <PanelTable
+        label="Delivery log"
+        columns={columns}
+        rows={deliveries}
+        rowKey={(delivery) => delivery.id}
+        load={log}
+        emptyText="No deliveries"
+        errorText="The delivery log could not be loaded."
+        renderDetail={(delivery) =>
+          open.has(delivery.id) ? { id: attemptsIdOf(delivery), content: <Attempts delivery={delivery} /> } : null
+        }
+      >
         <LoadMoreButton pages={log} />
-      </div>
+      </PanelTable>
     </section>
   );
 }
 
-interface DeliveryRowsProps {
-  delivery: WebhookDelivery;
-  open: boolean;
-  onToggle: () => void;
-  onReplay: () => void;
-  replaying: boolean;
-}
+const attemptsIdOf = (delivery: WebhookDelivery) => `delivery-${delivery.id}-attempts`;
 
-function DeliveryRows({ delivery, open, onToggle, onReplay, replaying }: DeliveryRowsProps) {
-  const last = delivery.attempts.at(-1);
-  const attemptsId = `delivery-${delivery.id}-attempts`;
+/** A delivery's attempts, opened under its row: each one's time, answer, duration and the receiver's body. */
+function Attempts({ delivery }: { delivery: WebhookDelivery }) {
   return (
     <>
-      <tr>
-        <td>
-          <Time iso={delivery.createdAt} />
-        </td>
-        <td>{delivery.eventType}</td>
-        <td>{delivery.mailId === null ? <span className="muted">—</span> : `#${delivery.mailId}`}</td>
-        <td>
-          <span className={`webhooks__state webhooks__state--${delivery.state}`}>{delivery.state}</span>
-        </td>
-        <td>{last ? attemptText(last) : <span className="muted">Not tried yet</span>}</td>
-        <td>
-          <Time iso={delivery.nextAttemptAt} />
-        </td>
-        <td className="webhooks__actions">
-          <Button size="small" variant="ghost" aria-expanded={open} aria-controls={attemptsId} onClick={onToggle}>
-            {`Attempts (${delivery.attempts.length})`}
-          </Button>
-          <Button
-            size="small"
-            variant="ghost"
-            disabled={replaying}
-            onClick={onReplay}
-            aria-label={`Replay ${delivery.eventType} ${delivery.eventId}`}
-          >
-            Replay
-          </Button>
-        </td>
-      </tr>
-      {open ? (
-        <tr id={attemptsId} className="webhooks__attempts-row">
-          <td colSpan={7}>
-            {delivery.attempts.length === 0 ? (
-              <p className="muted">No attempt yet.</p>
-            ) : (
-              <ol className="webhooks__attempts">
-                {delivery.attempts.map((attempt, index) => (
-                  <li key={`${attempt.at}-${index}`}>
-                    <Time iso={attempt.at} /> · {attemptText(attempt)} · {attempt.durationMs} ms
-                    {attempt.response !== '' ? <pre className="webhooks__response">{attempt.response}</pre> : null}
-                  </li>
-                ))}
-              </ol>
-            )}
-            <p className="muted">Event {delivery.eventId}</p>
-          </td>
-        </tr>
-      ) : null}
+      {delivery.attempts.length === 0 ? (
+        <p className="muted">No attempt yet.</p>
+      ) : (
+        <ol className="webhooks__attempts">
+          {delivery.attempts.map((attempt, index) => (
+            <li key={`${attempt.at}-${index}`}>
+              <Time iso={attempt.at} /> · {attemptText(attempt)} · {attempt.durationMs} ms
+              {attempt.response !== '' ? <pre className="webhooks__response">{attempt.response}</pre> : null}
+            </li>
+          ))}
+        </ol>
+      )}
+      <p className="muted">Event {delivery.eventId}</p>
     </>
   );
 }

@@ -4,6 +4,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { CreateWebhookBody, WebhookEndpoint, WebhookEndpointWithSecret } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
+import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { errorText } from '../../../lib/api-client';
 import {
@@ -89,6 +91,94 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
     onError: failed('The endpoint could not be deleted; try again.'),
   });
 
+  const columns: PanelColumn<WebhookEndpoint>[] = [
+    {
+      id: 'endpoint',
+      header: 'Endpoint',
+      className: 'webhooks__endpoint',
+      cell: (endpoint) => (
+        <>
+          <TruncatedText text={endpoint.url} />
+          {endpoint.description ? <TruncatedText className="muted" text={endpoint.description} /> : null}
+        </>
+      ),
+    },
+    { id: 'events', header: 'Events', cell: (endpoint) => <TruncatedText text={eventsText(endpoint)} /> },
+    { id: 'application', header: 'Application', cell: applicationText },
+    {
+      id: 'state',
+      header: 'State',
+      cell: (endpoint) => (
+        <span className={endpoint.enabled ? (endpoint.failingSince ? 'webhooks__failing' : '') : 'muted'}>{stateText(endpoint)}</span>
+      ),
+    },
+    { id: 'success', header: 'Success (24 h)', cell: successText },
+    {
+      id: 'actions',
+      header: 'Actions',
+      isHeaderHidden: true,
+      // The flex box inside the cell: a cell that is itself a flex box loses its row's height and border.
+      cell: (endpoint) => <span className="webhooks__actions">{actionsOf(endpoint)}</span>,
+    },
+  ];
+
+  /** A row's buttons, or the question Delete asks. */
+  function actionsOf(endpoint: WebhookEndpoint) {
+    return confirmDelete === endpoint.id ? (
+      <RowConfirm
+        question={'Delete this endpoint?'}
+        action="Delete"
+        isBusy={remove.isPending}
+        onConfirm={() => remove.mutate(endpoint)}
+        onKeep={() => setConfirmDelete(null)}
+      />
+    ) : (
+      <>
+        <Button
+          size="small"
+          variant="ghost"
+          aria-label={`Deliveries of ${endpoint.url}`}
+          onClick={() => setView({ kind: 'deliveries', endpoint })}
+        >
+          Deliveries
+        </Button>
+        <Button size="small" variant="ghost" aria-label={`Edit ${endpoint.url}`} onClick={() => setView({ kind: 'edit', endpoint })}>
+          Edit
+        </Button>
+        <Button
+          size="small"
+          variant="ghost"
+          aria-label={`${endpoint.enabled ? 'Disable' : 'Enable'} ${endpoint.url}`}
+          disabled={toggleEnabled.isPending}
+          onClick={() => toggleEnabled.mutate(endpoint)}
+        >
+          {endpoint.enabled ? 'Disable' : 'Enable'}
+        </Button>
+        <Button
+          size="small"
+          variant="ghost"
+          aria-label={`Rotate secret of ${endpoint.url}`}
+          disabled={rotate.isPending}
+          onClick={() => rotate.mutate(endpoint)}
+        >
+          Rotate secret
+        </Button>
+        <Button
+          size="small"
+          variant="ghost"
+          aria-label={`Send test to ${endpoint.url}`}
+          disabled={test.isPending || !endpoint.enabled}
+          onClick={() => test.mutate(endpoint)}
+        >
+          Send test
+        </Button>
+        <Button size="small" variant="ghost" aria-label={`Delete ${endpoint.url}`} onClick={() => setConfirmDelete(endpoint.id)}>
+          Delete
+        </Button>
+      </>
+    );
+  }
+
   const list = endpoints.data ?? [];
   return (
     <ModalDialog title="Webhooks" onClose={onClose} placement="side" className="webhooks">
@@ -121,120 +211,15 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
           <p role="status" className="muted webhooks__notice">
             {notice ?? ''}
           </p>
-          <div className="panel__scroll" tabIndex={0} role="region" aria-label="Webhook endpoints">
-            <table className="panel__table">
-              <thead>
-                <tr>
-                  <th scope="col">Endpoint</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Application</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Success (24 h)</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.map((endpoint) => (
-                  <tr key={endpoint.id}>
-                    <td className="webhooks__endpoint">
-                      <TruncatedText text={endpoint.url} />
-                      {endpoint.description ? <TruncatedText className="muted" text={endpoint.description} /> : null}
-                    </td>
-                    <td>
-                      <TruncatedText text={eventsText(endpoint)} />
-                    </td>
-                    <td>{applicationText(endpoint)}</td>
-                    <td>
-                      <span className={endpoint.enabled ? (endpoint.failingSince ? 'webhooks__failing' : '') : 'muted'}>
-                        {stateText(endpoint)}
-                      </span>
-                    </td>
-                    <td>{successText(endpoint)}</td>
-                    <td className="webhooks__actions">
-                      {confirmDelete === endpoint.id ? (
-                        <>
-                          <span>Delete this endpoint?</span>
-                          <Button size="small" variant="danger" disabled={remove.isPending} onClick={() => remove.mutate(endpoint)}>
-                            Delete
-                          </Button>
-                          <Button size="small" variant="ghost" onClick={() => setConfirmDelete(null)}>
-                            Keep
-                          </Button>
-                        </>
-                      ) : (
-                        <>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`Deliveries of ${endpoint.url}`}
-                            onClick={() => setView({ kind: 'deliveries', endpoint })}
-                          >
-                            Deliveries
-                          </Button>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`Edit ${endpoint.url}`}
-                            onClick={() => setView({ kind: 'edit', endpoint })}
-                          >
-                            Edit
-                          </Button>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`${endpoint.enabled ? 'Disable' : 'Enable'} ${endpoint.url}`}
-                            disabled={toggleEnabled.isPending}
-                            onClick={() => toggleEnabled.mutate(endpoint)}
-                          >
-                            {endpoint.enabled ? 'Disable' : 'Enable'}
-                          </Button>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`Rotate secret of ${endpoint.url}`}
-                            disabled={rotate.isPending}
-                            onClick={() => rotate.mutate(endpoint)}
-                          >
-                            Rotate secret
-                          </Button>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`Send test to ${endpoint.url}`}
-                            disabled={test.isPending || !endpoint.enabled}
-                            onClick={() => test.mutate(endpoint)}
-                          >
-                            Send test
-                          </Button>
-                          <Button
-                            size="small"
-                            variant="ghost"
-                            aria-label={`Delete ${endpoint.url}`}
-                            onClick={() => setConfirmDelete(endpoint.id)}
-                          >
-                            Delete
-                          </Button>
-                        </>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-                {list.length === 0 ? (
-                  <tr>
-                    <td colSpan={6} className="muted">
-                      {endpoints.isPending
-                        ? 'Loading…'
-                        : endpoints.isError
-                          ? 'The endpoints could not be loaded.'
-                          : 'No endpoints yet. Add one to tell your applications what happens to their mail.'}
-                    </td>
-                  </tr>
-                ) : null}
-              </tbody>
-            </table>
-          </div>
+          <PanelTable
+            label="Webhook endpoints"
+            columns={columns}
+            rows={list}
+            rowKey={(endpoint) => endpoint.id}
+            load={endpoints}
+            emptyText="No endpoints yet. Add one to tell your applications what happens to their mail."
+            errorText="The endpoints could not be loaded."
+          />
         </>
       )}
     </ModalDialog>

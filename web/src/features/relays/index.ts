@@ -1,0 +1,2 @@
+export { RelaysButton } from './components/relays-button';
+export { relayKeys } from './api/relay-keys';
