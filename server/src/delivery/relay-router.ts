@@ -365,6 +365,7 @@ export function createRelayRouter(options: RelayRouterOptions) {
     maxPerDay: null,
   });
   handles.set(DEFAULT_RELAY_ID, defaultHandle);
+  const defaultOnly = [defaultHandle];
 
   /**
    * Brings the transports in line with the table: a relay a route names gets one (a new one when its settings
@@ -520,10 +521,10 @@ export function createRelayRouter(options: RelayRouterOptions) {
   }
 
   /**
-   * Counts one message against the relay's day: 'full' when its quota is reached, else a function that gives the
-   * message back (a send the relay did not take), within the same day only.
+   * Counts one message against the relay's day: false when its quota is reached. `giveBack` returns it (a send the
+   * relay did not take), within the same day only.
    */
-  function reserveToday(handle: RelayHandle): 'full' | (() => void) {
+  function reserveToday(handle: RelayHandle): boolean {
     const now = Date.now();
     if (now >= handle.dayEndsAt) {
       const { day, endsAt } = utcDayOf(now);
@@ -531,12 +532,13 @@ export function createRelayRouter(options: RelayRouterOptions) {
       handle.dayEndsAt = endsAt;
       handle.sentToday = 0;
     }
-    if (handle.maxPerDay !== null && handle.sentToday >= handle.maxPerDay) return 'full';
+    if (handle.maxPerDay !== null && handle.sentToday >= handle.maxPerDay) return false;
     handle.sentToday += 1;
-    const day = handle.day;
-    return () => {
-      if (handle.day === day && handle.sentToday > 0) handle.sentToday -= 1;
-    };
+    return true;
+  }
+
+  function giveBack(handle: RelayHandle, day: string): void {
+    if (handle.day === day && handle.sentToday > 0) handle.sentToday -= 1;
   }
 
   /** The outcome of a mail the router let go of without sending it: the worker is stopping. */
@@ -548,83 +550,101 @@ export function createRelayRouter(options: RelayRouterOptions) {
   };
 
   /**
-   * The mail's way along `route`. `named`: routes exist, so the trail names the relays (the events say which relay
-   * took each attempt); without routes only throttling is told.
+   * One mail's way along its route, and what happened on the way: its own transport (a class, so that the send path
+   * of every mail allocates one object, not a closure per step). `named`: routes exist, so the trail names the
+   * relays (the events say which relay took each attempt); without routes only throttling is told.
    */
-  function routedSend(route: RelayHandle[], named: boolean): RoutedSend {
-    const answered: string[] = [];
-    const passedOver: Array<{ relay: string; reply: string }> = [];
-    let throttled = 0;
-    const transport: RelayTransport = {
-      async send(message: RelayMessage): Promise<DeliveryOutcome> {
-        const now = performance.now();
-        const usable = route.length === 1 ? route : route.filter((h) => !h.down || (!h.probing && now >= h.probeAt));
-        // Every relay of the route down: tried in order all the same, and the attempt counts as it always did.
-        const candidates = usable.length > 0 ? usable : route;
-        let last: DeliveryOutcome | undefined;
-        for (const handle of candidates) {
-          let resends = 0;
-          let outcome: DeliveryOutcome;
-          let moveOn: boolean;
-          for (;;) {
-            // A daily quota reached: the relay is passed over like a down one, until the next UTC day.
-            const reservation = reserveToday(handle);
-            if (reservation === 'full') {
-              const reply = `Not sent: relay ${handle.name} took its ${handle.maxPerDay} messages of the day (maxPerDay)`;
-              outcome = { kind: 'deferred', code: 451, reply: `451 4.7.0 ${reply}`, durationMs: 0 };
-              passedOver.push({ relay: handle.name, reply });
-              moveOn = true;
-              break;
-            }
-            if (handle.pacer.perSecond !== null) await handle.pacer.take();
-            if (isClosed) {
-              reservation();
-              return closedOutcome;
-            }
-            const wasProbe = handle.down && !handle.probing && performance.now() >= handle.probeAt;
-            if (wasProbe) handle.probing = true;
-            const startedAt = performance.now();
-            handle.starts.push(startedAt);
-            outcome = await handle.transport.send(message);
-            // Only what the relay took counts against its day.
-            if (outcome.kind !== 'sent') reservation();
-            const isThrottle = isThrottlingOutcome(outcome);
-            record(handle, outcome, startedAt, isThrottle);
-            moveOn = observe(handle, outcome, wasProbe, isThrottle);
-            refreshState(handle);
-            // A throttle: the same mail again, to the same relay, once its lowered rate lets it (within this attempt).
-            if (isThrottle && !moveOn && resends < MAX_THROTTLED_RESENDS && !isClosed) {
-              resends += 1;
-              throttled += 1;
-              continue;
-            }
-            if (!moveOn) {
-              if (named && !answered.includes(handle.name)) answered.push(handle.name);
-              return outcome;
-            }
-            passedOver.push({ relay: handle.name, reply: outcome.reply });
+  class RoutedAttempt implements RoutedSend, RelayTransport {
+    private answered: string[] | undefined;
+    private passedOver: Array<{ relay: string; reply: string }> | undefined;
+    private throttled = 0;
+
+    constructor(
+      private readonly route: RelayHandle[],
+      private readonly named: boolean,
+    ) {}
+
+    get transport(): RelayTransport {
+      return this;
+    }
+
+    private answeredBy(handle: RelayHandle): void {
+      if (!this.named) return;
+      this.answered ??= [];
+      if (!this.answered.includes(handle.name)) this.answered.push(handle.name);
+    }
+
+    private passOver(relay: string, reply: string): void {
+      (this.passedOver ??= []).push({ relay, reply });
+    }
+
+    async send(message: RelayMessage): Promise<DeliveryOutcome> {
+      const { route } = this;
+      const now = performance.now();
+      const usable = route.length === 1 ? route : route.filter((h) => !h.down || (!h.probing && now >= h.probeAt));
+      // Every relay of the route down: tried in order all the same, and the attempt counts as it always did.
+      const candidates = usable.length > 0 ? usable : route;
+      let last: DeliveryOutcome | undefined;
+      for (const handle of candidates) {
+        let resends = 0;
+        for (;;) {
+          // A daily quota reached: the relay is passed over like a down one, until the next UTC day.
+          if (!reserveToday(handle)) {
+            const reply = `Not sent: relay ${handle.name} took its ${handle.maxPerDay} messages of the day (maxPerDay)`;
+            last = { kind: 'deferred', code: 451, reply: `451 4.7.0 ${reply}`, durationMs: 0 };
+            this.passOver(handle.name, reply);
             break;
           }
+          const day = handle.day;
+          if (handle.pacer.perSecond !== null) await handle.pacer.take();
+          if (isClosed) {
+            giveBack(handle, day);
+            return closedOutcome;
+          }
+          const wasProbe = handle.down && !handle.probing && performance.now() >= handle.probeAt;
+          if (wasProbe) handle.probing = true;
+          const startedAt = performance.now();
+          handle.starts.push(startedAt);
+          const outcome = await handle.transport.send(message);
+          // Only what the relay took counts against its day.
+          if (outcome.kind !== 'sent') giveBack(handle, day);
+          const isThrottle = isThrottlingOutcome(outcome);
+          record(handle, outcome, startedAt, isThrottle);
+          const moveOn = observe(handle, outcome, wasProbe, isThrottle);
+          refreshState(handle);
+          // A throttle: the same mail again, to the same relay, once its lowered rate lets it (within this attempt).
+          if (isThrottle && !moveOn && resends < MAX_THROTTLED_RESENDS && !isClosed) {
+            resends += 1;
+            this.throttled += 1;
+            continue;
+          }
+          if (!moveOn) {
+            this.answeredBy(handle);
+            return outcome;
+          }
+          this.passOver(handle.name, outcome.reply);
           last = outcome;
+          break;
         }
-        const lastTried = candidates.at(-1)!.name;
-        if (named && !answered.includes(lastTried)) answered.push(lastTried);
-        return last!;
-      },
-      verify: () => route[0]!.transport.verify(),
-      close: async () => undefined,
-    };
-    return {
-      transport,
-      trail: () => {
-        if (!named) return throttled > 0 ? { throttled } : undefined;
-        return {
-          relay: answered.join(', '),
-          ...(passedOver.length > 0 ? { passedOver } : {}),
-          ...(throttled > 0 ? { throttled } : {}),
-        };
-      },
-    };
+      }
+      this.answeredBy(candidates.at(-1)!);
+      return last!;
+    }
+
+    verify(): Promise<boolean> {
+      return this.route[0]!.transport.verify();
+    }
+
+    async close(): Promise<void> {}
+
+    trail(): RelayTrail | undefined {
+      if (!this.named) return this.throttled > 0 ? { throttled: this.throttled } : undefined;
+      return {
+        relay: (this.answered ?? []).join(', '),
+        ...(this.passedOver ? { passedOver: this.passedOver } : {}),
+        ...(this.throttled > 0 ? { throttled: this.throttled } : {}),
+      };
+    }
   }
 
   return {
@@ -635,13 +655,13 @@ export function createRelayRouter(options: RelayRouterOptions) {
     async route(mail: RoutedMail): Promise<RoutedSend> {
       const table = await directory.current();
       sync(table);
-      if (table.routes.length === 0) return routedSend([defaultHandle], false);
+      if (table.routes.length === 0) return new RoutedAttempt(defaultOnly, false);
       const ids = routeOf(table, mail)?.relayIds ?? [DEFAULT_RELAY_ID];
       const route = ids.flatMap((id) => {
         const handle = handles.get(id);
         return handle ? [handle] : [];
       });
-      return routedSend(route.length > 0 ? route : [defaultHandle], true);
+      return new RoutedAttempt(route.length > 0 ? route : defaultOnly, true);
     },
     /** Each relay's state: for logs and tests. */
     states(): Array<{ name: string; down: boolean; state: RelayState; ratePerSecond: number | null }> {
