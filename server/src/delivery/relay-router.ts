@@ -120,6 +120,14 @@ export function isThrottlingOutcome(outcome: DeliveryOutcome): boolean {
   return false;
 }
 
+/**
+ * Whether a mail the relay took had recipients throttled at RCPT: the relay's rate goes down, but the mail is not sent
+ * again (its accepted recipients have it); those recipients are retried on the mail's backoff.
+ */
+function hasThrottledRecipients(outcome: DeliveryOutcome): boolean {
+  return outcome.kind === 'sent' && (outcome.recipients ?? []).some((r) => r.outcome === 'deferred' && isThrottlingReply(r.reply));
+}
+
 /** Multiplicative decrease: half the rate the relay was sent at, never below MIN_RATE_PER_SECOND. */
 export function halvedRate(sendingAt: number): number {
   return Math.max(MIN_RATE_PER_SECOND, sendingAt / 2);
@@ -609,7 +617,7 @@ export function createRelayRouter(options: RelayRouterOptions) {
           // Only what the relay took counts against its day.
           if (outcome.kind !== 'sent') giveBack(handle, day);
           const isThrottle = isThrottlingOutcome(outcome);
-          record(handle, outcome, startedAt, isThrottle);
+          record(handle, outcome, startedAt, isThrottle || hasThrottledRecipients(outcome));
           const moveOn = observe(handle, outcome, wasProbe, isThrottle);
           refreshState(handle);
           // A throttle: the same mail again, to the same relay, once its lowered rate lets it (within this attempt).

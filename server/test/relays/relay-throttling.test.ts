@@ -189,4 +189,28 @@ describe('a throttling relay', () => {
     await waitUntil(() => r.reports()[0]!.state === 'up', { timeoutMs: 20_000, intervalMs: 100, what: 'the relay to be up again' });
     expect(r.reports()[0]!.ratePerSecond).toBeNull();
   });
+
+  it('a recipient throttled at RCPT while another is taken: the rate goes down, the mail is not sent again', async () => {
+    const relay = await startTestRelay();
+    peers.push(relay);
+    relay.rcptAnswer = (address) =>
+      address.startsWith('late') ? { code: 454, message: '4.7.0 Throttling failure: Maximum sending rate exceeded' } : { accept: true };
+    const transport = createRelayTransport(relay.url, { connectionTimeoutMs: 10_000, socketTimeoutMs: 10_000 });
+    transports.push(transport);
+    const noRoutes: RoutingTable = { relays: new Map(), routes: [] };
+    router = createRelayRouter({
+      directory: { current: async () => noRoutes, changed: () => undefined },
+      defaultTransport: transport,
+      createTransport: () => transport,
+    });
+    const routed = await router.route(mail);
+    const outcome = await routed.transport.send({
+      envelope: { from: 'shop@example.com', to: ['ann@example.com', 'late@example.com'] },
+      raw: 'From: shop@example.com\r\nSubject: two\r\n\r\nhi\r\n',
+    });
+    expect(outcome).toMatchObject({ kind: 'sent', accepted: ['ann@example.com'], rejected: ['late@example.com'] });
+    expect(relay.transactions).toBe(1);
+    expect(routed.trail()).toBeUndefined();
+    expect(router.states()[0]).toMatchObject({ state: 'throttled', ratePerSecond: expect.any(Number) });
+  });
 });
