@@ -305,10 +305,10 @@ interface RelayHandle {
   lastDeferredAt: number;
   deferredCount: number;
   /**
-   * Set while a throttling reply holds the rate down: the rate it climbs back to, since when (epoch ms), and when it
-   * was last halved and last climbed (performance.now()).
+   * Set while a throttling reply holds the rate down: the rate it climbs back to, and when it was last halved and last
+   * climbed (performance.now()).
    */
-  throttle: { ceiling: number; since: number; decreasedAt: number; climbedAt: number } | undefined;
+  throttle: { ceiling: number; decreasedAt: number; climbedAt: number } | undefined;
   /** When its recent sends left (performance.now()), and how long they took. */
   starts: ReturnType<typeof createRecent>;
   latencies: ReturnType<typeof createRecent>;
@@ -457,7 +457,6 @@ export function createRelayRouter(options: RelayRouterOptions) {
     const rate = halvedRate(sendingAt);
     handle.throttle = {
       ceiling: handle.maxPerSecond ?? throttle?.ceiling ?? sendingAt,
-      since: throttle?.since ?? Date.now(),
       decreasedAt: now,
       climbedAt: now,
     };

@@ -129,7 +129,12 @@ describe('a throttling relay', () => {
     const running = await start(environment.env);
     const headers = await login(running);
     const key = await running.services.auth.createApiKey('shop');
-    expect(await relayOf(running, headers, 'default')).toMatchObject({ state: 'idle', workers: 1, sentToday: 0 });
+    // The worker's first report follows its first heartbeat.
+    await waitUntil(async () => (await relayOf(running, headers, 'default')).workers === 1, {
+      timeoutMs: 10_000,
+      what: 'the first report',
+    });
+    expect(await relayOf(running, headers, 'default')).toMatchObject({ state: 'idle', since: null, sentToday: 0 });
 
     const ids = await submit(running, key, 20, 'flood');
     const seen = new Set<string>();
