@@ -40,7 +40,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_RELAY_NAME, type RelayState } from '@outbox/contract';
-import type { RelayReport } from '../relays/relay-health.js';
+import { median, type RelayReport } from '../relays/relay-health.js';
 import {
   DEFAULT_RELAY_ID,
   routeOf,
@@ -269,12 +269,7 @@ function observedRate(starts: number[], now: number): number {
   return ((RECENT_SENDS - 1) * 1000) / Math.max(1, Math.max(...starts) - Math.min(...starts));
 }
 
-function medianOf(values: number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = values.sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return Math.round(sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2);
-}
+const roundedOrNull = (value: number | null) => (value === null ? null : Math.round(value));
 
 /** The UTC day of `ms`, and when it ends: the quota's day changes at most once per send's check. */
 function utcDayOf(ms: number): { day: string; endsAt: number } {
@@ -696,7 +691,7 @@ export function createRelayRouter(options: RelayRouterOptions) {
           maxPerDay: handle.maxPerDay,
           lastError: handle.lastError,
           lastErrorAt: handle.lastErrorAt,
-          latencyMs: medianOf(handle.latencies.list()),
+          latencyMs: roundedOrNull(median(handle.latencies.list())),
         };
       });
     },

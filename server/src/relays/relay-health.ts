@@ -42,7 +42,8 @@ const SEVERITY: Record<RelayState, number> = { down: 3, throttled: 2, up: 1, idl
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
-function median(values: number[]): number | null {
+/** The median of some figures (the mean of the middle two for an even count); null for none. */
+export function median(values: readonly number[]): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
