@@ -42,6 +42,8 @@ const storeFree = [
   'test/store/single-writer.test.ts',
   'test/store/punctuation-keys.test.ts',
   'test/webhooks/webhook-policy.test.ts',
+  'test/relays/relay-router.test.ts',
+  'test/relays/relay-throttling.test.ts',
 ];
 // Files that open a store only as scenery: what they test sits above it and is the same on both engines. They
 // run once, in the SQLite half. The socket flood (2,000 clients against a server child) tests the HTTP

@@ -5,7 +5,15 @@ import { Type, type Static } from '@sinclair/typebox';
  * time, each ok → pending → firing → resolved. `GET /api/v1/alerts` answers every rule's state and the recent
  * transitions; the live stream sends `event: alerts` when one changes.
  */
-export const ALERT_RULES = ['failure_rate', 'oldest_due', 'no_worker', 'bounce_rate', 'webhook_failing'] as const;
+export const ALERT_RULES = [
+  'failure_rate',
+  'oldest_due',
+  'no_worker',
+  'bounce_rate',
+  'webhook_failing',
+  'relay_down',
+  'relay_quota',
+] as const;
 export type AlertRuleName = (typeof ALERT_RULES)[number];
 
 /**

@@ -49,6 +49,7 @@ import { webhookRoutes } from './http/webhooks.routes.js';
 import { applicationsRoutes } from './http/applications.routes.js';
 import { relaysRoutes } from './http/relays.routes.js';
 import { createRelayService, type RelayService } from './relays/relay.service.js';
+import { createRelayHealthService } from './relays/relay-health.service.js';
 import { createApplicationService, type ApplicationService } from './applications/application.service.js';
 import { longestFailingEndpoint } from './webhooks/webhook.repository.js';
 import { createWebhookService, type WebhookService } from './webhooks/webhook.service.js';
@@ -174,7 +175,8 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
     settings: options.alerts ?? DEFAULT_ALERT_SETTINGS,
     webhooks: { longestFailing: longestFailingEndpoint },
   });
-  const metrics = createMetricsService({ mails, clock, instances, alerts });
+  const relayHealth = createRelayHealthService({ store: options.store, clock });
+  const metrics = createMetricsService({ mails, clock, instances, alerts, relayHealth });
   const auth = createAuthService({
     store: options.store,
     clock,
@@ -262,7 +264,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   });
   await app.register(bulkRoutes, { auth, mails });
   await app.register(auditRoutes, { auth, audit: createAuditService({ store: options.store }) });
-  await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances }) });
+  await app.register(queueRoutes, { auth, queueHealth: createQueueHealthService({ store: options.store, clock, instances, relayHealth }) });
   await app.register(instancesRoutes, { auth, instances });
   await app.register(alertsRoutes, { auth, alerts });
   await app.register(submissionRoutes, { auth, submissions });
@@ -275,7 +277,7 @@ export async function buildApp(options: AppOptions): Promise<{ app: FastifyInsta
   const statistics = createStatisticsService({ store: options.store, clock });
   await app.register(statisticsRoutes, { auth, statistics });
   const relays = createRelayService({ store: options.store, clock });
-  await app.register(relaysRoutes, { auth, relays });
+  await app.register(relaysRoutes, { auth, relays, health: relayHealth });
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await app.register(apiDocsRoutes);
   if (options.consoleDir) await app.register(consoleRoutes, { consoleDir: options.consoleDir });

@@ -132,6 +132,8 @@ export interface AlertConfig {
   noWorkerForMs: number;
   bounceRate: number;
   webhookFailingMs: number;
+  relayDownForMs: number;
+  relayQuota: number;
 }
 
 /** Bounds on the HTTP listener's sockets (issue 24, item 2; docs/operations.md#configuration). */
@@ -463,6 +465,8 @@ export function loadConfig(env: Env = process.env): Config {
       noWorkerForMs: durationMsOrZero('ALERT_NO_WORKER_FOR', 60_000),
       bounceRate: ratio('ALERT_BOUNCE_RATE', 0.05),
       webhookFailingMs: durationMs('ALERT_WEBHOOK_FAILING_FOR', 3_600_000),
+      relayDownForMs: durationMsOrZero('ALERT_RELAY_DOWN_FOR', 60_000),
+      relayQuota: ratio('ALERT_RELAY_QUOTA', 0.9),
     },
     bounceDomain: env.BOUNCE_DOMAIN?.trim().toLowerCase().replace(/\.$/, '') || undefined,
     bounceSmtpPort: env.BOUNCE_SMTP_PORT?.trim().toLowerCase() === 'off' ? 0 : integer('BOUNCE_SMTP_PORT', 0, 0, 65535),

@@ -17,6 +17,7 @@ import { startCaptureRelay, type CaptureRelay } from './delivery/capture-relay.j
 import { createRelayTransport, type RelayTransport } from './delivery/relay-transport.js';
 import { createRelayRouter, type RelayRouter } from './delivery/relay-router.js';
 import { routingDirectoryFor } from './relays/routing-table.js';
+import { createRelayHealthPublisher, type RelayHealthPublisher } from './relays/relay-health-publisher.js';
 import { createDkimSigner } from './delivery/dkim.js';
 import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/worker.js';
@@ -85,6 +86,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   const instanceId = newInstanceId();
   let worker: DeliveryWorker | undefined;
   let router: RelayRouter | undefined;
+  let relayHealth: RelayHealthPublisher | undefined;
   if (config.worker) {
     let relayUrl = config.relayUrl;
     if (relayUrl === undefined) {
@@ -119,6 +121,8 @@ export async function start(config: Config, options: StartOptions = {}) {
     const sign = config.dkim ? createDkimSigner(config.dkim) : undefined;
     router = createRelayRouter({
       directory: routingDirectoryFor(store),
+      // A relay's new state is written at once, for every instance to see (docs/relays.md#health).
+      onHealthChange: () => relayHealth?.changed(),
       defaultTransport: transport,
       createTransport: (relay) =>
         createRelayTransport(relay.url, {
@@ -131,6 +135,8 @@ export async function start(config: Config, options: StartOptions = {}) {
         }),
       logger: log,
     });
+    const reportingRouter = router;
+    relayHealth = createRelayHealthPublisher({ store, clock, instanceId, reports: () => reportingRouter.reports(), logger: log });
     // BOUNCE_DOMAIN: every attempt's envelope sender is the mail's return path (docs/bounces.md).
     const returnPaths = await services.bounces.returnPaths();
     const deliveryWorker = createDeliveryWorker({
@@ -321,6 +327,7 @@ export async function start(config: Config, options: StartOptions = {}) {
     intervalMs: config.heartbeatIntervalMs,
     staleAfterMs: config.instanceStaleAfterMs,
     ...(delivering ? { workerLoad: () => ({ inFlight: delivering.inFlight, deliveredTotal: delivering.deliveredCount }) } : {}),
+    ...(relayHealth ? { afterBeat: relayHealth.afterBeat } : {}),
     logger: log,
   });
   await heartbeat.start();
@@ -359,7 +366,9 @@ export async function start(config: Config, options: StartOptions = {}) {
       await services.bounces.idle();
       await worker?.stop();
       await webhookDispatcher?.stop();
-      // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once.
+      await relayHealth?.stop();
+      // Only now: a worker finishing its sends is still a worker, and the row's going tells the fleet at once (its relay
+      // health rows go with it).
       await heartbeat.stop();
       await router?.close();
       await transport?.close();

@@ -3,11 +3,12 @@
  * says whether its condition holds; the evaluator (alert-evaluator.ts) turns that into pending → firing →
  * resolved. Thresholds come from the configuration (ALERT_* variables, config.ts).
  */
-import { MailStatus, type AlertRuleName } from '@outbox/contract';
+import { MailStatus, type AlertRuleName, type RelayHealth } from '@outbox/contract';
 import { countDeliveredSince, countChangedSince, countQueuedNotDue } from '../health/queue-health.repository.js';
 import { isLive, parseRoles } from '../instances/instance.service.js';
 import { listInstances } from '../instances/instance.repository.js';
 import { getStatusCounts } from '../mail/mail.repository.js';
+import { readRelayHealth } from '../relays/relay-health.service.js';
 import type { DbOrTrx } from '../store/connection.js';
 import { countMatchedBounceReports, findEarliestDue } from './alerts.repository.js';
 import { bounceRate, failureRate } from './rates.js';
@@ -35,6 +36,10 @@ export interface AlertSettings {
   bounceRate: number;
   /** ALERT_WEBHOOK_FAILING_FOR (1 h). */
   webhookFailingMs: number;
+  /** ALERT_RELAY_DOWN_FOR (1 min): the pending period of the relay-down rule. */
+  relayDownForMs: number;
+  /** ALERT_RELAY_QUOTA (0.9): the share of a relay's daily quota that fires the relay-quota rule. */
+  relayQuota: number;
 }
 
 export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
@@ -49,6 +54,8 @@ export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
   noWorkerForMs: 60_000,
   bounceRate: 0.05,
   webhookFailingMs: 3_600_000,
+  relayDownForMs: 60_000,
+  relayQuota: 0.9,
 };
 
 /**
@@ -217,6 +224,52 @@ export function alertRules(settings: AlertSettings, webhooks?: WebhookFailureSou
             },
           }
         : {}),
+    },
+    {
+      name: 'relay_down',
+      title: 'Relay down',
+      unit: 'count',
+      // Like no_worker: the condition is "some relay is down", and how long it must hold is the rule's own setting.
+      pendingMs: settings.relayDownForMs,
+      threshold: 0,
+      async measure(db, now) {
+        const down = (await readRelayHealth(db, now)).filter((relay) => relay.state === 'down');
+        return {
+          active: down.length > 0,
+          value: down.length,
+          threshold: 0,
+          summary:
+            down.length === 0
+              ? 'Every relay a live worker sends through answers'
+              : `${down.map((relay) => `Relay ${relay.relay} is down${relay.lastError ? ` (${relay.lastError})` : ''}`).join('; ')}${
+                  settings.relayDownForMs > 0 ? ` (for ${duration(settings.relayDownForMs)} before firing)` : ''
+                }`,
+        };
+      },
+    },
+    {
+      name: 'relay_quota',
+      title: 'Relay quota nearly used',
+      unit: 'ratio',
+      pendingMs: settings.pendingMs,
+      threshold: settings.relayQuota,
+      async measure(db, now) {
+        const quotas = (await readRelayHealth(db, now)).filter((relay) => relay.quotaUsed !== null);
+        const fullest = quotas.reduce<RelayHealth | undefined>(
+          (found, relay) => (found === undefined || relay.quotaUsed! > found.quotaUsed! ? relay : found),
+          undefined,
+        );
+        const used = fullest?.quotaUsed ?? null;
+        return {
+          active: used !== null && used >= settings.relayQuota,
+          value: used,
+          threshold: settings.relayQuota,
+          summary:
+            fullest === undefined
+              ? 'No relay has a daily quota (maxPerDay)'
+              : `Relay ${fullest.relay} used ${percent(used!)} of its daily quota of ${fullest.maxPerDay} in one worker process (threshold ${percent(settings.relayQuota)})`,
+        };
+      },
     },
   ];
 }

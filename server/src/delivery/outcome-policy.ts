@@ -48,8 +48,11 @@ export interface AttemptResult {
    * was sent to. Left out (tests of the mail-level rules): the mail counts as one recipient.
    */
   recipients?: { all: RecipientState[]; targets: string[] } | undefined;
-  /** Which named relay took the attempt, and those it failed over from (relay-router.ts); unset without routes. */
-  relay?: { relay: string; passedOver?: Array<{ relay: string; reply: string }> } | undefined;
+  /**
+   * Which named relay took the attempt and those it failed over from (relay-router.ts; only when routes exist), and how
+   * many throttling replies it was sent again after, within this attempt.
+   */
+  relay?: { relay?: string; passedOver?: Array<{ relay: string; reply: string }>; throttled?: number } | undefined;
 }
 
 /** A recipient whose outcome this attempt changes (an UPDATE of its envelope rows). */
@@ -115,8 +118,9 @@ export function decideAttempt(result: AttemptResult, retryPolicy: RetryPolicy, w
   if (outcome.kind === 'rejected' || outcome.kind === 'deferred') detail.code = outcome.code;
   if (result.recipients) detail.recipients = [...answers.values()];
   if (result.relay) {
-    detail.relay = result.relay.relay;
+    if (result.relay.relay !== undefined) detail.relay = result.relay.relay;
     if (result.relay.passedOver) detail.passedOver = result.relay.passedOver;
+    if (result.relay.throttled) detail.throttled = result.relay.throttled;
   }
 
   let to: StatusTransition['to'];

@@ -65,7 +65,8 @@ export interface DeliveryWorkerOptions {
   returnPath?: (mailId: number, recipient: number) => string;
   /**
    * Named relays and routes (relay-router.ts, docs/relays.md): when the store has routes, each mail goes out through
-   * its route's relays, with failover; `transport` is then the default relay. Unset, or no route: `transport` alone.
+   * its route's relays, with failover; `transport` is then the default relay. With no route every mail goes to the
+   * default relay through the router (its health, throttling). Unset: `transport` alone.
    */
   router?: RelayRouter | undefined;
 }
@@ -245,7 +246,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
             durationMs: 0,
           };
         } else {
-          // The first matching route's relays, with failover (relay-router.ts); no route in the store: `transport`.
+          // The first matching route's relays, with failover (relay-router.ts); no route in the store: the default relay,
+          // through the router too (its health and throttling); no router: `transport` alone.
           const routed = await options.router?.route({
             apiKeyId: mail.api_key_id,
             lane: mail.lane,

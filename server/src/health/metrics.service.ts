@@ -5,10 +5,11 @@
  * dashboard takes them from any one instance.
  */
 import client from 'prom-client';
-import { ALERT_STATES, STATUSES } from '@outbox/contract';
+import { ALERT_STATES, RELAY_STATES, STATUSES, type RelayHealth } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import type { AlertService } from '../alerts/alert.service.js';
 import type { InstanceService } from '../instances/instance.service.js';
+import type { RelayHealthService } from '../relays/relay-health.service.js';
 import type { MailService } from '../mail/mail.service.js';
 
 export const LOGIN_FAILURE_REASONS = ['invalid_credentials', 'pair_limit', 'client_limit', 'name_limit'] as const;
@@ -19,11 +20,13 @@ export function createMetricsService({
   clock,
   instances,
   alerts,
+  relayHealth,
 }: {
   mails: MailService;
   clock: Clock;
   instances: InstanceService;
   alerts?: AlertService;
+  relayHealth?: RelayHealthService;
 }) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'outbox_' });
@@ -94,6 +97,59 @@ export function createMetricsService({
         for (const figure of await alerts.metricsFigures()) this.inc({ rule: figure.rule }, figure.firings);
       },
     });
+  }
+
+  // Relay health (docs/relays.md#metrics), folded from the live workers' reports at scrape time: the same on every
+  // instance. One read per scrape serves the five series (they are collected one after another).
+  if (relayHealth) {
+    let read: { at: number; relays: Promise<RelayHealth[]> } | undefined;
+    const relays = (): Promise<RelayHealth[]> => {
+      const now = Date.now();
+      if (!read || now - read.at > 1000) read = { at: now, relays: relayHealth.listRelayHealth() };
+      return read.relays;
+    };
+    const perRelay = (name: string, help: string, figure: (relay: RelayHealth) => number | null) =>
+      new client.Gauge({
+        name,
+        help,
+        labelNames: ['relay'],
+        registers: [registry],
+        async collect() {
+          // Relays removed since the last scrape must not linger.
+          this.reset();
+          for (const relay of await relays()) {
+            const value = figure(relay);
+            if (value !== null) this.set({ relay: relay.relay }, value);
+          }
+        },
+      });
+    new client.Gauge({
+      name: 'outbox_relay_state',
+      help: 'Relays by state as the live workers report them (the worst of them): 1 for the state each relay is in, 0 for the others (up, throttled, down, idle).',
+      labelNames: ['relay', 'state'],
+      registers: [registry],
+      async collect() {
+        this.reset();
+        for (const relay of await relays())
+          for (const state of RELAY_STATES) this.set({ relay: relay.relay, state }, relay.state === state ? 1 : 0);
+      },
+    });
+    perRelay(
+      'outbox_relay_rate_per_second',
+      'The rate the live workers pace each relay at now, summed; absent while no worker paces it (no maxPerSecond, no throttling).',
+      (relay) => relay.ratePerSecond,
+    );
+    perRelay('outbox_relay_sent_today', 'Messages each relay took this UTC day, summed over the live workers.', (relay) => relay.sentToday);
+    perRelay(
+      'outbox_relay_quota_used_ratio',
+      'The largest share of its daily quota (maxPerDay, per worker process) any live worker used today; absent without a quota.',
+      (relay) => relay.quotaUsed,
+    );
+    perRelay(
+      'outbox_relay_latency_seconds',
+      'Median time of the recent sends to each relay, handing the message over to the reply (the median of the live workers’ medians).',
+      (relay) => (relay.latencyMs === null ? null : relay.latencyMs / 1000),
+    );
   }
 
   // Failed and refused logins (issue 11, item 4): a rising rate is an attack on the operators' passwords.

@@ -12,6 +12,7 @@ import { MailStatus } from '@outbox/contract';
 import type { QueueHealth } from '@outbox/contract';
 import type { Clock } from '../clock.js';
 import type { InstanceService } from '../instances/instance.service.js';
+import type { RelayHealthService } from '../relays/relay-health.service.js';
 import * as mailRepo from '../mail/mail.repository.js';
 import type { Store } from '../store/connection.js';
 import * as repo from './queue-health.repository.js';
@@ -21,22 +22,35 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const WORKER_STATUSES = [MailStatus.Processing, MailStatus.ProviderSent, MailStatus.ProviderError, MailStatus.Error];
 
-export function createQueueHealthService({ store, clock, instances }: { store: Store; clock: Clock; instances: InstanceService }) {
+export function createQueueHealthService({
+  store,
+  clock,
+  instances,
+  relayHealth,
+}: {
+  store: Store;
+  clock: Clock;
+  instances: InstanceService;
+  /** The relays a live worker reports down (relays/relay-health.service.ts); left out, queue health names none. */
+  relayHealth?: Pick<RelayHealthService, 'listRelaysDown'>;
+}) {
   const { db } = store;
 
   async function queueHealth(): Promise<QueueHealth> {
     const now = clock.now();
-    const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest, fleet] = await Promise.all([
-      mailRepo.getStatusCounts(db),
-      repo.countQueuedNotDue(db, now),
-      mailRepo.findOldestReceivedAt(db, MailStatus.Queued, now),
-      repo.countDeliveredSince(db, now - MINUTE),
-      repo.countDeliveredSince(db, now - HOUR),
-      repo.countChangedSince(db, MailStatus.ProviderError, now - HOUR),
-      repo.countChangedSince(db, MailStatus.Error, now - HOUR),
-      Promise.all(WORKER_STATUSES.map((status) => repo.findLatestChange(db, status))),
-      instances.countInstances(),
-    ]);
+    const [counts, notDue, oldest, deliveredLastMinute, deliveredLastHour, providerErrors, errors, latest, fleet, relaysDown] =
+      await Promise.all([
+        mailRepo.getStatusCounts(db),
+        repo.countQueuedNotDue(db, now),
+        mailRepo.findOldestReceivedAt(db, MailStatus.Queued, now),
+        repo.countDeliveredSince(db, now - MINUTE),
+        repo.countDeliveredSince(db, now - HOUR),
+        repo.countChangedSince(db, MailStatus.ProviderError, now - HOUR),
+        repo.countChangedSince(db, MailStatus.Error, now - HOUR),
+        Promise.all(WORKER_STATUSES.map((status) => repo.findLatestChange(db, status))),
+        instances.countInstances(),
+        relayHealth ? relayHealth.listRelaysDown() : undefined,
+      ]);
     const queued = counts.get(MailStatus.Queued) ?? 0;
     const failedLastHour = providerErrors + errors;
     const lastActivity = latest.reduce<number | undefined>(
@@ -57,6 +71,7 @@ export function createQueueHealthService({ store, clock, instances }: { store: S
       lastWorkerActivityAt: lastActivity === undefined ? null : new Date(lastActivity).toISOString(),
       workerActiveLastMinute: fleet.liveWorkers > 0,
       liveWorkers: fleet.liveWorkers,
+      ...(relaysDown ? { relaysDown } : {}),
     };
   }
 

@@ -4,8 +4,9 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { CreateRelayBody, DataOf, ErrorBody, PutRoutesBody, Relay, Route, UpdateRelayBody } from '@outbox/contract';
+import { CreateRelayBody, DataOf, ErrorBody, PutRoutesBody, Relay, RelayHealth, Route, UpdateRelayBody } from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
+import type { RelayHealthService } from '../relays/relay-health.service.js';
 import type { RelayService } from '../relays/relay.service.js';
 import { requireOperator } from './authenticate.js';
 
@@ -14,7 +15,10 @@ const RelayParams = Type.Object({
   id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'The relay id' }),
 });
 
-export const relaysRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; relays: RelayService }> = async (app, { auth, relays }) => {
+export const relaysRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; relays: RelayService; health: RelayHealthService }> = async (
+  app,
+  { auth, relays, health },
+) => {
   app.addHook('onRequest', requireOperator(auth));
   const actorOf = (operator: { username: string } | null) => `operator:${operator?.username ?? 'unknown'}`;
   const tags = ['relays'];
@@ -23,6 +27,20 @@ export const relaysRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; relays
     '/api/v1/relays',
     { schema: { tags, summary: 'Every named relay, by name; never with its login', response: { 200: DataOf(Relay), ...errors } } },
     async () => ({ data: await relays.listRelays() }),
+  );
+
+  app.get(
+    '/api/v1/relays/health',
+    {
+      schema: {
+        tags,
+        summary:
+          'Each relay as the live workers see it (the default relay first, then every named relay): up, throttled, down or idle, since when, rate, messages today, quota used, last error, latency',
+        querystring: Type.Object({}, { additionalProperties: false }),
+        response: { 200: DataOf(RelayHealth), ...errors },
+      },
+    },
+    async () => ({ data: await health.listRelayHealth() }),
   );
 
   app.post(

@@ -43,6 +43,11 @@ export interface HeartbeatOptions {
   /** The instance's id (newInstanceId); a new one by default. A worker holds its leases under the same id. */
   id?: string;
   logger?: HeartbeatLogger;
+  /**
+   * Called after each beat written: a worker's relay health is written then (relays/relay-health-publisher.ts), its rows
+   * referencing this row, so never before the first one.
+   */
+  afterBeat?: () => void;
 }
 
 /**
@@ -121,6 +126,7 @@ export function createHeartbeat(options: HeartbeatOptions) {
       });
       if (failures > 0) logger?.info({ instanceId: id, failedBeats: failures }, 'heartbeat written again');
       failures = 0;
+      options.afterBeat?.();
       return true;
     } catch (error) {
       failures += 1;

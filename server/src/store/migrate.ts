@@ -29,6 +29,7 @@ import { contentRetention } from './migrations/025-content-retention.js';
 import { scheduledSends } from './migrations/026-scheduled-sends.js';
 import { lanes } from './migrations/027-lanes.js';
 import { relays } from './migrations/029-relays.js';
+import { relayHealth } from './migrations/030-relay-health.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -57,6 +58,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '026-scheduled-sends': scheduledSends(store.engine),
     '027-lanes': lanes(store.engine),
     '029-relays': relays(store.engine),
+    '030-relay-health': relayHealth(),
   };
 }
 

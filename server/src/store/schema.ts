@@ -387,6 +387,24 @@ export interface RouteTable {
   created_at: number;
 }
 
+/** One worker process's view of one relay (migration 030; relays/relay-health.ts): rewritten with its heartbeat. */
+export interface RelayHealthTable {
+  instance_id: string;
+  /** The relay's name; `default` for RELAY_URL (or the capture relay). */
+  relay: string;
+  /** 'up' | 'throttled' | 'down' | 'idle'. */
+  state: string;
+  since: number | null;
+  rate_per_second: number | null;
+  max_per_second: number | null;
+  sent_today: number;
+  max_per_day: number | null;
+  last_error: string | null;
+  last_error_at: number | null;
+  latency_ms: number | null;
+  updated_at: number;
+}
+
 export interface Database {
   mails: MailTable;
   mail_queue: MailQueueTable;
@@ -413,6 +431,7 @@ export interface Database {
   relays: RelayTable;
   relay_credentials: RelayCredentialTable;
   routes: RouteTable;
+  relay_health: RelayHealthTable;
 }
 
 export type MailRow = Selectable<MailTable>;
@@ -429,6 +448,7 @@ export type SessionRow = Selectable<SessionTable>;
 export type ApiKeyRow = Selectable<ApiKeyTable>;
 export type RelayRow = Selectable<RelayTable>;
 export type RouteRow = Selectable<RouteTable>;
+export type RelayHealthRow = Selectable<RelayHealthTable>;
 export type InstanceRow = Selectable<InstanceTable>;
 export type BounceReportRow = Selectable<BounceReportTable>;
 export type SuppressionRow = Selectable<SuppressionTable>;

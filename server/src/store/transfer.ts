@@ -50,6 +50,7 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   status_counts: 'rebuilt from the imported mails, exactly (rebuildStatusCounts)',
   mail_search_keys: "derived from each mail's text; the import writes them (PostgreSQL only)",
   relay_credentials: "relays' logins never leave the store in plain text; set them again after an import (docs/relays.md)",
+  relay_health: "the running workers' view of the relays, rows of their heartbeats; the new store's workers write their own",
 };
 
 /** How the import writes what only the one writer of statuses may write (mail/write/). */

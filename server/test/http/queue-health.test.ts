@@ -39,6 +39,7 @@ describe('GET /api/v1/queue/health', () => {
       lastWorkerActivityAt: null,
       workerActiveLastMinute: false,
       liveWorkers: 0,
+      relaysDown: [],
     });
   });
 
@@ -81,6 +82,7 @@ describe('GET /api/v1/queue/health', () => {
       // A claim 30 s ago is activity, not a running worker: no worker heartbeat exists (issue 23).
       workerActiveLastMinute: false,
       liveWorkers: 0,
+      relaysDown: [],
     });
 
     // A worker's heartbeat, even an idle one's, is what says a worker runs.

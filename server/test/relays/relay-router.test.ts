@@ -108,7 +108,7 @@ describe('relay router', () => {
     const routed = await r.route(mail);
     const outcome = await routed!.transport.send(message(0));
     expect(outcome).toMatchObject({ kind: 'unreachable', beforeTransaction: true });
-    expect(routed!.trail().passedOver!.map((p) => p.relay)).toEqual(['primary', 'backup']);
+    expect(routed.trail()!.passedOver!.map((p) => p.relay)).toEqual(['primary', 'backup']);
     expect(
       r
         .states()
