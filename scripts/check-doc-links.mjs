@@ -3,8 +3,8 @@
 // (TypeScript and scripts) every document named (a page of docs/ with its anchor, README.md, ARCHITECTURE.md, …)
 // and every source path named (from the file's folder, its package's src/ or test/, the package or the
 // repository; bench/ names the server's) must exist, and
-// no comment cites what the repository does not hold: an issue number of the tracker, or PRODUCT.md (the product's
-// decisions live in docs/decisions.md and the topic's own document). Prints each problem and exits 1 if there is
+// no comment cites what the repository does not hold: an issue number of the tracker, or the product document
+// kept outside it (the product's decisions live in docs/decisions.md and the topic's own document). Prints each problem and exits 1 if there is
 // one. Part of `npm test` (the lint step); alone: `node scripts/check-doc-links.mjs`.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

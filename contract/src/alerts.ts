@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 /**
- * Alert rules (issue 23, item 3; docs/alerts.md): built-in rules over the store, evaluated by one instance at a
+ * Alert rules (docs/alerts.md): built-in rules over the store, evaluated by one instance at a
  * time, each ok → pending → firing → resolved. `GET /api/v1/alerts` answers every rule's state and the recent
  * transitions; the live stream sends `event: alerts` when one changes.
  */

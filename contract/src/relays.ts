@@ -1,5 +1,5 @@
 /**
- * Named relays and routes (PRODUCT.md §9, issue 38 items 1–3; docs/relays.md): operators manage the providers
+ * Named relays and routes (docs/relays.md): operators manage the providers
  * Outbox delivers to and the ordered rules that pick one for each mail, with fallbacks. A relay's login is
  * write-only: never answered, never in the audit log, never in an export.
  */
@@ -130,7 +130,7 @@ export const PutRoutesBody = Type.Object(
 export type PutRoutesBody = Static<typeof PutRoutesBody>;
 
 /**
- * A relay's health as the workers see it (issue 38 items 4 and 7; docs/relays.md#health): each worker process
+ * A relay's health as the workers see it (docs/relays.md#health): each worker process
  * publishes what it saw of each relay it sends through (on a change at once, and its figures with each heartbeat);
  * `GET /api/v1/relays/health` folds the live workers' reports into one line per relay, the default one included.
  */

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 8 item 7): axe-core on the login view, the list, a filtered list and the open detail
+ * Beyond the spec: axe-core on the login view, the list, a filtered list and the open detail
  * drawer (no serious or critical violations); the skip link and the `/` shortcut.
  */
 import AxeBuilder from '@axe-core/playwright';

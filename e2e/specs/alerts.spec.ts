@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 23, item 3; docs/alerts.md): a firing alert shows as a banner in every open console,
+ * Beyond the spec (docs/alerts.md): a firing alert shows as a banner in every open console,
  * live. A server of this spec's own runs with WORKER=off, rules evaluated every second and the no-worker rule's
  * pending period at 2 s; a mail submitted while the console is open is due with no worker, so the rule fires and
  * the banner appears through the event stream, without a reload (the fallback poll is 15 s).

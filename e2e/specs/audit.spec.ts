@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 9 item 6, docs/console.md §10): the audit log panel opened from the header: who did
+ * Beyond the spec (docs/console.md §10): the audit log panel opened from the header: who did
  * what, when, to which mails, with the outcome; keyset paged, filtered by operator and action, exported as CSV
  * (fetched with the Authorization header, never a token in a URL). Logins, failed logins, logouts, actions,
  * bulk actions and API key creation are all there.

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 22 item 6, docs/console.md §10.10): what a bounce looks like in the console, end to end on
+ * Beyond the spec (docs/console.md §10.10): what a bounce looks like in the console, end to end on
  * a server of its own with a worker, BOUNCE_DOMAIN and the bounce listener. Two mails are delivered to the
  * embedded capture relay with their return paths; a delivery status report (RFC 3464) for one recipient of each
  * is handed to the bounce listener over SMTP. The whole bounce is found under the ProviderError chip and by the

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 9 item 2, docs/console.md §10): the selection column, the bulk bar, its confirmation (a
+ * Beyond the spec (docs/console.md §10): the selection column, the bulk bar, its confirmation (a
  * dry run naming what will move and what will be skipped), the outcome line, "select all N matching" (the filter
  * form with expectedCount) and its 409. Each test acts only on mails it submits itself, found by a search word.
  */

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 8 items 5 and 6): every column but the action column sorts, from anywhere on its
+ * Beyond the spec: every column but the action column sorts, from anywhere on its
  * header cell; From grows with the window like To and Subject; a To cell with more recipients than fit shows
  * "+N more"; at 1024 px the action buttons stay visible.
  */

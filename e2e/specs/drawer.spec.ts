@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 8 item 3): the detail drawer, against the real server with a mail submitted through
+ * Beyond the spec: the detail drawer, against the real server with a mail submitted through
  * the real API (so it has a stored message: headers, text and HTML bodies, raw .eml).
  */
 import fs from 'node:fs';
@@ -97,7 +97,7 @@ test.describe('The detail drawer', () => {
     expect(images.hits).toEqual([]);
     expect(await frame.locator('#remote').evaluate((img: HTMLImageElement) => img.naturalWidth)).toBe(0);
     expect(await frameElement.getAttribute('srcdoc')).toContain('img-src data:;');
-    // The click loads it through the server's image proxy (issue 24 item 5): the console asks the proxy with its
+    // The click loads it through the server's image proxy: the console asks the proxy with its
     // token, the server (not Chromium) fetches it from the image host, and the frame gets it as a data: URL,
     // its policy still img-src data: only.
     const proxied = page.waitForResponse((response) => new URL(response.url()).pathname === `/api/v1/mail/${mail.id}/remote-image`);

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (docs/console.md §10.8, issue 8 item 1): status chips with exact counts, search, received-date
+ * Beyond the spec (docs/console.md §10.8): status chips with exact counts, search, received-date
  * range, the range in the footer and First/Previous/Next/Last, against the real server and store.
  */
 import { Status, STATUS_NAMES } from '../support/api';

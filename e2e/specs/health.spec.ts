@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 9 item 5, issue 23; docs/console.md §10.14): the queue health strip above the table,
+ * Beyond the spec (docs/console.md §10.14): the queue health strip above the table,
  * polled every few seconds, and the Instances view it opens. The suite's server runs with WORKER=off, so the
  * strip says "No worker running" from the start (no worker heartbeat exists), loudly once a mail is due. A
  * second server of this spec's own gets a worker-only process beside it, killed with SIGKILL while the

@@ -1,5 +1,5 @@
 /**
- * Live updates in Chromium (issue 9, item 4): rows change in place within 1 s of a change made elsewhere,
+ * Live updates in Chromium: rows change in place within 1 s of a change made elsewhere,
  * with no list call; new mails wait behind an "N new — show" button; the background tab's title counts new
  * failures; a dropped stream says so and comes back by itself. Deliveries need a worker: those tests run
  * against a server of their own (worker on, capture relay, fast retries), the others against the suite's.

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 39 item 3, docs/console.md §10.21): the Overview in a real browser against the built
+ * Beyond the spec (docs/console.md §10.21): the Overview in a real browser against the built
  * server. Mails submitted with a new application's key (one dequeued) are counted in the volume chart, which is
  * drawn on its canvas; its table shows the numbers the statistics call answered; the first chart's time from the
  * click is printed; axe finds nothing serious in light and dark at 1440×900 and 1024×700; choosing the

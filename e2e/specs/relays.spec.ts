@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 38 item 7, docs/console.md §10.22): the Relays view in a real browser against the built
+ * Beyond the spec (docs/console.md §10.22): the Relays view in a real browser against the built
  * server: a relay added (its login typed once, never shown back), a route added through the editor, both still
  * there after a reload of the page, the relay's removal refused while the route names it, then both removed; axe
  * clean with the view open in light and dark, screenshots at 1440×900 and 1024×700; and the health strip's "Relay

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 8): the console's files are served precompressed (brotli, else gzip), so the browser
+ * Beyond the spec: the console's files are served precompressed (brotli, else gzip), so the browser
  * fetches about a third of the script's bytes. Prints the figure it measured.
  */
 import { expect, test } from '../support/fixtures';

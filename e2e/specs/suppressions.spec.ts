@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 22 items 4 and 6, docs/console.md §10.19): the Suppressions panel in a real browser
+ * Beyond the spec (docs/console.md §10.19): the Suppressions panel in a real browser
  * against the built server: an address added with a note and an expiry, found by the search, exported as CSV
  * (fetched with the Authorization header, never a token in a URL), a CSV file imported (one line refused and
  * named), an address removed after the confirmation; the server's list and its audit log agree with what the

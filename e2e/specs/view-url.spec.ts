@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (docs/console.md §10.11, issue 8 item 2): the view (filters, search, sort, page) lives in the URL so
+ * Beyond the spec (docs/console.md §10.11): the view (filters, search, sort, page) lives in the URL so
  * it can be shared; the token stays in memory, so a shared link shows the login view first, then that view.
  */
 import { expect, test } from '../support/fixtures';

@@ -1,5 +1,5 @@
 /**
- * Beyond the spec (issue 21 item 5, docs/console.md §10.17): the Webhooks panel in a real browser against the
+ * Beyond the spec (docs/console.md §10.17): the Webhooks panel in a real browser against the
  * built server: an endpoint created (its secret shown once), a test event sent and its failed attempt in the
  * delivery log (the name does not resolve on this machine, which the log says), replay, disable and delete; the
  * drawer's webhook deliveries; axe clean with the panel open, in light and dark, at 1440×900 and 1024×700.

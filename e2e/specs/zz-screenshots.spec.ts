@@ -1,5 +1,5 @@
 /**
- * Screenshots for a human to look at (list, the list scrolled to row 31, filters, drawer, and issue 9's bulk bar and confirmation, health strip
+ * Screenshots for a human to look at (list, the list scrolled to row 31, filters, drawer, the bulk bar and confirmation, health strip
  * and audit panel, at 1440×900 and 1024×700, light and dark), taken
  * on every run while the same steps check that each view shows at every size and scheme; the images go to
  * e2e/test-results/screenshots/.

@@ -20,7 +20,7 @@ export interface Config {
   relayUrl: string | undefined;
   /** 0 disables the SMTP submission listener. */
   smtpPort: number;
-  /** SMTP_HOST: the listener's address, loopback by default whatever HOST is (issue 24 item 5). */
+  /** SMTP_HOST: the listener's address, loopback by default whatever HOST is. */
   smtpHost: string;
   worker: boolean;
   adminUser: string | undefined;
@@ -136,7 +136,7 @@ export interface AlertConfig {
   relayQuota: number;
 }
 
-/** Bounds on the HTTP listener's sockets (issue 24, item 2; docs/operations.md#configuration). */
+/** Bounds on the HTTP listener's sockets (docs/operations.md#configuration). */
 export interface HttpLimits {
   /** A request's headers must have arrived this long after it started; also closes a socket that sends nothing. */
   headersTimeoutMs: number;
@@ -392,7 +392,7 @@ export function loadConfig(env: Env = process.env): Config {
   const adminPassword = env.OUTBOX_ADMIN_PASSWORD || undefined;
   if (adminUser && !adminPassword) problems.push('OUTBOX_ADMIN_PASSWORD must be set when OUTBOX_ADMIN_USER is');
   if (adminPassword && !adminUser) problems.push('OUTBOX_ADMIN_USER must be set when OUTBOX_ADMIN_PASSWORD is');
-  // Refused rather than ignored, so that nobody believes a setting still applies (issue 25 moved to argon2id).
+  // Refused rather than ignored, so that nobody believes a setting still applies (passwords are hashed with argon2id now).
   if (env.PASSWORD_HASH_COST !== undefined) {
     problems.push(
       'PASSWORD_HASH_COST is no longer read: passwords are hashed with argon2id; set PASSWORD_HASH_MEMORY (MiB, 19–1024) instead, or remove it',
@@ -445,7 +445,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
     webhooks: onOff('WEBHOOKS', true),
     webhookTimeoutMs: durationMs('WEBHOOK_TIMEOUT', 10_000),
-    // Svix's schedule (PRODUCT.md §8); webhooks/webhook-policy.ts holds the same list for callers without config.
+    // Svix's schedule; webhooks/webhook-policy.ts holds the same list for callers without config.
     webhookRetrySchedule: retrySchedule(
       'WEBHOOK_RETRY_SCHEDULE',
       [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],

@@ -71,7 +71,7 @@ export async function start(config: Config, options: StartOptions = {}) {
   const { createdAdminPassword } = await services.auth.ensureOperators({ username: config.adminUser, password: config.adminPassword });
   if (createdAdminPassword) {
     // Shown once, on purpose: there was no operator at all and none was configured. On the terminal only
-    // (stderr, a plain line), never in the JSON log, which is shipped and kept elsewhere (issue 24 item 5).
+    // (stderr, a plain line), never in the JSON log, which is shipped and kept elsewhere.
     process.stderr.write(
       `No operator existed: created operator "admin" with password "${createdAdminPassword}". Change it with: npm run outbox -- user passwd admin\n`,
     );

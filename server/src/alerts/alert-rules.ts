@@ -1,5 +1,5 @@
 /**
- * The built-in alert rules (issue 23, item 3; docs/alerts.md). Each rule measures one figure from the store and
+ * The built-in alert rules (docs/alerts.md). Each rule measures one figure from the store and
  * says whether its condition holds; the evaluator (alert-evaluator.ts) turns that into pending → firing →
  * resolved. Thresholds come from the configuration (ALERT_* variables, config.ts).
  */

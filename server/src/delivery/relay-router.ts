@@ -1,6 +1,5 @@
 /**
- * Named relays, routes, failover, rate limits and throttling in the worker (docs/relays.md, PRODUCT.md §9, issue 38
- * items 1–4 and 7).
+ * Named relays, routes, failover, rate limits and throttling in the worker (docs/relays.md).
  *
  * With no route in the store every mail goes to the default relay (RELAY_URL, or the capture relay) exactly as
  * before, through the same health and throttling as a named relay, and its events name no relay. Once routes exist,

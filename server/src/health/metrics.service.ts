@@ -152,7 +152,7 @@ export function createMetricsService({
     );
   }
 
-  // Failed and refused logins (issue 11, item 4): a rising rate is an attack on the operators' passwords.
+  // Failed and refused logins: a rising rate is an attack on the operators' passwords.
   const loginFailures = new client.Counter({
     name: 'outbox_login_failures_total',
     help: 'Failed logins by reason: invalid_credentials (401), pair_limit, client_limit or name_limit (429, refused before any check).',

@@ -1,5 +1,5 @@
 /**
- * Queue health (issue 9, item 5; issue 23): is mail flowing, and is any worker running? The mail figures come
+ * Queue health: is mail flowing, and is any worker running? The mail figures come
  * from the status counters and index ranges only (queue-health.repository.ts), so a console may poll it every
  * few seconds at 1M mails.
  *

@@ -1,5 +1,5 @@
 /**
- * This process's heartbeat (issue 23, item 1; docs/operations.md#instances-and-heartbeats): a row in `instances`
+ * This process's heartbeat (docs/operations.md#instances-and-heartbeats): a row in `instances`
  * written at start and every `intervalMs` (HEARTBEAT_INTERVAL, 5 s), deleted at a graceful stop. Other
  * processes judge it stale `staleAfterMs` (INSTANCE_STALE_AFTER, 15 s) after its last write and delete it an
  * hour after. A write that fails (the store is away) is logged and tried again at the next tick: the heartbeat

@@ -1,5 +1,5 @@
 /**
- * Who is running (issue 23): the heartbeat rows as the contract's `Instance`, each judged live or stale by the
+ * Who is running: the heartbeat rows as the contract's `Instance`, each judged live or stale by the
  * rule its own writer declared (stale_after_ms, 15 s by default). Read whole on every call: the table holds the
  * running processes plus the stale ones of the last hour.
  */

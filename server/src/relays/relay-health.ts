@@ -1,5 +1,5 @@
 /**
- * Relay health (issue 38 items 4 and 7; docs/relays.md#health): what one worker process reports of each relay it
+ * Relay health (docs/relays.md#health): what one worker process reports of each relay it
  * sends through (`RelayReport`, made by delivery/relay-router.ts, kept in `relay_health` by
  * relay-health.repository.ts), and the pure fold of the live workers' reports into the contract's `RelayHealth`, one
  * per relay. The fold is the one home of "what the fleet says about a relay": the API, queue health's `relaysDown`,

@@ -1,5 +1,5 @@
 /**
- * Named relays and routes (PRODUCT.md §9, issue 38 items 1–2; docs/relays.md), for the API and the command line:
+ * Named relays and routes (docs/relays.md), for the API and the command line:
  * the checks, the audit entries and the answers. A relay's login is write-only: it goes into `relay_credentials`
  * and comes out only to the worker (routing-table.ts); answers and audit entries say `hasCredentials` at most.
  * Every change tells this process's worker at once (`routingDirectoryFor(store).changed()`).

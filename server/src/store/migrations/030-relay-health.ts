@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * Relay health as each worker process sees it (issue 38 items 4 and 7; docs/relays.md#health): one row per process and
+ * Relay health as each worker process sees it (docs/relays.md#health): one row per process and
  * relay it sends through (the default relay is `default`), written at once when a relay's state changes and with the
  * process's heartbeat (every HEARTBEAT_INTERVAL). `GET /api/v1/relays/health` folds the rows of live instances into
  * one line per relay (relays/relay-health.ts).

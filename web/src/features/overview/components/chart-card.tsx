@@ -20,7 +20,7 @@ interface ChartCardProps {
 }
 
 /**
- * One chart of the Overview with its table alternative (PRODUCT.md §9): "View as table" shows the same numbers
+ * One chart of the Overview with its table alternative: "View as table" shows the same numbers
  * in a <table> instead of the canvas (a threshold is said in the description, not repeated on every row).
  */
 export function ChartCard({

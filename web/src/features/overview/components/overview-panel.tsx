@@ -39,7 +39,7 @@ const ratioAxis = (value: number) => formatPercent(value);
 const countAxis = (value: number) => formatCount(Math.round(value));
 
 /**
- * The Overview (docs/console.md §10.21, PRODUCT.md §9): sending volume stacked by outcome, latency p50/p95,
+ * The Overview (docs/console.md §10.21): sending volume stacked by outcome, latency p50/p95,
  * bounce and complaint rates with the alert threshold, over 24 h / 7 d / 30 d or custom days; each chart with a
  * table alternative; and every application's figures, sortable, each opening the mails list filtered to it.
  * Loaded on demand with its chart library (overview-button.tsx), so the list view's script does not carry it.
