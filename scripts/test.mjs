@@ -12,6 +12,7 @@
 // default /usr/bin/chromium). Elsewhere each skips with a message saying how to get it, except in CI (CI=true),
 // where a missing one fails the run: a test skipped in CI is a test not written.
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -159,6 +160,67 @@ const vitest = async (workspace, name, env = {}) => {
   return ok;
 };
 
+/**
+ * What `npm run build` reads: the console's and the server's sources and build settings, the contract, and the
+ * lockfile. Their hash is kept beside the build (buildHashFile) once a build passed.
+ */
+const buildInputs = [
+  'web/src',
+  'web/index.html',
+  'web/vite.config.ts',
+  'web/package.json',
+  'server/src',
+  'server/build.mjs',
+  'server/package.json',
+  'contract/src',
+  'contract/package.json',
+  'package-lock.json',
+];
+const buildOutputs = ['web/dist/index.html', 'server/dist/main.js', 'server/dist/cli.js'];
+const buildHashFile = path.join(root, 'node_modules/.cache/outbox-build/inputs.sha256');
+
+function hashBuildInputs() {
+  const hash = crypto.createHash('sha256');
+  const add = (relative) => {
+    const full = path.join(root, relative);
+    if (!fs.existsSync(full)) return;
+    if (fs.statSync(full).isDirectory()) {
+      for (const name of fs.readdirSync(full).sort()) add(path.join(relative, name));
+      return;
+    }
+    hash.update(`${relative}\0`).update(fs.readFileSync(full)).update('\0');
+  };
+  for (const input of buildInputs) add(input);
+  return hash.digest('hex');
+}
+
+/** The build's outputs as they are on disk: a build run by hand since (`npm run build`) changes them. */
+const outputsStamp = () =>
+  buildOutputs
+    .map((file) => (fs.existsSync(path.join(root, file)) ? `${file}@${fs.statSync(path.join(root, file)).mtimeMs}` : `${file}@none`))
+    .join(' ');
+
+/**
+ * The build for the browser suite, skipped when its inputs are what the last passing build here read and its
+ * outputs are still that build's: a rerun after a change to tests alone does not build the console again (about
+ * a minute of CPU on two cores). A fresh clone always builds.
+ */
+async function buildForE2e() {
+  const stamp = `${hashBuildInputs()} ${outputsStamp()}`;
+  if (fs.existsSync(buildHashFile) && fs.readFileSync(buildHashFile, 'utf8') === stamp) {
+    console.log('━━ build for e2e: skipped, its inputs are those of the build in web/dist and server/dist');
+    return true;
+  }
+  fs.rmSync(buildHashFile, { force: true });
+  const inputs = hashBuildInputs();
+  const ok = await runStep('build for e2e', 'npm', ['run', '-s', 'build']);
+  if (ok) {
+    fs.mkdirSync(path.dirname(buildHashFile), { recursive: true });
+    fs.writeFileSync(buildHashFile, `${inputs} ${outputsStamp()}`);
+  }
+  return ok;
+}
+
 const runStarted = Date.now();
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const e2eRuns = wanted('e2e') && fs.existsSync(chromium);
@@ -167,7 +229,7 @@ const e2eRuns = wanted('e2e') && fs.existsSync(chromium);
 const phaseOne = [];
 if (wanted('typecheck')) phaseOne.push(runStep('typecheck', 'npx', ['tsc', '-b', 'tsconfig.json']));
 if (wanted('lint')) phaseOne.push(runStep('lint (architecture, style, formatting)', 'npm', ['run', '-s', 'lint']));
-const built = e2eRuns ? runStep('build for e2e', 'npm', ['run', '-s', 'build']) : Promise.resolve(false);
+const built = e2eRuns ? buildForE2e() : Promise.resolve(false);
 phaseOne.push(built);
 await Promise.all(phaseOne);
 

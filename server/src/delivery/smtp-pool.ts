@@ -91,6 +91,11 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
     const index = idle.indexOf(slot);
     if (index !== -1) idle.splice(index, 1);
     wakeOne();
+    endCloseWhenIdle();
+  }
+
+  /** A close() waiting for the last connection ends once none is open or opening. */
+  function endCloseWhenIdle(): void {
     if (closing && slots.size === 0 && opening === 0) allClosed?.();
   }
 
@@ -211,6 +216,9 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
           return await open();
         } finally {
           opening -= 1;
+          // A connection that failed while opening was forgotten before this count fell: a close() waiting
+          // for it would otherwise wait out its whole bound (17 s at the default timeouts).
+          endCloseWhenIdle();
         }
       }
       await new Promise<void>((resolve) => waiters.push(resolve));

@@ -12,7 +12,7 @@ import type { CaptureRelay } from '../../src/delivery/capture-relay.js';
 import { classifyDeliveryError, createRelayTransport } from '../../src/delivery/relay-transport.js';
 import type { RelayTransport } from '../../src/delivery/relay-transport.js';
 import { buildMessage } from '../../src/submission/message-builder.js';
-import { closedPort } from '../support/net.js';
+import { closedPort, waitUntil } from '../support/net.js';
 import { startSmtpPeer, type SmtpPeer } from '../support/smtp-peer.js';
 
 let dataDir: string;
@@ -150,6 +150,26 @@ describe('createRelayTransport against real SMTP servers', () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
+  });
+
+  it('close() ends as soon as a connection that was still opening is gone, not at its bound', async () => {
+    const sockets: net.Socket[] = [];
+    const silent = net.createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', () => resolve()));
+    const address = silent.address();
+    if (typeof address !== 'object' || address === null) throw new Error('no address');
+    // The bound of close() is the socket timeout plus the QUIT wait: 32 s here.
+    transport = createRelayTransport(`smtp://127.0.0.1:${address.port}`, { connectionTimeoutMs: 30_000, socketTimeoutMs: 30_000 });
+    const sending = transport.send({ envelope: { from: 'app@example.com', to: ['a@example.com'] }, raw });
+    await waitUntil(() => sockets.length === 1, { what: 'the connection at the silent relay' });
+    // The relay goes away while the greeting is awaited (as a worker's stop finds a hanging relay), and the
+    // transport is closed before it has noticed.
+    for (const socket of sockets) socket.destroy();
+    const started = Date.now();
+    await transport.close();
+    expect(Date.now() - started, 'close() waited for a connection that was already gone').toBeLessThan(10_000);
+    expect((await sending).kind).toBe('unreachable');
+    await new Promise<void>((resolve) => silent.close(() => resolve()));
   });
 
   it('speaks TLS: implicit (smtps://) and STARTTLS, with the bytes intact', async () => {

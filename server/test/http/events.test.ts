@@ -109,11 +109,13 @@ describe('GET /api/v1/events', () => {
     expect(mailsOf(arrival).find((m) => m.id === newId)).toMatchObject({ status: MailStatus.Queued, isNew: true });
   });
 
-  it('coalesces a burst: 300 changes in quick succession arrive in a few batches (at most one per flush interval), none lost', async () => {
+  // 120 changes make a burst of many flush intervals on a loaded machine, and of a few on a quiet one, as 300 did
+  // (the bounds below are relative to the burst and the batches' spacing).
+  it('coalesces a burst: 120 changes in quick succession arrive in a few batches (at most one per flush interval), none lost', async () => {
     const token = await start({ flushMs: 300 });
     const ids = await seedMails(
       context.store,
-      Array.from({ length: 300 }, () => ({ status: MailStatus.Queued })),
+      Array.from({ length: 120 }, () => ({ status: MailStatus.Queued })),
     );
     const stream = await open(token);
     await stream.next(() => true);
@@ -131,16 +133,18 @@ describe('GET /api/v1/events', () => {
     );
     const batches = stream.events.filter(isMail);
     const spanMs = batches.at(-1)!.at - batches[0]!.at;
-    console.log(`[live] 300 dequeues in ${burstMs.toFixed(0)} ms arrived in ${batches.length} mail events over ${spanMs.toFixed(0)} ms`);
+    console.log(
+      `[live] ${ids.length} dequeues in ${burstMs.toFixed(0)} ms arrived in ${batches.length} mail events over ${spanMs.toFixed(0)} ms`,
+    );
     // One batch per 300 ms at most (plus the first): the events' spacing proves the bound whatever the burst took.
     expect(batches.length).toBeLessThanOrEqual(Math.floor(spanMs / 300) + 2);
     // (Pairs may arrive closer: each batch is sent when its read returns, and reads take varying time.)
-    // And a few batches for the whole burst, not one per change: 6–7 for a burst of 1.7 s on a quiet machine;
-    // at load 20 the same burst took 22 s and arrived in 63, still under one per flush interval of it.
+    // And a few batches for the whole burst, not one per change: 6–7 for a burst of 300 in 1.7 s on a quiet
+    // machine; at load 20 that burst took 22 s and arrived in 63, still under one per flush interval of it.
     expect(batches.length).toBeLessThanOrEqual(Math.ceil(burstMs / 300) + 2);
     // At least two changes a batch on average, whatever the load (at load 12 here: 80 batches for 300).
     expect(batches.length).toBeLessThan(ids.length / 2);
-    // 300 requests: 22 s at load 20, past the 30 s default at load 25.
+    // 300 requests took 22 s at load 20, past the 30 s default at load 25.
   }, 120_000);
 
   it('sends a keep-alive comment at its interval', async () => {
