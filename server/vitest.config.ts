@@ -12,7 +12,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // its own rather than reporting it skipped.
 const onPostgres = process.env.OUTBOX_TEST_ENGINE === 'postgres';
 
-// The PostgreSQL half is opt-in (issue 37): a test file runs on PostgreSQL only when its subject is what the
+// The PostgreSQL half is opt-in: a test file runs on PostgreSQL only when its subject is what the
 // engine can change: the store's SQL (claims, lists, search, counters, upserts, JSON, keysets), the single
 // writer and the mail writes, bounces, the webhooks' and events' repositories, multi-instance behaviour and the
 // migrations. A file whose subject sits above the store (an HTTP route's shape, an SMTP or socket manner, the

@@ -1,5 +1,5 @@
 /**
- * An alert reaching a webhook receiver, signed (issue 23: "reaches a webhook receiver signed"), as an operator
+ * An alert reaching a webhook receiver, signed ("reaches a webhook receiver signed"), as an operator
  * sets it up: `POST /api/v1/webhooks` subscribed to alert.firing and alert.resolved (contract/src/webhooks.ts),
  * a real HTTP receiver on loopback, the whole service started through start(config) with short alert timings,
  * no worker and a due mail, so `no_worker` fires within a second.

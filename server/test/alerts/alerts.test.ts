@@ -1,5 +1,5 @@
 /**
- * Alert rules (issue 23, item 3) from the outside, on the engine under test: a real relay on loopback refusing
+ * Alert rules from the outside, on the engine under test: a real relay on loopback refusing
  * every message (550), a real delivery worker, the store, and the HTTP API (GET /api/v1/alerts, /metrics, the
  * audit log, the live event stream). Time is a ManualClock: the test moves it past the pending period and the
  * window, and runs the evaluator's round itself, as its 30 s timer would.

@@ -1,5 +1,5 @@
 /**
- * Bounces from the outside (issue 22 items 1-3, docs/bounces.md): Outbox started as `npm start` starts it with
+ * Bounces from the outside (docs/bounces.md): Outbox started as `npm start` starts it with
  * BOUNCE_DOMAIN and BOUNCE_SMTP_PORT delivers to a real relay with its return path, and real SMTP clients hand
  * hand-made reports to the bounce listener: a hard bounce, a partial one, a delayed one, a complaint, a forged
  * return path, an unmatched report, one too large, a malformed one. One Outbox for the file: each test uses

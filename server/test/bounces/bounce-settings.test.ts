@@ -1,4 +1,4 @@
-/** BOUNCE_DOMAIN, BOUNCE_SMTP_PORT, BOUNCE_SMTP_HOST and BOUNCES (issue 22): defaults and refusals naming the variable. */
+/** BOUNCE_DOMAIN, BOUNCE_SMTP_PORT, BOUNCE_SMTP_HOST and BOUNCES: defaults and refusals naming the variable. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { configProblems } from '../support/config-problems.js';

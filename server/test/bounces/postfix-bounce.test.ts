@@ -1,5 +1,5 @@
 /**
- * The Postfix proof (issue 22, docs/bounces.md#a-postfix-example): a real Postfix is Outbox's relay. It accepts a
+ * The Postfix proof (docs/bounces.md#a-postfix-example): a real Postfix is Outbox's relay. It accepts a
  * mail for user@dead.test (250: ProviderSent), then its `error:` transport refuses it and Postfix sends its own
  * DSN to the return path, which its transport map routes to Outbox's bounce listener. The mail turns
  * ProviderError with the recipient bounced and Postfix's diagnostic, and the address is suppressed.

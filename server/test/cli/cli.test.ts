@@ -183,7 +183,7 @@ describe('CLI', () => {
       const key = (await cli(['apikey', 'create', 'shop'], source.env)).stdout.trim().split('\n').at(-1)!;
       const exported = await cli(['export', '--out', exportFile], source.env);
       expect(exported).toMatchObject({ code: 0, stderr: expect.stringMatching(/Exported .*1,230 mails/) });
-      // Every mail and operator is in it: readable by its owner only (issue 24 item 5).
+      // Every mail and operator is in it: readable by its owner only.
       expect(fs.statSync(exportFile).mode & 0o777).toBe(0o600);
 
       environment = await freshEnvironment({ WORKER: 'off', OUTBOX_ADMIN_USER: '', OUTBOX_ADMIN_PASSWORD: '' });

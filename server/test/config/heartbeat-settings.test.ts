@@ -1,4 +1,4 @@
-/** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER (issue 23): defaults, units, and refusals that name the variable. */
+/** HEARTBEAT_INTERVAL and INSTANCE_STALE_AFTER: defaults, units, and refusals that name the variable. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { configProblems } from '../support/config-problems.js';

@@ -1,5 +1,5 @@
 /**
- * Issue 24 item 5, as the configuration check reads it: the SMTP listener on loopback unless SMTP_HOST says
+ * The listeners' exposure, as the configuration check reads it: the SMTP listener on loopback unless SMTP_HOST says
  * otherwise, and a warning at every start for a listener or a proxy setting that exposes more than it
  * seems to (an SMTP listener off loopback without TLS, TRUST_PROXY hops with HOST off loopback, a relay
  * login in clear), and METRICS_TOKEN's check.

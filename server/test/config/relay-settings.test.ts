@@ -1,5 +1,5 @@
 /**
- * RELAY_TLS, RELAY_TLS_CA, RELAY_TLS_INSECURE and MAIL_HOSTNAME (issue 10 points 7 and 8): validated at
+ * RELAY_TLS, RELAY_TLS_CA, RELAY_TLS_INSECURE and MAIL_HOSTNAME: validated at
  * start with every problem listed, risky choices warned about, and the TLS policy seen end to end by a
  * mail delivered to a self-signed STARTTLS relay on loopback.
  */

@@ -1,5 +1,5 @@
 /**
- * What a delivery writes (issue 25 item 1, migrations 016 and 022): no lease in the mail record and no claim index
+ * What a delivery writes (migrations 016 and 022): no lease in the mail record and no claim index
  * on it, the queue's partial indexes that the claim and the sweeper read; on PostgreSQL, `mail_recipients` pages with room for the outcome's HOT update, and the recipient
  * outcomes written through arrays (`unnest`), so a relay's reply reaches the store exactly as it was said,
  * whatever characters an array literal would have to escape (SMTP replies are ASCII: nodemailer reads them as Latin-1). The sweeper still finds an expired lease

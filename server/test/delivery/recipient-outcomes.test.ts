@@ -1,5 +1,5 @@
 /**
- * Per-recipient outcomes (issue 10 item 1, issue 8 item 9) against a real SMTP peer on loopback that answers
+ * Per-recipient outcomes against a real SMTP peer on loopback that answers
  * each RCPT TO as the test decides, with a real store and a ManualClock: a recipient deferred with 4xx while
  * others are accepted is retried alone (same Message-ID and bytes) on the mail's backoff, and the mail ends
  * by the rule of outcome-policy.ts. Checked from the outside: the relay's dialogue, the HTTP list and detail.

@@ -1,5 +1,5 @@
 /**
- * The queue apart from the record (issue 36, migration 022), counted by PostgreSQL itself: a claim writes only
+ * The queue apart from the record (migration 022), counted by PostgreSQL itself: a claim writes only
  * `mail_queue`, so a mail delivered at its first attempt updates its `mails` row once after intake (its outcome),
  * and an application event nobody subscribes to costs its insert and nothing more. The row-version counters
  * (`pg_stat_user_tables`) are PostgreSQL's own; SQLite keeps none, so the SQLite half leaves this file out

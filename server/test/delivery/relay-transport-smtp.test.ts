@@ -1,5 +1,5 @@
 /**
- * The relay transport speaks SMTP like a well-behaved MTA (issue 10): BODY=8BITMIME and SIZE= on MAIL FROM,
+ * The relay transport speaks SMTP like a well-behaved MTA: BODY=8BITMIME and SIZE= on MAIL FROM,
  * a too-large mail refused before DATA, RSET after a refused mail on a connection that is kept, QUIT when
  * idle and at close, the EHLO name, the null sender, and the RELAY_TLS policies against a self-signed
  * STARTTLS relay. Every peer is a real SMTP server on loopback that records the dialogue it saw.
@@ -120,7 +120,7 @@ describe('MAIL FROM parameters', () => {
     expect(first!.envelope.mailFromParams).toEqual({ BODY: '8BITMIME', SIZE: String(eightBit.length) });
     expect(second!.envelope.mailFromParams).toEqual({ SIZE: String(ascii.length) });
     expect(fs.readFileSync(first!.emlPath).equals(eightBit)).toBe(true);
-    // The dialogue of one delivered mail, as the relay saw it (quoted in the closing report of issue 10).
+    // The dialogue of one delivered mail, as the relay saw it.
     expect(first!.envelope.dialogue).toEqual([
       expect.stringMatching(/^S: 220 /),
       expect.stringMatching(/^C: EHLO /),

@@ -1,5 +1,5 @@
 /**
- * The worker while the store does not answer (issue 24 item 6), on both engines. The outage is a trigger
+ * The worker while the store does not answer, on both engines. The outage is a trigger
  * that fails every insert into mail_events, so every outcome commit and every claim fails (on PostgreSQL
  * the real restart, through a proxy, is test/multi-instance/database-restart.test.ts). While it lasts the
  * worker starts no new send: only the sends in flight when it learned of it finish. Their outcomes are

@@ -1,5 +1,5 @@
 /**
- * The applications' events (issue 21 item 2) on a real store, both engines: every path that moves a mail writes
+ * The applications' events on a real store, both engines: every path that moves a mail writes
  * its event in the same transaction (HTTP, batch and SMTP submission, the worker's outcomes against a real SMTP
  * peer, operator and bulk actions, the lease sweeper), with a stable id, a per-mail sequence without gaps and the
  * data of docs/webhooks.md#events; a claim, a sweep back to Queued, the demo data and retention's purge write none;
@@ -129,7 +129,7 @@ describe('application events', () => {
       type: 'mail.queued',
       mail_id: id,
       api_key_id: shop.id,
-      // No webhook endpoint is enabled: nobody will receive it, so it is written fanned out (issue 36).
+      // No webhook endpoint is enabled: nobody will receive it, so it is written fanned out.
       fanned_out_at: context.clock.now(),
       created_at: context.clock.now(),
     });

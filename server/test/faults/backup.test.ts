@@ -102,7 +102,7 @@ describeOn('sqlite')('backup of the embedded store', () => {
     const before = acknowledged.filter((mail) => mail.at < backupStarted).map((mail) => mail.id);
     expect(before.length).toBeGreaterThanOrEqual(200);
     expect(fs.readdirSync(path.dirname(backupFile))).toEqual(['outbox-backup.sqlite']);
-    // The copy is the whole store: readable by its owner only (issue 24 item 5).
+    // The copy is the whole store: readable by its owner only.
     expect(fs.statSync(backupFile).mode & 0o777).toBe(0o600);
 
     // Restore as documented: the file becomes DATA_DIR/outbox.sqlite of a server that is not running.

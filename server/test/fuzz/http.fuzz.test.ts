@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of every HTTP route (issue 11, item 9) on the engine under test: random and boundary
+ * Property-based fuzzing of every HTTP route on the engine under test: random and boundary
  * values for every field, query parameter, header and id, wrong types, huge and deeply nested bodies, unicode
  * edge cases, forged cursors, and raw requests over a real socket (Node's own HTTP parser answers some of
  * those before Fastify sees them). The property: no answer is ≥ 500, every 4xx is `{error:{code,message}}`,

@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of the SMTP submission listener (issue 11, item 9), the whole service running on the
+ * Property-based fuzzing of the SMTP submission listener, the whole service running on the
  * engine under test (start(config), as `npm start`), over a raw socket: random sessions of EHLO/HELO, AUTH
  * (the right key, garbage, broken base64), MAIL FROM and RCPT TO with hostile addresses and parameters, odd
  * and overlong commands, and DATA with bare CR and LF, NUL, 8-bit bytes, overlong lines, `\r.\r` and `\n.\n`,

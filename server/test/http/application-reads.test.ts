@@ -1,5 +1,5 @@
 /**
- * Applications read their own mails (issue 21 item 1) through the HTTP API, on a real store (both engines) and a
+ * Applications read their own mails through the HTTP API, on a real store (both engines) and a
  * real SMTP peer: an API key reads its mail's status, every recipient's outcome and reply, the attempts and the
  * event log; another key's mail (or a mail no key submitted) answers 404 exactly as an unknown id; the list
  * takes messageId= and idempotencyKey= (operators may use them too), pages by keyset; operator-only calls

@@ -123,7 +123,7 @@ describe('login rate limit', () => {
       expect(blocked.statusCode).toBe(429);
       expect(blocked.json().error.code).toBe('too_many_login_attempts');
       expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
-      // Issue 11, item 2: the failures of one address do not lock the name for everyone.
+      // The failures of one address do not lock the name for everyone.
       expect((await from('198.51.100.9', PASSWORD)).statusCode).toBe(200);
       limited.clock.advance(61_000);
       expect((await from('203.0.113.7', PASSWORD)).statusCode).toBe(200);

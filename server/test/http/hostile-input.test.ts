@@ -1,5 +1,5 @@
 /**
- * Hostile input (issue 11, items 5 and 8) from the outside, on the engine under test: every request the audit
+ * Hostile input from the outside, on the engine under test: every request the audit
  * sent that answered 500 (PostgreSQL) or was read as something it is not (`0x10` as 16) now answers a 4xx with
  * the error shape, and every answer carrying mail data or a token says `Cache-Control: no-store`.
  */
@@ -327,7 +327,7 @@ describe(`transport-level errors use the error shape (${testEngine})`, () => {
     expect(body.error.code).toBe('bad_url');
   });
 
-  // Found by the 30-minute fuzz run (issue 24): the parser's error on the bytes after an answered request
+  // Found by the 30-minute fuzz run: the parser's error on the bytes after an answered request
   // wrote a second answer into the first one's body.
   it('answers a malformed URL followed by stray bytes once, with one well-formed response', async () => {
     const raw = await new Promise<string>((resolve, reject) => {

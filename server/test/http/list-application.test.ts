@@ -1,5 +1,5 @@
 /**
- * The operators' list filtered to one application (`GET /api/v1/mail/list?application=`, issue 39 item 3): through
+ * The operators' list filtered to one application (`GET /api/v1/mail/list?application=`): through
  * the HTTP API on a real store (both engines). Only that application's mails, with its own exact total; combined
  * with a status, a search, a date range and every sort; paged forwards, backwards and from the last page with
  * the same cursors as the unfiltered list; `none` for the mails no API key submitted; an unknown id 404, a

@@ -1,5 +1,5 @@
 /**
- * Issue 8 (items 8 and 10) and issue 20: text search over sender, To/Cc/Bcc and subject through the trigram
+ * Text search over sender, To/Cc/Bcc and subject through the trigram
  * index, the received-date range, the To sort, and keyset paging (including the last page) through each of
  * the four plans (list-plan.ts). The table asserts the rows and the plan that read every page; the planner's
  * thresholds are options of the call, lowered so that a hundred mails take the plans a million do.

@@ -1,8 +1,8 @@
 /**
- * Login limits that cannot be dodged or made to forget (issue 24, item 4), on the engine under test: IPv6 counted
+ * Login limits that cannot be dodged or made to forget, on the engine under test: IPv6 counted
  * by /64, a slowed name's attempts serialised (and refused past the queue's bound), expired windows forgotten
  * before a live `user:` counter, at most two password hashes at once, argon2id at OWASP's 19 MiB and 2 passes
- * with older hashes (scrypt before issue 25, or cheaper argon2id) re-hashed at the next login.
+ * with older hashes (scrypt before argon2id, or cheaper argon2id) re-hashed at the next login.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -175,7 +175,7 @@ describe(`password hashing (${testEngine})`, () => {
       expect(describeHash(cheaper)).toEqual({ scheme: 'argon2id', memoryKiB: 2 ** 14, passes: 2 });
       await old.close();
       open.splice(open.indexOf(old), 1);
-      // A hash as the server wrote them before issue 25: scrypt, N = 2^14, r = 8, p = 1.
+      // A hash as the server wrote them before argon2id: scrypt, N = 2^14, r = 8, p = 1.
       const salt = crypto.randomBytes(16);
       const scryptHash = [
         'scrypt',

@@ -1,5 +1,5 @@
 /**
- * Login limits (issue 11, items 1–4) from the outside, with the default limits unless a test says otherwise:
+ * Login limits from the outside, with the default limits unless a test says otherwise:
  * counted when an attempt starts, hard limits per (name, address) and per address, a name attacked from
  * many addresses slowed but never locked, TRUST_PROXY, a trace of every failure in the log and /metrics, and
  * expired sessions purged by the retention job of a running instance.
@@ -124,7 +124,7 @@ describe(`login limits (${testEngine})`, () => {
     expect(Math.max(...attack.map((a) => a.ms))).toBeGreaterThan(1_000);
     const operator = await login('ops', PASSWORD, '203.0.113.50');
     expect(operator.status).toBe(200);
-    // It waits its turn behind the attack's queued guesses (issue 24, item 4: one per 250 ms after the 4 s
+    // It waits its turn behind the attack's queued guesses (one per 250 ms after the 4 s
     // delay, here about 8 s), never a lock.
     expect(operator.ms).toBeLessThan(12_000);
     console.log(

@@ -1,5 +1,5 @@
 /**
- * METRICS_TOKEN (issue 24 item 5): with a token set, GET /metrics answers only `Authorization: Bearer
+ * METRICS_TOKEN: with a token set, GET /metrics answers only `Authorization: Bearer
  * <token>`, and 401 in the error shape otherwise; /healthz stays open. Without one, /metrics stays open
  * (the app of the other tests).
  */

@@ -79,7 +79,7 @@ describe('GET /api/v1/queue/health', () => {
       failedLastHour: 1,
       failureRateLastHour: 0.25,
       lastWorkerActivityAt: '2026-11-23T09:59:30.000Z',
-      // A claim 30 s ago is activity, not a running worker: no worker heartbeat exists (issue 23).
+      // A claim 30 s ago is activity, not a running worker: no worker heartbeat exists.
       workerActiveLastMinute: false,
       liveWorkers: 0,
       relaysDown: [],

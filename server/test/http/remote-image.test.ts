@@ -1,5 +1,5 @@
 /**
- * The image proxy behind the drawer's "Load remote images" (issue 24 item 5): GET /api/v1/mail/{id}/remote-image
+ * The image proxy behind the drawer's "Load remote images": GET /api/v1/mail/{id}/remote-image
  * against a real image host on loopback, on both engines. Loopback is refused by default and reached only with
  * IMAGE_PROXY_ALLOW_PRIVATE (`allowPrivate`); a URL must occur in the mail's HTML; only raster images within the
  * size and time bounds pass; a redirect is checked again at every hop.

@@ -1,5 +1,5 @@
 /**
- * Sockets a client holds without reading or without finishing (issue 24, item 2), against a real listening app on
+ * Sockets a client holds without reading or without finishing, against a real listening app on
  * the engine under test: event streams dropped with their sockets on overflow, eviction, revocation and a stalled
  * write, and counted until those sockets close; simultaneous connects held to the limit; operator and API-key
  * routes answering 401 before a body is read; the request, headers and idle timeouts and the connection cap.

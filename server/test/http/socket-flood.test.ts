@@ -1,5 +1,5 @@
 /**
- * 2,000 slow or non-reading clients against one real listening server (issue 24, item 2), on the engine under
+ * 2,000 slow or non-reading clients against one real listening server, on the engine under
  * test: idle sockets, bodies sent a byte a second with and without a token, event streams that never read. The
  * server (socket-flood/server.ts) and the clients (socket-flood/clients.ts) are processes of their own, so the
  * server's descriptors and memory are read from /proc and the operator's requests from this process are not

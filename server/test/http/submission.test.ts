@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/mail` (docs/api.md#submission-post-apiv1mail, issue 3 "Intake") from the outside: everything goes through inject,
+ * `POST /api/v1/mail` (docs/api.md#submission-post-apiv1mail) from the outside: everything goes through inject,
  * against a real store (SQLite, or PostgreSQL with OUTBOX_TEST_ENGINE=postgres).
  */
 import { simpleParser } from 'mailparser';
@@ -362,7 +362,7 @@ describe('POST /api/v1/mail', () => {
       ['a LF in a cc recipientName', { cc: [{ recipientName: 'Carl\nX', recipientMail: 'carl@example.com' }] }, 'body.cc[0].recipientName'],
       ['a CR in a bcc recipientName', { bcc: [{ recipientName: 'Bo\rX', recipientMail: 'bo@example.com' }] }, 'body.bcc[0].recipientName'],
       ['a NUL in the subject', { subject: 'a\u0000b' }, 'body.subject'],
-      // The SMTP smuggling shape (issue 24 item 3): sent 7bit, it would reach the relay as <CR>.<CR><LF>.
+      // The SMTP smuggling shape: sent 7bit, it would reach the relay as <CR>.<CR><LF>.
       ['a bare CR in the text', { text: 'x\r.\r\nMAIL FROM:<a@x.test>\r\n' }, 'body.text'],
       ['a bare CR at the end of the text', { text: 'line\r' }, 'body.text'],
       ['a bare CR in the html', { html: '<p>a\rb</p>' }, 'body.html'],

@@ -1,5 +1,5 @@
 /**
- * The SMTP listener as a well-behaved submission server (issues 10 and 11): the null sender, Date added,
+ * The SMTP listener as a well-behaved submission server: the null sender, Date added,
  * Bcc removed, one recipient limit (452), a connection limit, a growing delay after failed AUTH, and the
  * published SMTP smuggling variants, each against real clients on loopback.
  */

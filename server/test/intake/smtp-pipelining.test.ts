@@ -1,5 +1,5 @@
 /**
- * A client that pipelines as MTAs do (RFC 2920, issue 25 item 2): MAIL FROM, RCPT TO and DATA in one write,
+ * A client that pipelines as MTAs do (RFC 2920): MAIL FROM, RCPT TO and DATA in one write,
  * then the message, its end-of-data dot and the next transaction's commands in the next write. Through the
  * listener wired to a real store, as main.ts wires it: every command gets its reply in order, each 250 names
  * the mail its message became, every mail is stored once, and the replies of one burst leave in one write.

@@ -187,7 +187,7 @@ describe('PostgreSQL restarts while the instance takes and delivers mail', () =>
       `database restart: ${acknowledged.size} acknowledged, answers ${JSON.stringify(Object.fromEntries(statuses))}, ${resent} resent`,
     );
     // The database goes away twice, 500 ms apart: every backend terminated, then the outage. Once an outcome
-    // commit fails the worker starts no new send until the store answers (issue 24 item 6), and the outcomes
+    // commit fails the worker starts no new send until the store answers, and the outcomes
     // of the sends in flight are retried while their 6 s leases hold, longer than this outage: so at most the
     // sends in flight (WORKER_CONCURRENCY, 20) may go out twice, and runs send none (before: up to three
     // times the concurrency went on while outcomes could not be written; a run sent 21).

@@ -1,5 +1,5 @@
 /**
- * A first start as an operator sees it (issue 24 item 5), in a child process with its own stdout and
+ * A first start as an operator sees it, in a child process with its own stdout and
  * stderr: with no operator configured, the created admin password is written to the terminal (stderr, a
  * plain line) and never to the JSON log on stdout; DATA_DIR, the SQLite file and its WAL, and the
  * capture relay's captured/ folder and files are readable by the service's user only.

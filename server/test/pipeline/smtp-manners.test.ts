@@ -1,5 +1,5 @@
 /**
- * Issues 10 and 11 end to end, wired as `npm start` wires it, on the engine under test (SQLite, or
+ * The SMTP manners end to end, wired as `npm start` wires it, on the engine under test (SQLite, or
  * PostgreSQL with OUTBOX_TEST_ENGINE=postgres): real SMTP and HTTP clients submit, the worker delivers
  * to the capture relay on loopback (SIZE limit on, dialogue recorded), and each test checks what the
  * relay received against what was stored.

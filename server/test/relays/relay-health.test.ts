@@ -1,5 +1,5 @@
 /**
- * Relay health and throttling from the outside (issue 38 items 4 and 7; docs/relays.md#health): Outbox as `npm start`
+ * Relay health and throttling from the outside (docs/relays.md#health): Outbox as `npm start`
  * wires it (main.ts, in this process), real SMTP peers on loopback as relays, everything read through the HTTP API and
  * `/metrics` of the instance under test.
  * - A relay answering `454 4.7.0 Throttling failure: Maximum sending rate exceeded` past 5 mails a second: every mail

@@ -1,5 +1,5 @@
 /**
- * Routes, failover and rate limits in the worker (docs/relays.md, PRODUCT.md §9, issue 38 items 1–3), from the
+ * Routes, failover and rate limits in the worker (docs/relays.md), from the
  * outside: relays and routes set through the HTTP API, mails submitted through the submission service, delivered
  * by a real worker into real SMTP peers on loopback; where each mail went is read where the peers received it and
  * in the mail's events.

@@ -1,5 +1,5 @@
 /**
- * Throttling (issue 38 item 4; docs/relays.md#throttling): which replies are throttles (the pure rules, by name), the
+ * Throttling (docs/relays.md#throttling): which replies are throttles (the pure rules, by name), the
  * rate's halving and climb, the pacer whose rate changes under its waiters, and the router against a real SMTP peer
  * on loopback that answers `454 4.7.0 Throttling failure` past N messages a second: every message arrives, none more
  * than N in any second, within the attempt, and the relay is `throttled`, then `up` once its rate has climbed back.

@@ -1,5 +1,5 @@
 /**
- * The seal of the single writer (issue 20 part 2, issue 36): only the files of mail/write/ (and the
+ * The seal of the single writer : only the files of mail/write/ (and the
  * migrations) may write `mails`, the queue `mail_queue` or the `status_counts` counters. A source scan of
  * server/src: any other file that inserts, updates or deletes one of them — through Kysely's builder or in raw SQL,
  * on one line or split over several — fails this test, as does a write to a table named at run time outside the
