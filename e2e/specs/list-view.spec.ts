@@ -1,7 +1,6 @@
 import type { Locator } from '@playwright/test';
 import { ACTION_COLUMN_WIDTH, COLUMN_NAMES, FOOTER_HEIGHT, HEADER_HEIGHT, PAGE_SIZE, ROW_HEIGHT, SELECT_COLUMNS } from '../support/console';
 import { expect, test } from '../support/fixtures';
-import { DEMO_COUNT } from '../support/server';
 import { isList } from '../support/traffic';
 
 async function box(locator: Locator) {
@@ -45,8 +44,8 @@ test.describe('Mails list view', () => {
     const firstCall = traffic.find(isList)[0]!;
     expect(firstCall.query.get('limit')).toBe(String(PAGE_SIZE));
     const total = await api.total();
-    expect(total).toBeGreaterThan(2 * PAGE_SIZE); // the seed has 130; a few tests delete some
-    expect(total).toBeLessThanOrEqual(DEMO_COUNT);
+    // The seed has 130 (DEMO_COUNT); other specs on this server delete a few and submit a few of their own.
+    expect(total).toBeGreaterThan(2 * PAGE_SIZE);
     // The grid counts the header and the page's 50 rows; the body mounts those in view (§10.1).
     await expect(app.table).toHaveAttribute('aria-rowcount', String(PAGE_SIZE + 1));
     expect(list.data).toHaveLength(PAGE_SIZE);

@@ -61,12 +61,12 @@ it('two instances share the deliveries: every event delivered once, none attempt
         .executeTakeFirstOrThrow();
       return Number(sent.n) === total;
     },
-    { timeoutMs: 60_000, what: 'every mail ProviderSent' },
+    { timeoutMs: 150_000, what: 'every mail ProviderSent' },
   );
   const events = await a.store.db.selectFrom('application_events').select('id').execute();
   expect(events).toHaveLength(2 * total);
   await waitUntil(() => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size === events.length, {
-    timeoutMs: 60_000,
+    timeoutMs: 150_000,
     what: `all ${events.length} events at the receiver`,
   });
   const ids = receiver.requests.map((r) => r.headers['webhook-id']);
@@ -89,4 +89,4 @@ it('two instances share the deliveries: every event delivered once, none attempt
   expect(byA + byB).toBe(events.length);
   expect(byA).toBeGreaterThan(0);
   expect(byB).toBeGreaterThan(0);
-}, 120_000);
+}, 360_000);
