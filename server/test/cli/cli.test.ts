@@ -126,7 +126,8 @@ describe('CLI', () => {
             .executeTakeFirstOrThrow();
           return Number(waiting.n);
         },
-        { timeout: 20_000, interval: 100 },
+        // A deadline, not an expectation: at load 19 on two cores 3 of the 200 mails had no attempt at 20 s.
+        { timeout: 90_000, interval: 100 },
       )
       .toBe(0);
     const { counts } = (await running.services.mails.listMails({ limit: 1 })).meta;
@@ -134,7 +135,7 @@ describe('CLI', () => {
     expect(counts[MailStatus.ProviderError]).toBeGreaterThan(0); // reject.test
     expect(counts[MailStatus.Queued]).toBeGreaterThan(0); // defer.test, waiting for its retry
     expect(relay.received.length).toBe(counts[MailStatus.ProviderSent]);
-  }, 60_000);
+  }, 180_000);
 
   it('purge --older-than DAYS deletes finished and failed mails unchanged for that long, never Queued or Processing ones', async () => {
     environment = await freshEnvironment({ WORKER: 'off' });
