@@ -65,8 +65,12 @@ it('two instances share the deliveries: every event delivered once, none attempt
     },
     { timeoutMs: 180_000, what: 'every mail ProviderSent' },
   );
-  const events = await a.store.db.selectFrom('application_events').select('id').execute();
-  expect(events).toHaveLength(2 * total);
+  const events = await a.store.db.selectFrom('application_events').select(['id', 'type']).execute();
+  // Each mail's mail.queued and mail.sent; a send that failed on a loaded machine adds its mail.deferred (a full run
+  // once saw 3 of 1,200), which must reach the receiver once like every other event.
+  expect(events.filter((e) => e.type === 'mail.queued')).toHaveLength(total);
+  expect(events.filter((e) => e.type === 'mail.sent')).toHaveLength(total);
+  expect(events.filter((e) => e.type !== 'mail.queued' && e.type !== 'mail.sent').every((e) => e.type === 'mail.deferred')).toBe(true);
   await waitUntil(() => new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size === events.length, {
     timeoutMs: 180_000,
     what: `all ${events.length} events at the receiver`,
