@@ -21,7 +21,7 @@ import os from 'node:os';
 import type { Clock } from '../clock.js';
 import { applyTransitions } from '../mail/write/apply.js';
 import { BULK_SHARE, renewLeases } from '../mail/write/claim.js';
-import { probeStore as probeStoreAnswer, type Store } from '../store/connection.js';
+import { probeStore, type Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
 import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
 import { sendOnePerRecipient } from './per-recipient-send.js';
@@ -203,14 +203,14 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * One probe while the store is away. Mails claimed ahead are given back rather than sent: their leases
    * may be close to expiring, and the sweeper may already have handed them to another worker.
    */
-  async function probeStore(): Promise<void> {
+  async function probeWhileAway(): Promise<void> {
     const unsent = ready.map((r) => r.id);
     if (unsent.length > 0) {
       await releaseLeases(unsent, 'the store did not answer before the send began');
       ready.splice(0, unsent.length);
       unrecorded -= unsent.length;
     } else {
-      await probeStoreAnswer(store.db);
+      await probeStore(store.db);
     }
     isStoreAway = false;
     logger?.info({ inFlight }, 'the store answers again: sending resumes');
@@ -397,7 +397,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         await sleep(probeDelayMs);
         if (!isRunning) break;
         try {
-          await probeStore();
+          await probeWhileAway();
         } catch {
           probeDelayMs = Math.min(MAX_PROBE_DELAY_MS, probeDelayMs * 2);
         }
