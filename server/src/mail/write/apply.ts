@@ -292,6 +292,9 @@ function storedStatusOf(status: MailStatusCode): MailStatusCode {
   return status === MailStatus.Processing ? MailStatus.Queued : status;
 }
 
+/** SQLite's name for the index of `mail_queue`'s primary key (a `bigint` key is not the rowid). */
+const SQLITE_QUEUE_KEY = 'sqlite_autoindex_mail_queue_1';
+
 /**
  * What a move does to the mail's queue row: leases it, puts it (back) to wait, removes it, or keeps it as it is
  * (a Processing mail that stays Processing: a bounce report's event while a retry is under way).
@@ -381,19 +384,24 @@ async function moveInQueue(
             update mail_queue q set ${sql.join(assignments, sql`, `)} from ${values} where ${where}
             returning q.mail_id, q.attempts`.execute(db));
   } else {
+    // SQLite: each of the group's mails is found by its key (`v` first, then `mail_queue`'s primary-key index),
+    // whatever the queue's statistics say. Left to the planner, a store analyzed while its queue was empty (every
+    // store its migrations made) saw the partial indexes as empty and scanned every waiting row, reading the
+    // JSON once per row: a group of 2,500 against 80,000 waiting mails took seconds.
     const json = JSON.stringify(chunk.map((t) => columns.map((c) => c.value(t) ?? null)));
     const cells = columns.map((c, i) => sql`cast(value ->> ${sql.lit(i)} as ${sql.raw(c.type)})`);
     const values = sql`v (${names}) as (select ${sql.join(cells)} from json_each(${json}))`;
+    const byKey = sql.raw(`mail_queue as q indexed by ${SQLITE_QUEUE_KEY}`);
     ({ rows } =
       action === 'stay'
         ? await sql<{ mail_id: number; attempts: number }>`with ${values}
-            select q.mail_id, q.attempts from mail_queue as q, v where ${where}`.execute(db)
+            select q.mail_id, q.attempts from v cross join ${byKey} where ${where}`.execute(db)
         : action === 'leave'
           ? await sql<{ mail_id: number; attempts: number }>`with ${values}
-            delete from mail_queue as q where q.mail_id in (select id from v) and exists (select 1 from v where ${where})
+            delete from mail_queue where mail_id in (select q.mail_id from v cross join ${byKey} where ${where})
             returning mail_id, attempts`.execute(db)
           : await sql<{ mail_id: number; attempts: number }>`with ${values}
-            update mail_queue as q set ${sql.join(assignments, sql`, `)} from v where ${where}
+            update ${byKey} set ${sql.join(assignments, sql`, `)} from v where ${where}
             returning mail_id, attempts`.execute(db));
   }
   return new Map(rows.map((row) => [Number(row.mail_id), Number(row.attempts)]));
