@@ -1,13 +1,17 @@
 /**
  * The delivery worker as server/src/main.ts builds it, for the benchmarks that drain a queue (delivery.ts,
- * mixed.ts): the config's retry policy, concurrency and lease, the relay pool sized as main.ts sizes it, and a
- * logger that keeps the first warnings and errors, to explain a failed run.
+ * mixed.ts): the config's retry policy, concurrency and lease, the relay pool sized as main.ts sizes it, the
+ * relay router in front of it (with no route in the store every mail still goes through it to the default relay,
+ * paying for its health and throttling bookkeeping as in production), and a logger that keeps the first warnings
+ * and errors, to explain a failed run.
  */
 import type { Config } from '../../server/src/config.js';
 import { systemClock } from '../../server/src/clock.js';
+import { createRelayRouter } from '../../server/src/delivery/relay-router.js';
 import { createRelayTransport } from '../../server/src/delivery/relay-transport.js';
 import { createRetryPolicy } from '../../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../../server/src/delivery/worker.js';
+import { routingDirectoryFor } from '../../server/src/relays/routing-table.js';
 import type { Store } from '../../server/src/store/connection.js';
 
 /** The relay pool's connections for a worker of `concurrency` sends, as main.ts sizes it. */
@@ -38,10 +42,17 @@ export function createBenchWorker(options: {
   const { store, config } = options;
   const log = collectingLogger();
   const transport = createRelayTransport(options.relayUrl, { maxConnections: relayPoolSize(config.workerConcurrency) });
+  const router = createRelayRouter({
+    directory: routingDirectoryFor(store),
+    defaultTransport: transport,
+    createTransport: (relay) => createRelayTransport(relay.url, { maxConnections: relay.maxConnections }),
+    logger: log,
+  });
   const worker = createDeliveryWorker({
     store,
     clock: systemClock,
     transport,
+    router,
     retryPolicy: createRetryPolicy({
       maxAttempts: config.retryMaxAttempts,
       maxAgeMs: config.retryMaxAgeMs,
