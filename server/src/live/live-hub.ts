@@ -14,6 +14,7 @@ import crypto from 'node:crypto';
 import { LIVE_MAX_MAILS, STATUS_CODES, type AlertRuleStatus, type LiveMail, type LiveResyncReason } from '@outbox/contract';
 import { ALERTS_CHANGED } from '../alerts/alert-evaluator.js';
 import { SESSIONS_REVOKED, type AuthService } from '../auth/auth.service.js';
+import type { Logger } from '../logger.js';
 import { iso } from '../mail/mail-mapping.js';
 import type { Store } from '../store/connection.js';
 import type { StoreChange } from '../store/change-feed.js';
@@ -51,7 +52,7 @@ export interface LiveHubOptions {
   writeStallMs?: number;
   /** A reader that lets this much pile up is not reading: its stream is dropped, and it resumes with Last-Event-ID. */
   maxBufferedBytes?: number;
-  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  logger?: Pick<Logger, 'warn' | 'error'>;
   /** The firing alert rules, read when a round of the alert evaluator changed a state (docs/alerts.md). */
   readAlerts?: () => Promise<AlertRuleStatus[]>;
 }

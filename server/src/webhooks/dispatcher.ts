@@ -20,6 +20,7 @@
  */
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import type { Transaction } from 'kysely';
 import type { Store } from '../store/connection.js';
 import { newInstanceId } from '../instances/heartbeat.js';
@@ -29,16 +30,10 @@ import * as repo from './webhook.repository.js';
 import { createWebhookSender, type HttpAttempt, type WebhookSender } from './webhook-sender.js';
 import { createWakeableSleep } from '../wakeable-sleep.js';
 
-export interface DispatcherLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
 export interface WebhookDispatcherOptions {
   store: Store;
   clock: Clock;
-  logger?: DispatcherLogger;
+  logger?: Logger;
   /** WEBHOOK_TIMEOUT: one attempt, connection to the end of the answer. */
   timeoutMs?: number;
   /** WEBHOOK_RETRY_SCHEDULE: the delay before each attempt of a round, the first (0) included. */
