@@ -13,6 +13,7 @@
 import type { AlertEventData, AlertRuleName, AlertState } from '@outbox/contract';
 import { insertAuditEntries, type AuditEntry } from '../audit/audit.repository.js';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import { appendApplicationEvents, newEventId } from '../events/application-events.repository.js';
 import type { Store } from '../store/connection.js';
 import type { NewApplicationEventRow } from '../store/schema.js';
@@ -28,18 +29,12 @@ export interface AlertTransitionOutcome {
   to: AlertState;
 }
 
-export interface EvaluatorLogger {
-  info(object: object, message?: string): void;
-  warn(object: object, message?: string): void;
-  error(object: object, message?: string): void;
-}
-
 export interface AlertEvaluatorOptions {
   store: Store;
   clock: Clock;
   settings: AlertSettings;
   webhooks?: WebhookFailureSource;
-  logger?: EvaluatorLogger;
+  logger?: Logger;
 }
 
 /** The next state of one rule: pure, so the state machine is tested without a store. */

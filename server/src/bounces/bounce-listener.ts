@@ -9,13 +9,8 @@ import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 
 import { AppError } from '../errors.js';
 import { closeSmtp, createGuardedSmtpServer, listenSmtp, readMessage, smtpError } from '../net/smtp-server.js';
 import { clientKey } from '../net/smtp-session-limits.js';
+import type { Logger } from '../logger.js';
 import { isStoreFullError } from '../store-errors.js';
-
-export interface BounceListenerLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 export interface BounceListenerOptions {
   host?: string;
@@ -40,7 +35,7 @@ export interface BounceListenerOptions {
   /** Messages one client address may hand over per minute; past it MAIL FROM answers 421 (try later). */
   maxMessagesPerMinute?: number;
   closeTimeoutMs?: number;
-  logger?: BounceListenerLogger;
+  logger?: Logger;
   now?: () => number;
 }
 

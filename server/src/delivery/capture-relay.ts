@@ -10,13 +10,8 @@ import { SMTPServer } from 'smtp-server';
 import type { SMTPServerAddress, SMTPServerSession } from 'smtp-server';
 import { systemClock } from '../clock.js';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import { closeSmtp, listenSmtp, readMessage, smtpError } from '../net/smtp-server.js';
-
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 export interface CaptureRelayOptions {
   dataDir: string;

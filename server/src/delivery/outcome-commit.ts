@@ -13,6 +13,7 @@
  * stays in Processing until the sweeper requeues it: sent again, never lost. The worker hears of each
  * failure and success (`onCommitFailed`, `onCommitted`) to stop starting sends while the store is away.
  */
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/connection.js';
 import { createGroupCommit } from '../store/group-commit.js';
 import { applyTransitions } from '../mail/write/apply.js';
@@ -33,19 +34,13 @@ import { upsertSuppressions, type NewSuppression } from '../suppression/suppress
  */
 const NO_SUCH_ADDRESS = /(?:^|[\s(])5\.1\.(?:1|2|10)(?![.\d])/;
 
-export interface WorkerLogger {
-  info(object: object, message?: string): void;
-  warn(object: object, message?: string): void;
-  error(object: object, message?: string): void;
-}
-
 export interface OutcomeCommitOptions {
   store: Store;
   retryPolicy: RetryPolicy;
   workerId: string;
   batchSize: number;
   flushDelayMs: number;
-  logger?: WorkerLogger | undefined;
+  logger?: Logger | undefined;
   /** An outcome is settled: recorded, refused because the lease was lost, or given up after the retries. */
   onSettled(): void;
   /** Mails whose status this group changed. */

@@ -48,7 +48,7 @@ import {
   type RoutingDirectory,
   type RoutingTable,
 } from '../relays/routing-table.js';
-import type { WorkerLogger } from './outcome-commit.js';
+import type { Logger } from '../logger.js';
 import type { DeliveryOutcome, RelayMessage, RelayTransport } from './relay-transport.js';
 
 export const DEFERRING_DOWN_AFTER_MS = 5_000;
@@ -143,7 +143,7 @@ export interface RelayRouterOptions {
   defaultTransport: RelayTransport;
   /** A named relay's transport: its URL, TLS policy, login and maximum connections. */
   createTransport(relay: RelaySettings): RelayTransport;
-  logger?: WorkerLogger | undefined;
+  logger?: Logger | undefined;
   /** Called when a relay's state changes (up, throttled, down, idle), so it is published at once. */
   onHealthChange?: (() => void) | undefined;
   deferringDownAfterMs?: number;

@@ -19,11 +19,12 @@ import crypto from 'node:crypto';
 import { LANE_CODES } from '@outbox/contract';
 import os from 'node:os';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import { applyTransitions } from '../mail/write/apply.js';
 import { BULK_SHARE, renewLeases } from '../mail/write/claim.js';
 import { probeStore, type Store } from '../store/connection.js';
 import { releaseExpiredLeases } from './lease-sweeper.js';
-import { createOutcomeCommit, type WorkerLogger } from './outcome-commit.js';
+import { createOutcomeCommit } from './outcome-commit.js';
 import { sendOnePerRecipient } from './per-recipient-send.js';
 import type { DeliveryOutcome, RecipientResult, RelayTransport } from './relay-transport.js';
 import type { RelayRouter, RelayTrail } from './relay-router.js';
@@ -33,8 +34,6 @@ import type { RetryPolicy } from './retry-policy.js';
 import { releasedTransition } from './transitions.js';
 import * as queue from './queue.repository.js';
 import { createWakeableSleep } from '../wakeable-sleep.js';
-
-export type { WorkerLogger } from './outcome-commit.js';
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -53,7 +52,7 @@ export interface DeliveryWorkerOptions {
   /** Outcomes are written at the latest this long after they arrive. */
   flushDelayMs?: number;
   workerId?: string;
-  logger?: WorkerLogger;
+  logger?: Logger;
   /** Told about every status change this worker writes (live updates, counters in other views). */
   onChange?: (ids: number[]) => void;
   /**

@@ -9,7 +9,8 @@ import { ErrorBody } from '@outbox/contract';
 import { Type } from '@sinclair/typebox';
 import type { AuthService } from '../auth/auth.service.js';
 import { AppError } from '../errors.js';
-import { TooManyStreamsError, type LiveHub } from '../live/live-hub.js';
+import type { LiveHub } from '../live/live-hub.js';
+import { TooManyStreamsError } from '../live/live-streams.js';
 import { requireOperator } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import type { InstanceRole } from '@outbox/contract';
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/connection.js';
 import * as repo from './instance.repository.js';
 
@@ -18,11 +19,6 @@ export const DEFAULT_STALE_AFTER_MS = 15_000;
 /** A stale row stays this long, so an operator sees which instance went away, then any instance deletes it. */
 export const FORGET_AFTER_MS = 3_600_000;
 const LOAD_WINDOW_MS = 60_000;
-
-export interface HeartbeatLogger {
-  info(object: object, message?: string): void;
-  warn(object: object, message?: string): void;
-}
 
 /** A worker's figures at a tick: sends under way, and mails the relay accepted since the process started. */
 export interface WorkerLoad {
@@ -42,7 +38,7 @@ export interface HeartbeatOptions {
   workerLoad?: () => WorkerLoad;
   /** The instance's id (newInstanceId); a new one by default. A worker holds its leases under the same id. */
   id?: string;
-  logger?: HeartbeatLogger;
+  logger?: Pick<Logger, 'info' | 'warn'>;
   /**
    * Called after each beat written: a worker's relay health is written then (relays/relay-health-publisher.ts), its rows
    * referencing this row, so never before the first one.

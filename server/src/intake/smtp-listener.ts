@@ -8,6 +8,7 @@
 import type { Socket } from 'node:net';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import { MAX_RECIPIENTS_PER_MAIL } from '@outbox/contract';
+import type { Logger } from '../logger.js';
 import { closeSmtp, createGuardedSmtpServer, listenSmtp, readMessage, smtpError } from '../net/smtp-server.js';
 import { clientKey } from '../net/smtp-session-limits.js';
 import { isValidAddress } from '../submission/message-builder.js';
@@ -16,12 +17,6 @@ import { LANE_CODES, LANE_HEADER, LANES, SEND_AT_HEADER, type Lane } from '@outb
 import { readSendAt } from '../submission/scheduled-send.js';
 
 export { ensureMessageId, type MessageIdResult } from './message-headers.js';
-
-export interface Logger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
 
 export interface SmtpSubmission<Principal> {
   principal: Principal;

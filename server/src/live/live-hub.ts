@@ -6,33 +6,19 @@
  * console gets at most ~1000/flushMs messages a second however fast mail moves, and 50 consoles cost what
  * one does plus the writes.
  *
- * Each flush is a batch with a sequence number (the SSE `id:`, `<epoch>.<seq>`). The last `ringSize`
- * batches are kept, so a client that reconnects with `Last-Event-ID` gets what it missed merged into one
- * batch; from an id the hub no longer holds (too old, another process or a restart) it gets `resync`.
+ * The batches a flush makes and the resume from `Last-Event-ID` are `live-batches.ts`; the streams and their
+ * limits are `live-streams.ts`.
  */
-import crypto from 'node:crypto';
-import { LIVE_MAX_MAILS, STATUS_CODES, type AlertRuleStatus, type LiveMail, type LiveResyncReason } from '@outbox/contract';
+import { LIVE_MAX_MAILS, type AlertRuleStatus, type LiveMail, type LiveResyncReason } from '@outbox/contract';
 import { ALERTS_CHANGED } from '../alerts/alert-evaluator.js';
 import { SESSIONS_REVOKED, type AuthService } from '../auth/auth.service.js';
+import type { Logger } from '../logger.js';
 import { iso } from '../mail/mail-mapping.js';
 import type { Store } from '../store/connection.js';
 import type { StoreChange } from '../store/change-feed.js';
+import { countsByCode, createBatchRing } from './live-batches.js';
 import { findMailStates, getStatusCounts } from './live.repository.js';
-
-/** Where a stream's text goes: the route wraps the HTTP response in this. */
-export interface LiveSink {
-  /** Returns false once the sink is over its buffer: the hub then drops that stream (a slow reader reconnects). */
-  write(chunk: string | Buffer): boolean;
-  /** Ends the stream gracefully (the server is stopping): the client reconnects elsewhere. */
-  end(): void;
-  /**
-   * Drops the connection at once, buffered bytes and all. A graceful end would wait for a reader that may
-   * never read, keeping the socket and its buffer.
-   */
-  destroy(): void;
-  /** How long the socket has been refusing more bytes without draining (0 while it takes them). */
-  stalledForMs(): number;
-}
+import { createLiveStreams, TooManyStreamsError, type LiveSink, type LiveStream } from './live-streams.js';
 
 export interface LiveHubOptions {
   store: Store;
@@ -51,33 +37,9 @@ export interface LiveHubOptions {
   writeStallMs?: number;
   /** A reader that lets this much pile up is not reading: its stream is dropped, and it resumes with Last-Event-ID. */
   maxBufferedBytes?: number;
-  logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  logger?: Pick<Logger, 'warn' | 'error'>;
   /** The firing alert rules, read when a round of the alert evaluator changed a state (docs/alerts.md). */
   readAlerts?: () => Promise<AlertRuleStatus[]>;
-}
-
-interface Batch {
-  seq: number;
-  /** No stream was connected when it happened: nothing was read, a resume across it needs a resync. */
-  lost: boolean;
-  mails: LiveMail[];
-  counts: Record<string, number> | undefined;
-  resync: LiveResyncReason | undefined;
-}
-
-interface Stream {
-  token: string;
-  sink: LiveSink;
-  openedAt: number;
-  /** Nothing more is written to it; it stays counted until `released` (its socket closed). */
-  closed: boolean;
-}
-
-export class TooManyStreamsError extends Error {}
-
-/** The six status counters as the `counts` event carries them: every code present, keyed by its string. */
-function countsByCode(counts: ReadonlyMap<number, number>): Record<string, number> {
-  return Object.fromEntries(STATUS_CODES.map((code) => [String(code), counts.get(code) ?? 0]));
 }
 
 export function createLiveHub(options: LiveHubOptions) {
@@ -86,22 +48,16 @@ export function createLiveHub(options: LiveHubOptions) {
   const firstFlushMs = Math.min(options.firstFlushMs ?? 25, flushMs);
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const authCheckMs = options.authCheckMs ?? 15_000;
-  const ringSize = options.ringSize ?? 64;
-  const maxStreamsPerToken = options.maxStreamsPerToken ?? 8;
-  const maxStreams = options.maxStreams ?? 1000;
   const writeStallMs = options.writeStallMs ?? 30_000;
   const maxBufferedBytes = options.maxBufferedBytes ?? 1024 * 1024;
 
-  const epoch = crypto.randomBytes(4).toString('hex');
-  let seq = 0;
-  const ring: Batch[] = [];
-  /**
-   * Every stream whose socket is still open, ended ones included: a stream counts against the limits until
-   * the route says its socket closed (`release`), so a dropped client that lingers still takes its place.
-   */
-  const streams = new Set<Stream>();
-  /** Connects under way (between the room check and joining `streams`): they count too, so simultaneous ones cannot all pass. */
-  let reserved = 0;
+  const batches = createBatchRing(options.ringSize ?? 64);
+  const streams = createLiveStreams({
+    maxStreams: options.maxStreams ?? 1000,
+    maxStreamsPerToken: options.maxStreamsPerToken ?? 8,
+    writeStallMs,
+    logger,
+  });
   /** Moves at every revocation heard, so a connect that was awaiting meanwhile checks its token again. */
   let revocations = 0;
   /** Changed ids since the last flush; true when one of the changes was an acceptance. */
@@ -114,9 +70,6 @@ export function createLiveHub(options: LiveHubOptions) {
   let unsubscribe: (() => void) | undefined;
   let timers: NodeJS.Timeout[] = [];
   let closed = false;
-
-  const eventId = (n: number) => `${epoch}.${n}`;
-  const frame = (id: number, event: string, data: unknown) => `id: ${eventId(id)}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
   function onChange(change: StoreChange): void {
     if (change.type === SESSIONS_REVOKED) {
@@ -146,19 +99,6 @@ export function createLiveHub(options: LiveHubOptions) {
     flushTimer.unref();
   }
 
-  function remember(batch: Batch): void {
-    ring.push(batch);
-    if (ring.length > ringSize) ring.splice(0, ring.length - ringSize);
-  }
-
-  function textOf(batch: Batch): string {
-    let text = '';
-    if (batch.mails.length > 0) text += frame(batch.seq, 'mail', { mails: batch.mails });
-    if (batch.counts) text += frame(batch.seq, 'counts', { counts: batch.counts });
-    if (batch.resync) text += frame(batch.seq, 'resync', { reason: batch.resync });
-    return text;
-  }
-
   async function flush(): Promise<void> {
     if (flushing || closed) return;
     const ids = pending;
@@ -169,7 +109,7 @@ export function createLiveHub(options: LiveHubOptions) {
     lastFlushAt = Date.now();
     if (streams.size === 0) {
       // Nobody listens: read nothing, but a resume from before this point must reload.
-      remember({ seq: ++seq, lost: true, mails: [], counts: undefined, resync: undefined });
+      batches.add({ lost: true, mails: [], counts: undefined, resync: undefined });
       lastCounts = undefined;
       return;
     }
@@ -195,19 +135,16 @@ export function createLiveHub(options: LiveHubOptions) {
       const countsText = JSON.stringify(countsRecord);
       const countsChanged = countsText !== lastCounts;
       lastCounts = countsText;
-      const batch: Batch = {
-        seq: ++seq,
+      // Kept synchronously with the streams' set: a stream that connects now either finds it in the ring or gets it here.
+      const batch = batches.add({
         lost: false,
         mails,
         counts: countsChanged ? countsRecord : undefined,
         resync: resync ?? (all.length > chosen.length ? 'overflow' : undefined),
-      };
-      // Synchronously with the streams' set: a stream that connects now either finds it in the ring or gets it here.
-      remember(batch);
-      const text = textOf(batch);
+      });
+      const text = batches.textOf(batch);
       // Encoded once for every stream: the same bytes go to all of them.
-      const bytes = Buffer.from(text);
-      if (text !== '') for (const stream of streams) send(stream, bytes);
+      if (text !== '') streams.sendAll(Buffer.from(text));
     } catch (error) {
       logger?.error({ err: error }, 'live update flush failed; retrying');
       // Put the ids back (later changes win) and try again at the next interval.
@@ -219,89 +156,27 @@ export function createLiveHub(options: LiveHubOptions) {
     if (pending.size > 0 || pendingResync !== undefined) scheduleFlush();
   }
 
-  function send(stream: Stream, chunk: string | Buffer): void {
-    if (stream.closed) return;
-    if (!stream.sink.write(chunk)) {
-      logger?.warn({ buffered: true }, 'live update stream too slow: dropped (the client reconnects and resumes)');
-      drop(stream);
-    }
-  }
-
-  /** Graceful: the server is stopping. */
-  function end(stream: Stream): void {
-    if (stream.closed) return;
-    stream.closed = true;
-    stream.sink.end();
-  }
-
-  /** Overflow, eviction, revocation, a stalled write: the socket goes at once, whether or not the client reads. */
-  function drop(stream: Stream): void {
-    if (stream.closed) return;
-    stream.closed = true;
-    stream.sink.destroy();
-  }
-
-  /** The stream's socket closed: only now does it stop counting against the limits. */
-  function release(stream: Stream): void {
-    stream.closed = true;
-    streams.delete(stream);
-  }
-
-  const isOpen = (stream: Stream) => !stream.closed;
-
-  function dropStalled(): void {
-    for (const stream of streams) {
-      if (isOpen(stream) && stream.sink.stalledForMs() >= writeStallMs) {
-        logger?.warn({ stalledMs: writeStallMs }, 'live update stream stalled: dropped (the client reconnects and resumes)');
-        drop(stream);
-      }
-    }
-  }
-
-  /** What a stream resuming after `lastEventId` missed, merged into one batch; undefined when it cannot be told. */
-  function missedSince(lastEventId: string | undefined): Batch | undefined {
-    const match = /^([0-9a-f]+)\.(\d+)$/.exec(lastEventId ?? '');
-    if (!match || match[1] !== epoch) return undefined;
-    const from = Number(match[2]);
-    if (from > seq) return undefined;
-    const oldest = ring[0]?.seq ?? seq + 1;
-    if (from < oldest - 1 && from < seq) return undefined;
-    const merged = new Map<number, LiveMail>();
-    let counts: Record<string, number> | undefined;
-    let resync: LiveResyncReason | undefined;
-    for (const batch of ring) {
-      if (batch.seq <= from) continue;
-      if (batch.lost) return undefined;
-      for (const mail of batch.mails) merged.set(mail.id, { ...mail, isNew: mail.isNew || (merged.get(mail.id)?.isNew ?? false) });
-      counts = batch.counts ?? counts;
-      resync = batch.resync ?? resync;
-    }
-    return { seq, lost: false, mails: [...merged.values()].sort((a, b) => b.id - a.id), counts, resync };
-  }
-
   /** `event: alerts` to every stream, outside the batches (no id: a console reads GET /api/v1/alerts on connect). */
   async function sendAlerts(): Promise<void> {
     if (!options.readAlerts || streams.size === 0) return;
     try {
       const firing = (await options.readAlerts()).filter((rule) => rule.state === 'firing');
-      const bytes = Buffer.from(`event: alerts\ndata: ${JSON.stringify({ firing })}\n\n`);
-      for (const stream of [...streams]) send(stream, bytes);
+      streams.sendAll(Buffer.from(`event: alerts\ndata: ${JSON.stringify({ firing })}\n\n`));
     } catch (error) {
       logger?.error({ err: error }, 'alert update read failed; consoles poll GET /api/v1/alerts');
     }
   }
 
   async function checkTokens(): Promise<void> {
-    const tokens = new Set([...streams].filter(isOpen).map((s) => s.token));
     await Promise.all(
-      [...tokens].map(async (token) => {
+      [...streams.openTokens()].map(async (token) => {
         let valid = true;
         try {
           valid = (await auth.findOperatorByToken(token)) !== undefined;
         } catch {
           return; // the store is away: keep the stream, check again next time
         }
-        if (!valid) for (const stream of [...streams]) if (stream.token === token) drop(stream);
+        if (!valid) streams.dropToken(token);
       }),
     );
   }
@@ -310,12 +185,10 @@ export function createLiveHub(options: LiveHubOptions) {
     if (unsubscribe || closed) return;
     unsubscribe = store.changes.subscribe(onChange);
     const keepAliveBytes = Buffer.from(': keep-alive\n\n');
-    const keepAlive = setInterval(() => {
-      for (const stream of [...streams]) send(stream, keepAliveBytes);
-    }, keepAliveMs);
+    const keepAlive = setInterval(() => streams.sendAll(keepAliveBytes), keepAliveMs);
     const authCheck = setInterval(() => void checkTokens(), authCheckMs);
     // A quarter of the bound: a stalled stream goes between 1× and 1.25× writeStallMs after it stopped taking bytes.
-    const stallCheck = setInterval(dropStalled, Math.max(10, Math.min(5_000, writeStallMs / 4)));
+    const stallCheck = setInterval(streams.dropStalled, Math.max(10, Math.min(5_000, writeStallMs / 4)));
     keepAlive.unref();
     authCheck.unref();
     stallCheck.unref();
@@ -329,7 +202,7 @@ export function createLiveHub(options: LiveHubOptions) {
   return {
     /** Whether one more stream may open (checked before the answer starts, so a refusal is a plain 503). */
     hasRoom(): boolean {
-      return !closed && streams.size + reserved < maxStreams;
+      return !closed && streams.hasRoom();
     },
 
     /**
@@ -339,21 +212,21 @@ export function createLiveHub(options: LiveHubOptions) {
     async connect(token: string, lastEventId: string | undefined, sink: LiveSink): Promise<{ close(): void }> {
       if (!this.hasRoom()) throw new TooManyStreamsError('too many live streams');
       start();
-      const stream: Stream = { token, sink, openedAt: Date.now(), closed: false };
+      const stream: LiveStream = { token, sink, openedAt: Date.now(), closed: false };
       // The route calls close() when the socket closes: the stream is forgotten then, not before.
-      const handle = { close: () => release(stream) };
+      const handle = { close: () => streams.release(stream) };
       sink.write('retry: 2000\n: connected\n\n');
       const resuming = lastEventId !== undefined && lastEventId !== '';
-      const seqBefore = seq;
+      const seqBefore = batches.seq;
       const revocationsBefore = revocations;
       // Read before joining; what happens meanwhile is in the ring after seqBefore and is replayed below.
       // The place is held across the await, so connects arriving together cannot all pass the room check.
-      reserved++;
+      const unreserve = streams.reserve();
       let counts: ReadonlyMap<number, number> | undefined;
       try {
         counts = resuming ? undefined : await getStatusCounts(store.db);
       } finally {
-        reserved--;
+        unreserve();
       }
       if (stream.closed || closed) {
         sink.destroy();
@@ -361,20 +234,18 @@ export function createLiveHub(options: LiveHubOptions) {
       }
       let text: string;
       if (resuming) {
-        const missed = missedSince(lastEventId);
-        text = missed ? textOf(missed) : frame(seq, 'resync', { reason: 'resume' });
+        const missed = batches.missedSince(lastEventId);
+        text = missed ? batches.textOf(missed) : batches.frame(batches.seq, 'resync', { reason: 'resume' });
         // Nothing was missed: the id still moves on, so the next resume starts here.
-        if (text === '') text = `id: ${eventId(seq)}\n\n`;
+        if (text === '') text = `id: ${batches.eventId(batches.seq)}\n\n`;
       } else {
         const snapshot = countsByCode(counts ?? new Map());
-        text = frame(seqBefore, 'counts', { counts: snapshot });
-        const after = missedSince(eventId(seqBefore));
-        text += after ? textOf(after) : frame(seq, 'resync', { reason: 'resume' });
+        text = batches.frame(seqBefore, 'counts', { counts: snapshot });
+        const after = batches.missedSince(batches.eventId(seqBefore));
+        text += after ? batches.textOf(after) : batches.frame(batches.seq, 'resync', { reason: 'resume' });
       }
-      const same = [...streams].filter((s) => s.token === token && isOpen(s)).sort((a, b) => a.openedAt - b.openedAt);
-      for (const old of same.slice(0, Math.max(0, same.length - maxStreamsPerToken + 1))) drop(old);
       streams.add(stream);
-      send(stream, text);
+      streams.send(stream, text);
       // A logout heard while this connect awaited found no stream of this token to drop: look again.
       if (revocations !== revocationsBefore) void checkTokens();
       return handle;
@@ -394,8 +265,7 @@ export function createLiveHub(options: LiveHubOptions) {
       unsubscribe?.();
       if (flushTimer) clearTimeout(flushTimer);
       for (const timer of timers) clearInterval(timer);
-      for (const stream of [...streams]) end(stream);
-      streams.clear();
+      streams.endAll();
     },
   };
 }

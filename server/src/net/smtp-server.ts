@@ -9,6 +9,7 @@
  * - `smtpError`: an error smtp-server answers with its code.
  */
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions } from 'smtp-server';
+import type { Logger } from '../logger.js';
 import { createSessionLimits, type SessionLimits, type SmtpConnections } from './smtp-session-limits.js';
 
 /** An error smtp-server sends to the client as `<responseCode> <message>`. */
@@ -43,7 +44,7 @@ export interface SessionGuard {
   /** What the server calls progress, for the 421's text and the log (e.g. "no AUTH"). */
   noProgressReason: string;
   closeTimeoutMs: number;
-  logger?: { warn(obj: object, msg?: string): void } | undefined;
+  logger?: Pick<Logger, 'warn'> | undefined;
 }
 
 /**

@@ -10,6 +10,7 @@
  *   own idle timeout is reset by any command.
  */
 import ipaddr from 'ipaddr.js';
+import type { Logger } from '../logger.js';
 
 /** The key a client is counted under: its IPv4 address, or its IPv6 address's /64 prefix. */
 export function clientKey(remoteAddress: string): string {
@@ -33,7 +34,7 @@ export interface SessionLimitsOptions {
   noProgressMs: number;
   /** What the listener calls progress, for the 421's text (e.g. "no report was sent"). */
   noProgressReason: string;
-  logger?: { warn(obj: object, msg?: string): void };
+  logger?: Pick<Logger, 'warn'>;
 }
 
 export interface SessionLimits {

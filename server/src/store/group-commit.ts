@@ -2,7 +2,8 @@
  * Group commit: items that arrive while a commit is running wait for the next one, which takes every item
  * that arrived meanwhile (up to a weight), so that many items share one durable commit (fsync dominates
  * both intake and delivery) while an idle server still commits at once. Used by submissions (each request
- * waits for its mails) and by the delivery worker (outcomes of sends).
+ * waits for its mails), the delivery worker (outcomes of sends), bounce reports and the webhook dispatcher
+ * (outcomes of attempts, and its fan-outs).
  */
 
 export interface GatherState {

@@ -11,7 +11,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { createDeliveryWorker, type DeliveryWorker, type WorkerLogger } from '../../src/delivery/worker.js';
+import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
+import type { Logger } from '../../src/logger.js';
 import { createTestContext, testEngine, type TestContext } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
 import { startTestRelay, type TestRelay } from '../support/test-relay.js';
@@ -61,7 +62,7 @@ async function repairStore(): Promise<void> {
 describe(`the worker while the store does not answer (${testEngine})`, () => {
   it('starts no new send during the outage, and delivers every mail once when the store is back', async () => {
     const commitFailures: number[] = [];
-    const logger: WorkerLogger = {
+    const logger: Logger = {
       info: () => undefined,
       warn: () => undefined,
       error(_object, message) {

@@ -7,7 +7,8 @@ import os from 'node:os';
 import { sql } from 'kysely';
 import type { InstancesResponse, QueueHealth } from '@outbox/contract';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDeliveryWindow, createHeartbeat, type HeartbeatLogger } from '../../src/instances/heartbeat.js';
+import { createDeliveryWindow, createHeartbeat } from '../../src/instances/heartbeat.js';
+import type { Logger } from '../../src/logger.js';
 import { auth, createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
 
@@ -141,7 +142,7 @@ describe('instances and their heartbeats', () => {
   it('a write the store refuses is logged (once, then once a minute), never thrown, and the next tick writes again', async () => {
     const warnings: object[] = [];
     const infos: object[] = [];
-    const logger: HeartbeatLogger = { warn: (object) => warnings.push(object), info: (object) => infos.push(object) };
+    const logger: Pick<Logger, 'info' | 'warn'> = { warn: (object) => warnings.push(object), info: (object) => infos.push(object) };
     const ticking = heartbeatOf(['worker'], { intervalMs: 20, logger });
     const quietWarnings: object[] = [];
     const manual = heartbeatOf(['api'], { logger: { warn: (object) => quietWarnings.push(object), info: () => {} } });
