@@ -73,8 +73,12 @@ const onBothEngines = [
   'test/instances/instances.test.ts',
   // The backup command copies the SQLite file; on PostgreSQL its test is the refusal (pointing to pg_dump).
   'test/faults/backup.test.ts',
-  // Relays and routes: their repository, migration and the router's reads (each file of the folder).
-  'test/relays/',
+  // Relays and routes: their repository, migration and the router's reads, health's rows and their fold.
+  'test/relays/relay-cli.test.ts',
+  'test/relays/relay-health.test.ts',
+  'test/relays/relay-routing.test.ts',
+  'test/relays/relays-api.test.ts',
+  'test/relays/relays-migration.test.ts',
 ];
 // PostgreSQL's own: several processes on one database, the move between engines, the row-version counters.
 const postgresOnly = ['test/multi-instance/', 'test/store/transfer-roundtrip.test.ts', 'test/delivery/record-writes.test.ts'];
@@ -124,6 +128,9 @@ const engineNeutral = [
   // DKIM signing and an alert's webhook: the signature, not the store.
   'test/suppression/dkim.test.ts',
   'test/alerts/alert-webhooks.test.ts',
+  // Failover between two smtp-sink processes: the router's moves and what the peers received. The health rows, the
+  // alert and the routes it reads are relay-health's and relay-routing's, on both.
+  'test/relays/relay-failover-peers.test.ts',
   // A private Postfix's DSN read by the bounce listener; matching and the suppression are bounce-listener's.
   'test/bounces/postfix-bounce.test.ts',
   // Only the report builders (dsn, arf) of bounce-support.ts, which also starts stores for other files.

@@ -12,9 +12,12 @@
  *   outcome's `beforeTransaction`) is marked down, and the mail goes to the next relay of its route at once;
  * - a relay that has answered nothing but 4xx for DEFERRING_DOWN_AFTER_MS (at least three of them, none further
  *   apart than four times that) is marked down too, and the mail that found it so goes on. A 4xx means the relay
- *   did not take the mail, so nothing is sent twice: only an attempt that ended without a 250 moves on. An
- *   attempt cut after MAIL FROM (a timeout waiting for the end of DATA) stays the mail's ordinary unreachable
- *   attempt: the relay may have taken it.
+ *   did not take the mail, so nothing is sent twice: only an attempt that ended without a 250 moves on.
+ * - a connection lost inside the transaction counts in that streak like a 4xx (and is no answer that brings a down
+ *   relay back). Cut before the relay asked for the message (the outcome's `beforeMessage`: at MAIL FROM, RCPT or
+ *   DATA, before its 354), the mail moves on at once, since nothing of the message left. An attempt cut after the
+ *   message was handed over (a timeout waiting for the reply to its end) stays the mail's ordinary unreachable
+ *   attempt, also when the streak marks the relay down: the relay may have taken it.
  * - A down relay is skipped until its probe is due (1 s, doubling to 60 s while it stays down); then one send is let
  *   through as the probe, and an answer brings the relay back. When every relay of a route is down the mail is
  *   tried on them in order all the same, and its attempt counts as before.
@@ -500,8 +503,15 @@ export function createRelayRouter(options: RelayRouterOptions) {
       markDown(handle, wasProbe, outcome.reply);
       return true;
     }
+    // A connection lost inside the transaction (a relay killed mid-flood) is no answer: it counts in the streak below
+    // like a 4xx, and never brings a down relay back. The mail moves on only when the relay cannot have it: the cut
+    // came before the relay asked for the message (`beforeMessage`: at MAIL FROM, RCPT or DATA). Cut later, the relay
+    // may have taken it, so it stays the mail's ordinary retry. The relay is not marked down for one cut (the next
+    // connection says whether it is there).
+    const isCut = outcome.kind === 'unreachable' && !throttled;
+    const mayHaveMail = isCut && outcome.beforeMessage !== true;
     // A throttle is a 4xx too (also a 421 that ended the connection before MAIL FROM): the relay is there, slower.
-    if (outcome.kind === 'deferred' || throttled) {
+    if (outcome.kind === 'deferred' || throttled || isCut) {
       // A streak: 4xx answers with nothing else between them and no long quiet (four windows) either: two 4xx an
       // hour apart are no outage.
       if (handle.deferringSince === null || now - handle.lastDeferredAt > 4 * deferringDownAfterMs) {
@@ -512,9 +522,9 @@ export function createRelayRouter(options: RelayRouterOptions) {
       handle.deferredCount += 1;
       if (wasProbe || (now - handle.deferringSince >= deferringDownAfterMs && handle.deferredCount >= MIN_DEFERRALS_FOR_DOWN)) {
         markDown(handle, wasProbe, outcome.reply);
-        return true;
+        return !mayHaveMail;
       }
-      return false;
+      return isCut && !mayHaveMail;
     }
     handle.deferringSince = null;
     markUp(handle);

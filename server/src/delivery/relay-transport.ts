@@ -33,8 +33,11 @@ export type DeliveryOutcome =
   /**
    * No SMTP conversation could carry the mail (connection, timeout, TLS, DNS, relay login): transient.
    * `beforeTransaction`: it failed before MAIL FROM (connect, greeting, TLS, login), so the relay never saw the mail.
+   * `beforeMessage`: it failed before any byte of the message was sent (before the relay's 354 to DATA, or before MAIL
+   * FROM), so the relay cannot have taken it; without it, the relay may have the mail (a cut while waiting for the
+   * reply to the message's end).
    */
-  | { kind: 'unreachable'; reply: string; durationMs: number; beforeTransaction?: boolean }
+  | { kind: 'unreachable'; reply: string; durationMs: number; beforeTransaction?: boolean; beforeMessage?: boolean }
   /** The mail itself cannot be sent (no recipients, unreadable message): permanent. */
   | { kind: 'invalid'; reply: string; durationMs: number };
 
@@ -266,12 +269,11 @@ export function createRelayTransport(url: string, options: RelayTransportOptions
         return { kind: 'sent', reply: info.response, accepted: info.accepted, rejected: info.rejected, recipients, durationMs: elapsed() };
       } catch (error) {
         const outcome = describeFailure(error, stored.length, tlsOptions, elapsed());
-        if (
-          outcome.kind === 'unreachable' &&
-          error instanceof Object &&
-          (error as { beforeTransaction?: unknown }).beforeTransaction === true
-        )
-          outcome.beforeTransaction = true;
+        if (outcome.kind === 'unreachable' && error instanceof Object) {
+          const where = error as { beforeTransaction?: unknown; beforeMessage?: unknown };
+          if (where.beforeTransaction === true) outcome.beforeTransaction = true;
+          if (where.beforeMessage === true) outcome.beforeMessage = true;
+        }
         return outcome;
       }
     },

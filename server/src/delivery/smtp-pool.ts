@@ -13,6 +13,7 @@
  * and `BODY=8BITMIME` (when the message has 8-bit bytes and the relay advertises 8BITMIME).
  */
 import net from 'node:net';
+import { Readable } from 'node:stream';
 import type tls from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 
@@ -68,6 +69,26 @@ interface Slot {
 function addressLiteral(address: string): string {
   const ipv4 = address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
   return net.isIPv6(ipv4) ? `[IPv6:${ipv4}]` : `[${ipv4}]`;
+}
+
+/**
+ * The message as nodemailer reads it, which it does only once the relay answered DATA with 354: until its first byte
+ * is asked for, nothing of the message has left, so a send that fails before then cannot have been taken by the relay
+ * (`beforeMessage`: relay-router.ts moves such a mail on to the next relay of its route).
+ */
+class MessageSource extends Readable {
+  isHandedOver = false;
+
+  constructor(private readonly raw: Buffer) {
+    super();
+  }
+
+  override _read(): void {
+    if (this.isHandedOver) return;
+    this.isHandedOver = true;
+    this.push(this.raw);
+    this.push(null);
+  }
 }
 
 function has8BitBytes(raw: Buffer): boolean {
@@ -255,14 +276,15 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
         slot = await acquire();
       } catch (error) {
         // No transaction began: the relay never saw this mail (a router may take it elsewhere, relay-router.ts).
-        if (error && typeof error === 'object') Object.assign(error, { beforeTransaction: true });
+        if (error && typeof error === 'object') Object.assign(error, { beforeTransaction: true, beforeMessage: true });
         throw error;
       }
+      const source = new MessageSource(raw);
       try {
         const info = await run<SMTPConnection.SentMessageInfo>(slot, (done) =>
           slot.connection.send(
             { from: envelope.from, to: envelope.to, size: raw.length, use8BitMime: has8BitBytes(raw) },
-            raw,
+            source,
             (error, result) => done(error, result),
           ),
         );
@@ -274,6 +296,8 @@ export function createSmtpPool(options: SmtpPoolOptions): SmtpPool {
           rejectedErrors: info.rejectedErrors ?? [],
         };
       } catch (error) {
+        // Cut before the relay asked for the message (a connection lost at MAIL FROM, RCPT or DATA): not taken.
+        if (!source.isHandedOver && error && typeof error === 'object') Object.assign(error, { beforeMessage: true });
         const code = (error as { code?: unknown }).code;
         if (typeof code === 'string' && TRANSACTION_FAILURES.has(code) && !slot.closed) await resetOrDiscard(slot);
         else discard(slot);

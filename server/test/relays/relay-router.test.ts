@@ -1,8 +1,10 @@
 /**
  * The router alone (delivery/relay-router.ts) against real SMTP peers on loopback, with short windows: a relay that
  * answers only 4xx is marked down after its streak and its mails move on; a down relay is probed and comes back; a
- * mail whose relay was cut after MAIL FROM does not move; and the pure parts (domain patterns, the pacer).
+ * mail whose relay was cut after its message was handed over does not move, one cut before it moves on at once; and the
+ * pure parts (domain patterns, the pacer).
  */
+import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPacer, createRelayRouter, type RelayRouter } from '../../src/delivery/relay-router.js';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
@@ -12,6 +14,7 @@ import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 
 const peers: TestRelay[] = [];
 const transports: RelayTransport[] = [];
+const cutters: net.Server[] = [];
 let router: RelayRouter | undefined;
 
 afterEach(async () => {
@@ -19,7 +22,52 @@ afterEach(async () => {
   router = undefined;
   for (const transport of transports.splice(0)) await transport.close();
   for (const peer of peers.splice(0)) await peer.close();
+  for (const server of cutters.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
+
+/**
+ * A relay that drops the connection, without a reply, on RCPT TO or once the message's final "." has arrived: what a
+ * relay killed mid-transaction looks like to the worker. It says how many messages reached their end.
+ */
+async function startCuttingPeer(cutAt: 'RCPT' | 'end of message'): Promise<{ url: string; messagesEnded: () => number }> {
+  let ended = 0;
+  const server = net.createServer((socket) => {
+    socket.on('error', () => undefined);
+    socket.write('220 cutting peer\r\n');
+    let buffer = '';
+    let inMessage = false;
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('latin1');
+      for (;;) {
+        if (inMessage) {
+          const end = buffer.indexOf('\r\n.\r\n');
+          if (end === -1) return;
+          ended += 1;
+          socket.destroy();
+          return;
+        }
+        const eol = buffer.indexOf('\r\n');
+        if (eol === -1) return;
+        const verb = buffer.slice(0, 4).toUpperCase();
+        buffer = buffer.slice(eol + 2);
+        if (verb === 'RCPT' && cutAt === 'RCPT') {
+          socket.destroy();
+          return;
+        }
+        if (verb === 'DATA') {
+          inMessage = true;
+          socket.write('354 go on\r\n');
+        } else if (verb === 'QUIT') {
+          socket.end('221 bye\r\n');
+          return;
+        } else socket.write('250 ok\r\n');
+      }
+    });
+  });
+  cutters.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `smtp://127.0.0.1:${(server.address() as net.AddressInfo).port}`, messagesEnded: () => ended };
+}
 
 async function peer(): Promise<TestRelay> {
   const relay = await startTestRelay();
@@ -140,6 +188,48 @@ describe('relay router', () => {
     expect(outcome).not.toHaveProperty('beforeTransaction');
     expect(routed!.trail()).toEqual({ relay: 'primary' });
     expect(backup.attempts).toBe(0);
+  });
+
+  it('a connection lost before the relay asked for the message moves the mail on at once; lost after its end, it stays', async () => {
+    const atRcpt = await startCuttingPeer('RCPT');
+    const atEnd = await startCuttingPeer('end of message');
+    const backup = await peer();
+    const table: RoutingTable = {
+      relays: new Map([
+        [1, relay(1, 'at-rcpt', atRcpt.url)],
+        [2, relay(2, 'at-end', atEnd.url)],
+        [3, relay(3, 'backup', backup.url)],
+      ]),
+      routes: [
+        { id: 1, apiKeyId: 1, senderDomain: null, recipientDomain: null, lane: null, relayIds: [1, 3] },
+        { id: 2, apiKeyId: 2, senderDomain: null, recipientDomain: null, lane: null, relayIds: [2, 3] },
+      ],
+    };
+    const r = routerOver(table, { deferringDownAfterMs: 300 });
+    // Nothing of the message left: the backup takes it within the same send, and the relay is not down for one cut.
+    const cutEarly = await r.route({ ...mail, apiKeyId: 1 });
+    expect((await cutEarly.transport.send(message(0))).kind).toBe('sent');
+    expect(cutEarly.trail()).toEqual({ relay: 'backup', passedOver: [{ relay: 'at-rcpt', reply: expect.stringMatching(/closed/i) }] });
+    expect(backup.received.map((m) => m.messageId)).toEqual(['<m0@test>']);
+    expect(r.states().find((s) => s.name === 'at-rcpt')).toMatchObject({ down: false });
+    // The message's end reached the relay, which may have taken it: the mail's own retry, nothing to the backup.
+    const cutLate = await r.route({ ...mail, apiKeyId: 2 });
+    const late = await cutLate.transport.send(message(1));
+    expect(late).toMatchObject({ kind: 'unreachable' });
+    expect(late).not.toHaveProperty('beforeMessage');
+    expect(cutLate.trail()).toEqual({ relay: 'at-end' });
+    expect(atEnd.messagesEnded()).toBe(1);
+    expect(backup.received).toHaveLength(1);
+    // Lost connections are no answers: cut after cut over the window marks the relay down, and even then the mail whose
+    // message reached it is not moved.
+    for (let i = 2; i < 4; i++) {
+      await sleep(200);
+      const routed = await r.route({ ...mail, apiKeyId: 2 });
+      expect((await routed.transport.send(message(i))).kind).toBe('unreachable');
+      expect(routed.trail()).toEqual({ relay: 'at-end' });
+    }
+    expect(r.states().find((s) => s.name === 'at-end')).toMatchObject({ down: true, state: 'down' });
+    expect(backup.received).toHaveLength(1);
   });
 
   it('a relay that took its maxPerDay is passed over for the rest of the day; a quota on every relay defers the mail', async () => {
