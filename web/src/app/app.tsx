@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { ApplicationsButton, applicationKeys } from '../features/applications';
 import { AuditButton, auditKeys } from '../features/audit';
@@ -6,7 +6,7 @@ import { LoginView, useSession, type LoginResult } from '../features/auth';
 import { BulkBar } from '../features/bulk';
 import { AlertBanner, HealthStrip, alertKeys, healthKeys, instancesKeys } from '../features/health';
 import { MailsListView, initialListParams, mailKeys, prefetchMailList, type MailFilters, type MailSelection } from '../features/mails';
-import { OverviewButton, overviewKeys } from '../features/overview';
+import { createLiveStatisticsRefresh, OverviewButton, overviewKeys } from '../features/overview';
 import { RelaysButton, relayKeys } from '../features/relays';
 import { SuppressionsButton, suppressionKeys } from '../features/suppressions';
 import { WebhooksButton, webhookKeys } from '../features/webhooks';
@@ -96,6 +96,10 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
     [token],
   );
 
+  // The Overview's figures follow the mails the live updates report (throttled; features/overview).
+  const liveStatistics = useMemo(() => createLiveStatisticsRefresh(queryClient), [queryClient]);
+  useEffect(() => () => liveStatistics.stop(), [liveStatistics]);
+
   // The Relays view opens from the header and from the health strip's "Relay down": one view, its state here,
   // kept with its session (a view open at logout is not open at the next login).
   const [relaysOpenFor, setRelaysOpenFor] = useState<string | null>(null);
@@ -110,6 +114,7 @@ export function App({ firstPageWaitMs = FIRST_PAGE_WAIT_MS }: { firstPageWaitMs?
       token={token}
       onLogout={end}
       filterRequest={filterRequest?.token === token ? filterRequest : null}
+      onMailsChanged={liveStatistics.onMailsChanged}
       headerActions={
         <>
           <OverviewButton token={token} onOpenApplication={openApplication} />

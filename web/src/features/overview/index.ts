@@ -1,2 +1,2 @@
 export { OverviewButton } from './components/overview-button';
-export { overviewKeys } from './api/overview-api';
+export { createLiveStatisticsRefresh, overviewKeys } from './api/overview-api';

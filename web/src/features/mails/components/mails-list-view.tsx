@@ -29,10 +29,20 @@ interface MailsListViewProps {
   renderSelection?: (selection: MailSelection, onActed: () => void) => ReactNode;
   /** Filters another view asks for (the Overview's click on an application): applied each time a new one is given. */
   filterRequest?: { filters: Partial<MailFilters> } | null;
+  /** Told of every change to mails the live updates report (the app refreshes other features' figures with it). */
+  onMailsChanged?: () => void;
 }
 
 /** docs/console.md §2 mails list view: header with Logout, the table, its footer. */
-export function MailsListView({ token, onLogout, headerActions, aboveTable, renderSelection, filterRequest }: MailsListViewProps) {
+export function MailsListView({
+  token,
+  onLogout,
+  headerActions,
+  aboveTable,
+  renderSelection,
+  filterRequest,
+  onMailsChanged,
+}: MailsListViewProps) {
   const queryClient = useQueryClient();
   const view = useMailView(
     useCallback((params: MailListParams) => void prefetchMailList(queryClient, token, params), [queryClient, token]),
@@ -49,6 +59,7 @@ export function MailsListView({ token, onLogout, headerActions, aboveTable, rend
     view.params,
     useCallback(() => dispatch({ type: 'first' }), [dispatch]),
     useCallback(() => tableRef.current?.keepFocusInRow(), []),
+    onMailsChanged,
   );
   const dequeue = useDequeueMail(token);
   const remove = useDeleteMail(token);

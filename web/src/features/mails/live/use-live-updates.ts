@@ -28,13 +28,15 @@ function listsOf(queryClient: QueryClient) {
 
 /**
  * `beforeRowsChange` runs before a mail event changes rows on screen: the view keeps keyboard focus through
- * it (a row's button can go with a status change).
+ * it (a row's button can go with a status change). `onMailsChanged` is told of every mail event and resync,
+ * for figures other features show (the app wires it: the Overview's statistics).
  */
 export function useLiveUpdates(
   token: string,
   params: MailListParams,
   goToFirstPage: () => void,
   beforeRowsChange?: () => void,
+  onMailsChanged?: () => void,
 ): LiveUpdates {
   const queryClient = useQueryClient();
   const [state, setState] = useState<StreamState>('connecting');
@@ -45,10 +47,12 @@ export function useLiveUpdates(
   const paramsRef = useRef(params);
   const viewKeyRef = useRef(viewKey);
   const beforeRowsChangeRef = useRef(beforeRowsChange);
+  const onMailsChangedRef = useRef(onMailsChanged);
   useLayoutEffect(() => {
     paramsRef.current = params;
     viewKeyRef.current = viewKey;
     beforeRowsChangeRef.current = beforeRowsChange;
+    onMailsChangedRef.current = onMailsChanged;
   });
   const title = useBackgroundTitle();
   const noteFailures = title.noteFailures;
@@ -57,6 +61,7 @@ export function useLiveUpdates(
     let lastResync = 0;
     let resyncTimer: number | undefined;
     const resync = () => {
+      onMailsChangedRef.current?.();
       if (resyncTimer !== undefined) return;
       const wait = Math.max(0, lastResync + RESYNC_EVERY_MS - Date.now());
       resyncTimer = window.setTimeout(() => {
@@ -91,6 +96,7 @@ export function useLiveUpdates(
         });
       }
       noteFailures(mails.filter((mail) => isFailure(mail.status)).map((mail) => mail.id));
+      onMailsChangedRef.current?.();
     }
 
     function onCounts(counts: Record<string, number>): void {

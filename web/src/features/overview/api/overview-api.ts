@@ -2,15 +2,17 @@
  * The Overview's calls (docs/console.md §10.21): the statistics (docs/api.md#statistics-get-apiv1stats) of every
  * application together and of each one, and the alert rules' thresholds (GET /api/v1/alerts) drawn on the rates.
  */
-import { queryOptions } from '@tanstack/react-query';
+import { queryOptions, type QueryClient } from '@tanstack/react-query';
 import type { AlertRuleStatus, Application, Statistics } from '@outbox/contract';
 import { apiJson, isRecord } from '../../../lib/api-client';
 import type { StatsRange } from '../components/ranges';
 
 export const overviewKeys = {
   all: ['overview'] as const,
-  statistics: (range: StatsRange, application: number | null) => [...overviewKeys.all, 'statistics', range, application] as const,
-  perApplication: (range: StatsRange, ids: number[]) => [...overviewKeys.all, 'per-application', range, ids] as const,
+  allStatistics: () => [...overviewKeys.all, 'statistics'] as const,
+  statistics: (range: StatsRange, application: number | null) => [...overviewKeys.allStatistics(), range, application] as const,
+  allPerApplication: () => [...overviewKeys.all, 'per-application'] as const,
+  perApplication: (range: StatsRange, ids: number[]) => [...overviewKeys.allPerApplication(), range, ids] as const,
   thresholds: () => [...overviewKeys.all, 'thresholds'] as const,
   applications: () => [...overviewKeys.all, 'applications'] as const,
 };
@@ -83,3 +85,51 @@ export const thresholdsQuery = (token: string) =>
 
 export const applicationsQuery = (token: string) =>
   queryOptions({ queryKey: overviewKeys.applications(), queryFn: ({ signal }) => fetchApplications(token, signal) });
+
+/**
+ * How often, at most, mail changes reported live ask for the Overview's figures again (docs/console.md §10.21): the
+ * charts are one call; the applications' figures are a call per application, so they follow more slowly.
+ */
+export const LIVE_REFRESH_MS = { statistics: 2_000, perApplication: 10_000 } as const;
+
+/** `run` at most once every `everyMs`: the first call runs at once, later ones wait for the period's end. */
+function throttle(run: () => void, everyMs: number, now: () => number): { call: () => void; stop: () => void } {
+  let last = Number.NEGATIVE_INFINITY;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return {
+    call() {
+      if (timer !== undefined) return;
+      timer = setTimeout(
+        () => {
+          timer = undefined;
+          last = now();
+          run();
+        },
+        Math.max(0, last + everyMs - now()),
+      );
+    },
+    stop: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * Statistics move with every mail that changes, and the console hears of each through its live updates (the
+ * mails feature's stream): `onMailsChanged` marks the Overview's figures stale, throttled, and those shown are asked
+ * for again. A fetch in flight is left to finish (no cancelRefetch: a steady flow of mails would otherwise restart
+ * it forever). While the Overview is closed its queries are inactive, and this only marks them stale.
+ */
+export function createLiveStatisticsRefresh(queryClient: QueryClient, every = LIVE_REFRESH_MS, now: () => number = Date.now) {
+  const invalidate = (queryKey: readonly unknown[]) => () => void queryClient.invalidateQueries({ queryKey }, { cancelRefetch: false });
+  const statistics = throttle(invalidate(overviewKeys.allStatistics()), every.statistics, now);
+  const perApplication = throttle(invalidate(overviewKeys.allPerApplication()), every.perApplication, now);
+  return {
+    onMailsChanged() {
+      statistics.call();
+      perApplication.call();
+    },
+    stop() {
+      statistics.stop();
+      perApplication.stop();
+    },
+  };
+}

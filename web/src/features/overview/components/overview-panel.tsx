@@ -1,5 +1,5 @@
 import './overview.css';
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Statistics } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
@@ -51,6 +51,14 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
   const [chosenAt, setChosenAt] = useState(now);
   const range = useMemo(() => rangeOf(choice, chosenAt, custom), [choice, chosenAt, custom]);
   const valid: StatsRange | null = 'error' in range ? null : range;
+  // A fixed range ends with the bucket now is in; when that bucket ends the range moves on, so the figures the live
+  // updates refresh keep counting into the last point.
+  const rangeEnd = choice === 'custom' || valid === null ? null : Date.parse(valid.to);
+  useEffect(() => {
+    if (rangeEnd === null) return;
+    const timer = setTimeout(() => setChosenAt(now()), Math.max(0, rangeEnd - now()) + 100);
+    return () => clearTimeout(timer);
+  }, [rangeEnd, now]);
 
   const statistics = useQuery({ ...statisticsQuery(token, valid ?? { from: '', to: '', bucket: 'hour' }), enabled: valid !== null });
   const thresholds = useQuery(thresholdsQuery(token));

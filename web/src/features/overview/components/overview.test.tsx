@@ -14,6 +14,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createTestQueryClient, handleLogin, logIn, renderApp } from '../../../test/app-harness';
 import { buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
+import { createLiveStatisticsRefresh } from '../api/overview-api';
 import { OverviewPanel } from './overview-panel';
 import type { TimeChartProps } from './time-chart';
 
@@ -331,5 +332,31 @@ describe('Overview → the mails list', () => {
     await waitFor(() => expect(listCalls.at(-1)!.get('application')).toBeNull());
     expect(screen.queryByRole('button', { name: /Application: billing/ })).toBeNull();
     await waitFor(() => expect(new URLSearchParams(window.location.search).has('application')).toBe(false));
+  });
+});
+
+describe('Overview live refresh', () => {
+  it('marks the statistics stale at the first mail change, then at most once a period; the applications on their own period', async () => {
+    const queryClient = createTestQueryClient();
+    const invalidated: Array<{ key: string; at: number }> = [];
+    vi.spyOn(queryClient, 'invalidateQueries').mockImplementation((filters) => {
+      invalidated.push({ key: String(filters?.queryKey?.[1]), at: performance.now() });
+      return Promise.resolve();
+    });
+    const of = (key: string) => invalidated.filter((entry) => entry.key === key);
+    const refresh = createLiveStatisticsRefresh(queryClient, { statistics: 50, perApplication: 60_000 }, () => performance.now());
+    try {
+      // A burst: one refresh of each, at once.
+      for (let i = 0; i < 20; i++) refresh.onMailsChanged();
+      await waitFor(() => expect(of('statistics')).toHaveLength(1));
+      await waitFor(() => expect(of('per-application')).toHaveLength(1));
+      // More changes within the period: the charts once more, when it ends; the applications wait for theirs.
+      for (let i = 0; i < 20; i++) refresh.onMailsChanged();
+      await waitFor(() => expect(of('statistics')).toHaveLength(2));
+      expect(of('statistics')[1]!.at - of('statistics')[0]!.at).toBeGreaterThanOrEqual(49);
+      expect(of('per-application')).toHaveLength(1);
+    } finally {
+      refresh.stop();
+    }
   });
 });
