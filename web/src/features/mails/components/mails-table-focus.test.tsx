@@ -13,7 +13,7 @@ import { buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
 import { scrollTableTo, setTableViewportHeight } from '../../../test/table-viewport';
 import { MailsListView } from './mails-list-view';
-import { ROW_OVERSCAN } from './mails-table';
+import { ROW_OVERSCAN } from './use-row-virtualizer';
 import { HEADER_HEIGHT, ROW_HEIGHT } from './table-layout';
 
 /** A busy two-core machine renders slowly: wait longer than Testing Library's 1 s default. */

@@ -18,6 +18,7 @@ import {
   type MatchField,
   type RouteError,
 } from './routes-draft';
+import { RuleField, type InvalidProps } from './rule-field';
 
 interface RoutesEditorProps {
   token: string;
@@ -72,7 +73,7 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
   function isInvalid(index: number, field: RouteError['field']): boolean {
     return refusal !== null && refusal.rule === index && refusal.field === field;
   }
-  const invalid = (index: number, field: RouteError['field']) =>
+  const invalid = (index: number, field: RouteError['field']): InvalidProps =>
     isInvalid(index, field) ? { 'aria-invalid': true, 'aria-describedby': errorId } : {};
 
   function submit() {
@@ -149,78 +150,51 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
           <ol className="routes__list">
             {draft.rules.map((rule, index) => {
               const number = index + 1;
-              const options = relayOptions(relayNames, rule.relays);
+              const choices = relayChoices(relayNames, rule.relays);
               return (
                 <li key={rule.key} className="routes__rule">
                   <fieldset>
                     <legend>Rule {number}</legend>
                     <div className="routes__match">
-                      <label className="panel__field">
-                        <span>Application</span>
-                        <select
-                          value={rule.application}
-                          onChange={(e) => setMatch(rule, 'application', e.target.value)}
-                          {...invalid(index, 'application')}
-                        >
-                          <option value="">Any application</option>
-                          {applicationOptions(applications.data ?? [], rule.application).map((option) => (
-                            <option key={option.value} value={option.value}>
-                              {option.label}
-                            </option>
-                          ))}
-                        </select>
-                      </label>
-                      <label className="panel__field">
-                        <span>Sender domain</span>
-                        <input
-                          type="text"
-                          spellCheck={false}
-                          placeholder="Any"
-                          value={rule.senderDomain}
-                          onChange={(e) => setMatch(rule, 'senderDomain', e.target.value)}
-                          {...invalid(index, 'senderDomain')}
-                        />
-                      </label>
-                      <label className="panel__field">
-                        <span>Recipient domain</span>
-                        <input
-                          type="text"
-                          spellCheck={false}
-                          placeholder="Any, or *.example.com"
-                          value={rule.recipientDomain}
-                          onChange={(e) => setMatch(rule, 'recipientDomain', e.target.value)}
-                          {...invalid(index, 'recipientDomain')}
-                        />
-                      </label>
-                      <label className="panel__field">
-                        <span>Lane</span>
-                        <select value={rule.lane} onChange={(e) => setMatch(rule, 'lane', e.target.value)} {...invalid(index, 'lane')}>
-                          <option value="">Any lane</option>
-                          {LANES.map((lane) => (
-                            <option key={lane} value={lane}>
-                              {lane}
-                            </option>
-                          ))}
-                        </select>
-                      </label>
+                      <RuleField
+                        label="Application"
+                        value={rule.application}
+                        onChange={(value) => setMatch(rule, 'application', value)}
+                        invalid={invalid(index, 'application')}
+                        choices={applicationChoices(applications.data ?? [], rule.application)}
+                      />
+                      <RuleField
+                        label="Sender domain"
+                        placeholder="Any"
+                        value={rule.senderDomain}
+                        onChange={(value) => setMatch(rule, 'senderDomain', value)}
+                        invalid={invalid(index, 'senderDomain')}
+                      />
+                      <RuleField
+                        label="Recipient domain"
+                        placeholder="Any, or *.example.com"
+                        value={rule.recipientDomain}
+                        onChange={(value) => setMatch(rule, 'recipientDomain', value)}
+                        invalid={invalid(index, 'recipientDomain')}
+                      />
+                      <RuleField
+                        label="Lane"
+                        value={rule.lane}
+                        onChange={(value) => setMatch(rule, 'lane', value)}
+                        invalid={invalid(index, 'lane')}
+                        choices={LANE_CHOICES}
+                      />
                     </div>
                     <div className="routes__relays" {...(isInvalid(index, 'relays') ? { 'aria-describedby': errorId } : {})}>
                       {rule.relays.map((name, position) => (
                         <span key={position} className="routes__relay">
-                          <label className="panel__field">
-                            <span>{position === 0 ? 'Primary relay' : `Fallback ${position}`}</span>
-                            <select
-                              value={name}
-                              onChange={(e) => dispatch({ type: 'setRelay', key: rule.key, index: position, relay: e.target.value })}
-                              {...invalid(index, `relays[${position}]`)}
-                            >
-                              {options.map((option) => (
-                                <option key={option} value={option}>
-                                  {option === DEFAULT_RELAY_NAME ? 'default (RELAY_URL)' : option}
-                                </option>
-                              ))}
-                            </select>
-                          </label>
+                          <RuleField
+                            label={position === 0 ? 'Primary relay' : `Fallback ${position}`}
+                            value={name}
+                            onChange={(relay) => dispatch({ type: 'setRelay', key: rule.key, index: position, relay })}
+                            invalid={invalid(index, `relays[${position}]`)}
+                            choices={choices}
+                          />
                           {position > 0 ? (
                             <Button
                               size="small"
@@ -284,13 +258,18 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
 }
 
 /** The relays a rule may name: the default, every named relay, and any the rule names that is not (any more) known. */
-function relayOptions(names: readonly string[], used: readonly string[]): string[] {
+function relayChoices(names: readonly string[], used: readonly string[]): { value: string; label: string }[] {
   const known = [DEFAULT_RELAY_NAME, ...names];
-  return [...known, ...used.filter((name) => !known.includes(name))];
+  return [...known, ...used.filter((name) => !known.includes(name))].map((name) => ({
+    value: name,
+    label: name === DEFAULT_RELAY_NAME ? 'default (RELAY_URL)' : name,
+  }));
 }
 
-/** Applications by name, revoked ones marked, and the rule's own if it is not in the list. */
-function applicationOptions(applications: readonly Application[], chosen: string): { value: string; label: string }[] {
+const LANE_CHOICES = [{ value: '', label: 'Any lane' }, ...LANES.map((lane) => ({ value: lane, label: lane }))];
+
+/** Any application, then applications by name, revoked ones marked, and the rule's own if it is not in the list. */
+function applicationChoices(applications: readonly Application[], chosen: string): { value: string; label: string }[] {
   const options = [...applications]
     .sort((a, b) => a.name.localeCompare(b.name))
     .map((application) => ({
@@ -298,5 +277,5 @@ function applicationOptions(applications: readonly Application[], chosen: string
       label: application.revokedAt === null ? application.name : `${application.name} (revoked)`,
     }));
   if (chosen !== '' && !options.some((option) => option.value === chosen)) options.push({ value: chosen, label: `#${chosen}` });
-  return options;
+  return [{ value: '', label: 'Any application' }, ...options];
 }
