@@ -22,6 +22,7 @@ const BENCHMARKS = {
   'suppression-cost': 'bench/suppression-cost.ts',
   stats: 'bench/stats.ts',
   lanes: 'bench/lanes.ts',
+  failover: 'bench/failover.ts',
   start: 'bench/start.ts',
   // Ten minutes per engine by default: only when named (`npm run bench -- soak`), never in the plain run.
   soak: 'bench/soak.ts',
