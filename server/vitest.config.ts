@@ -122,7 +122,7 @@ const engineNeutral = [
   'test/pipeline/pipeline.test.ts',
   'test/instances/process-heartbeat.test.ts',
   // DKIM signing and an alert's webhook: the signature, not the store.
-  'test/suppression/dkim.test.ts',
+  'test/delivery/dkim.test.ts',
   'test/alerts/alert-webhooks.test.ts',
   // A private Postfix's DSN read by the bounce listener; matching and the suppression are bounce-listener's.
   'test/bounces/postfix-bounce.test.ts',
