@@ -16,7 +16,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { MAIL_SORTS, type MailSort } from '@outbox/contract';
-import { claimDueMails } from '../server/src/delivery/queue.repository.js';
+import { claimDueMails } from '../server/src/delivery/delivery.repository.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { findMatchingIds, readIdsPage, readIndexPage, readSortedPage, type PageRead } from '../server/src/list/list.repository.js';
 import { LIST_SORTS, type MatchSource, type ListFilter, type Position } from '../server/src/list/list-plan.js';

@@ -126,7 +126,7 @@ const engineNeutral = [
   'test/pipeline/pipeline.test.ts',
   'test/instances/process-heartbeat.test.ts',
   // DKIM signing and an alert's webhook: the signature, not the store.
-  'test/suppression/dkim.test.ts',
+  'test/delivery/dkim.test.ts',
   'test/alerts/alert-webhooks.test.ts',
   // Failover between two smtp-sink processes: the router's moves and what the peers received. The health rows, the
   // alert and the routes it reads are relay-health's and relay-routing's, on both.

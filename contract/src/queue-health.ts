@@ -18,9 +18,11 @@ export const QueueHealth = Type.Object({
   lastWorkerActivityAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], {
     description: 'The latest claim or attempt outcome of any worker, on any instance',
   }),
+  hasLiveWorker: Type.Boolean({
+    description: 'A worker is running: liveWorkers > 0 (a worker heartbeat within its stale threshold, 15 s by default)',
+  }),
   workerActiveLastMinute: Type.Boolean({
-    description:
-      'Kept for older clients: true exactly when liveWorkers > 0 (a worker heartbeat within its stale threshold, 15 s by default)',
+    description: 'Kept for older clients, under its old name: the same as hasLiveWorker (it no longer looks at the last minute)',
   }),
   liveWorkers: Type.Integer({
     description: 'Instances with the worker role whose heartbeat is live (GET /api/v1/instances). 0: no worker is running',

@@ -48,7 +48,7 @@ test.describe('Screenshots', () => {
           text: 'hi',
         });
         // The demo's Processing mails read as worker activity for the first minute of the suite's server.
-        await expect.poll(async () => (await api.health()).workerActiveLastMinute, { timeout: 90_000, intervals: [2000] }).toBe(false);
+        await expect.poll(async () => (await api.health()).hasLiveWorker, { timeout: 90_000, intervals: [2000] }).toBe(false);
         await app.login();
         await expect(page.getByRole('region', { name: 'Queue health' }).getByRole('alert')).toBeVisible({ timeout: 15_000 });
         await page.getByRole('checkbox', { name: 'Select all on this page' }).check();

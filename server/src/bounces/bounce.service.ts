@@ -12,7 +12,7 @@ import { createGroupCommit, type GroupCommit } from '../store/group-commit.js';
 import { createSpaceReserve, INTAKE_RESERVE_BYTES } from '../store/space-reserve.js';
 import { applyTransitions } from '../mail/write/apply.js';
 import { moveStatusCounts } from '../mail/write/counters.js';
-import type { StatusCountMoves } from '../mail/transition.js';
+import type { StatusCountMoves } from '../mail/transition-types.js';
 import { createStatisticsMoves, type StatisticsMoves } from '../statistics/statistics-moves.js';
 import { writeStatistics } from '../statistics/statistics.repository.js';
 import type { DbOrTrx, Store } from '../store/connection.js';

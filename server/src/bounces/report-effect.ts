@@ -5,7 +5,7 @@
  */
 import { MailStatus, type BounceSummary, type MailStatusCode } from '@outbox/contract';
 import { countRefused, isDelivered, isFinalAfterDelivery } from '../mail/recipient-outcomes.js';
-import type { Transition } from '../mail/transition.js';
+import type { Transition } from '../mail/transition-types.js';
 import type { NewSuppression } from '../suppression/suppression.repository.js';
 import type { BouncedMail } from './bounce.repository.js';
 import type { ParsedReport } from './report-parser.js';

@@ -1,13 +1,13 @@
 /**
  * The lease sweeper's store work: every mail whose lease ran out (its worker died or hung), or whose holder's
  * heartbeat went stale (its process crashed: no need to wait out the lease), goes back to Queued, or to Error once
- * its retry budget is spent (transitions.ts), in one transaction.
+ * its retry budget is spent (lease-transitions.ts), in one transaction.
  */
 import { applyTransitions } from '../mail/write/apply.js';
 import type { DbOrTrx } from '../store/connection.js';
-import { listExpiredLeases, listLeasesOfStaleInstances } from './queue.repository.js';
+import { listExpiredLeases, listLeasesOfStaleInstances } from './delivery.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { leaseExpiredTransition, staleHolderTransition, type ExpiredLease } from './transitions.js';
+import { leaseExpiredTransition, staleHolderTransition, type ExpiredLease } from './lease-transitions.js';
 
 /** Call inside a transaction. Returns the leases released, with the status each mail went to. */
 export async function releaseExpiredLeases(

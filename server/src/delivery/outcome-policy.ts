@@ -15,7 +15,7 @@
  */
 import { MailStatus, type MailEventType } from '@outbox/contract';
 import { countRefused, isDelivered, isOpen } from '../mail/recipient-outcomes.js';
-import type { StatusTransition } from '../mail/transition.js';
+import type { StatusTransition } from '../mail/transition-types.js';
 import type { RecipientOutcome } from '../store/schema.js';
 import type { DeliveryOutcome, RecipientResult } from './relay-transport.js';
 import { retryAgeFrom, type RetryPolicy, type TransientOutcome } from './retry-policy.js';

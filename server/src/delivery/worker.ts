@@ -31,8 +31,8 @@ import type { RelayRouter, RelayTrail } from './relay-router.js';
 import { suppressionCheckFor } from '../suppression/suppression-check.js';
 import { suppressedAmong } from '../suppression/suppression.repository.js';
 import type { RetryPolicy } from './retry-policy.js';
-import { releasedTransition } from './transitions.js';
-import * as queue from './queue.repository.js';
+import { releasedTransition } from './lease-transitions.js';
+import * as repository from './delivery.repository.js';
 import { createWakeableSleep } from '../wakeable-sleep.js';
 
 export interface DeliveryWorkerOptions {
@@ -97,7 +97,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * commit serves a whole batch: on SQLite every commit is an fsync that blocks the thread, and half-size
    * claims made them a third of the worker's time. A mail waits here at most about one send's time.
    */
-  const ready: queue.ClaimedMail[] = [];
+  const ready: repository.ClaimedMail[] = [];
   const claimAhead = Math.min(batchSize, concurrency);
   /**
    * Claimed mails whose outcome is not committed yet (sending, or waiting for the group commit). Bounded, so
@@ -121,7 +121,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * (a relay has ten minutes to answer the end of DATA): its lease is renewed meanwhile, so the sweeper never hands
    * it to another worker while this one still sends it.
    */
-  const sending = new Map<number, queue.ClaimedMail>();
+  const sending = new Map<number, repository.ClaimedMail>();
   const suppressions = suppressionCheckFor(store);
   /** The renewal under way, if any: an outcome waits for it, so it is recorded under the lease the store holds. */
   let renewing: Promise<void> | undefined;
@@ -163,7 +163,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
    * The next claim, sized to what the worker may take now: one batch ahead of the free send slots, within
    * the bound on unrecorded outcomes. Undefined when it may take none.
    */
-  function claimRequest(): queue.ClaimRequest | undefined {
+  function claimRequest(): repository.ClaimRequest | undefined {
     const limit = Math.min(batchSize, concurrency + claimAhead - inFlight - ready.length, maxUnrecorded - unrecorded);
     if (limit <= 0) return undefined;
     const now = clock.now();
@@ -175,7 +175,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     return { now, limit, owner: workerId, leaseExpiresAt: now + leaseMs, bulkMinimum };
   }
 
-  function takeClaimed(mails: queue.ClaimedMail[]): void {
+  function takeClaimed(mails: repository.ClaimedMail[]): void {
     if (mails.length === 0) return;
     unrecorded += mails.length;
     options.onChange?.(mails.map((m) => m.id));
@@ -218,7 +218,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   // A wake that comes while the loop is busy (claiming, say) makes the next sleep return at once.
   const { sleep, wake } = createWakeableSleep();
 
-  async function deliver(mail: queue.ClaimedMail): Promise<void> {
+  async function deliver(mail: repository.ClaimedMail): Promise<void> {
     const { payload } = mail;
     let outcome: DeliveryOutcome;
     let trail: RelayTrail | undefined;
@@ -382,7 +382,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
     if (!request) return 0;
     isClaiming = true;
     try {
-      const mails = await store.db.transaction().execute((trx) => queue.claimDueMails(trx, store.engine, request));
+      const mails = await store.db.transaction().execute((trx) => repository.claimDueMails(trx, store.engine, request));
       takeClaimed(mails);
       return mails.length;
     } finally {
@@ -414,7 +414,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
         }
         const claimed = await claimBatch();
         if (claimed === 0) {
-          const nextDue = await queue.findNextDueAt(store.db);
+          const nextDue = await repository.findNextDueAt(store.db);
           const untilDue = nextDue === undefined ? pollIntervalMs : Math.max(0, nextDue - clock.now());
           // untilDue 0: a mail fell due since the claim (or another instance's claim holds it a moment):
           // try again almost at once rather than after a whole poll interval.
@@ -448,7 +448,7 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   async function releaseLeases(ids: number[] | 'all', reason: string): Promise<void> {
     const now = clock.now();
     const released = await store.db.transaction().execute(async (trx) => {
-      const held = ids === 'all' ? await queue.listLeasesOf(trx, workerId) : ids;
+      const held = ids === 'all' ? await repository.listLeasesOf(trx, workerId) : ids;
       const { moved } = await applyTransitions(
         trx,
         held.map((id) => releasedTransition(id, now, workerId, reason)),

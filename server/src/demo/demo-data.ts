@@ -5,14 +5,14 @@
  */
 import crypto from 'node:crypto';
 import { MailStatus, type MailEventType, type MailStatusCode, type SubmitMailRequest } from '@outbox/contract';
-import { claimTransition } from '../delivery/transitions.js';
+import { claimTransition } from '../delivery/lease-transitions.js';
 import type { Store } from '../store/connection.js';
 import { acceptedCreation, dequeueTransition } from '../mail/lifecycle.js';
 import { DOMAINS, FIRST, LAST, SENDERS, SUBJECTS } from './demo-words.js';
 import type * as repo from '../mail/mail.repository.js';
 import { applyTransitions } from '../mail/write/apply.js';
 import { insertMails } from '../mail/write/create.js';
-import { type MailCreation, type Transition, type TransitionChanges } from '../mail/transition.js';
+import { type MailCreation, type Transition, type TransitionChanges } from '../mail/transition-types.js';
 
 /** Share of each status among demo mails, in per-mille. */
 const STATUS_WEIGHTS: Array<[MailStatusCode, number]> = [

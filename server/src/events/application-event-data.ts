@@ -22,7 +22,7 @@ import {
   type MailEventType,
   type MailStatusCode,
 } from '@outbox/contract';
-import type { Transition } from '../mail/transition.js';
+import type { Transition } from '../mail/transition-types.js';
 
 /** What the statement that moved the mail returned about it. */
 export interface EventMail {

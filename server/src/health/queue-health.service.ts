@@ -4,7 +4,8 @@
  * few seconds at 1M mails.
  *
  * Whether a worker runs comes from the heartbeats (instances/): `liveWorkers` counts instances with the worker
- * role whose heartbeat is live, and `workerActiveLastMinute` (kept for older clients) is `liveWorkers > 0`. So
+ * role whose heartbeat is live, and `hasLiveWorker` is `liveWorkers > 0` (as is `workerActiveLastMinute`, its old name,
+ * kept for older clients). So
  * "No worker running" is true exactly when no live worker heartbeat exists (docs/api.md, queue health), idle
  * or not. `lastWorkerActivityAt` still reports the newest claim or outcome, which a heartbeat cannot tell.
  */
@@ -69,6 +70,7 @@ export function createQueueHealthService({
       failedLastHour,
       failureRateLastHour: failureRate(failedLastHour, deliveredLastHour),
       lastWorkerActivityAt: lastActivity === undefined ? null : new Date(lastActivity).toISOString(),
+      hasLiveWorker: fleet.liveWorkers > 0,
       workerActiveLastMinute: fleet.liveWorkers > 0,
       liveWorkers: fleet.liveWorkers,
       ...(relaysDown ? { relaysDown } : {}),

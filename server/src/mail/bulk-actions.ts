@@ -33,7 +33,7 @@ import * as listRepo from '../list/list.repository.js';
 import { findContentRemoved } from './content-retention.repository.js';
 import * as repo from './mail.repository.js';
 import { applyTransitions, findStatuses } from './write/apply.js';
-import type { Transition } from './transition.js';
+import type { Transition } from './transition-types.js';
 
 /** The most mails per transaction of a filter action. */
 export const FILTER_CHUNK = 500;

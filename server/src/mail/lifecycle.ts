@@ -2,10 +2,10 @@
  * The moves of the mail lifecycle that start outside delivery: from which statuses each is allowed, where
  * it goes, what it changes and which event it writes. Pure (no SQL): `applyTransitions` applies them, and
  * a bulk action maps many ids through the same builders. The worker's moves are in
- * `delivery/outcome-policy.ts` and `delivery/transitions.ts`.
+ * `delivery/outcome-policy.ts` and `delivery/lease-transitions.ts`.
  */
 import { DELETABLE_STATUSES, MailStatus, REQUEUEABLE_STATUSES, type MailStatusCode } from '@outbox/contract';
-import type { DeleteTransition, MailCreation, StatusTransition } from './transition.js';
+import type { DeleteTransition, MailCreation, StatusTransition } from './transition-types.js';
 
 /** A mail stored Queued by a submission (`insertMails`). */
 export function acceptedCreation(at: number, actor: string): MailCreation {

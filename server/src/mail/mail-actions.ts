@@ -15,7 +15,7 @@ import { deleteTransition, dequeueTransition, requeueTransition } from './lifecy
 import { statusName } from './mail-mapping.js';
 import * as repo from './mail.repository.js';
 import { applyTransitions } from './write/apply.js';
-import type { Transition } from './transition.js';
+import type { Transition } from './transition-types.js';
 
 export function mailNotFound(id: number): AppError {
   return notFound('mail_not_found', `No mail has id ${id}.`);

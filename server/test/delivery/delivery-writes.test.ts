@@ -44,7 +44,7 @@ describe('delivery writes (migration 016)', () => {
     expect(indexes).not.toContain('mails_lease_idx');
     expect(indexes).not.toContain('mails_processing_lease_idx');
     expect(indexes).not.toContain('mails_queue_due_idx');
-    // The sweeper's query (queue.repository.ts listExpiredLeases); PostgreSQL would scan the few rows of a test
+    // The sweeper's query (delivery.repository.ts listExpiredLeases); PostgreSQL would scan the few rows of a test
     // table rather than read any index, so it is told not to.
     const sweep = sql`select mail_id, lease_owner, attempts from mail_queue where lease_owner is not null and lease_expires_at <= 1`;
     const claim = sql`select mail_id from mail_queue where lease_owner is null and due_at <= 1 order by due_at, mail_id limit 50`;

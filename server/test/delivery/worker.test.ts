@@ -7,7 +7,7 @@ import { MailStatus, type MailDetail, type SubmitMailRequest } from '@outbox/con
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import * as queue from '../../src/delivery/queue.repository.js';
+import * as queue from '../../src/delivery/delivery.repository.js';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { releaseExpiredLeases } from '../../src/delivery/lease-sweeper.js';

@@ -19,7 +19,7 @@ import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
 import { releaseExpiredLeases } from '../../src/delivery/lease-sweeper.js';
 import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
 import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { claimTransition } from '../../src/delivery/transitions.js';
+import { claimTransition } from '../../src/delivery/lease-transitions.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../../src/delivery/worker.js';
 import { insertDemoMails } from '../../src/demo/demo-data.js';
 import { dequeueTransition } from '../../src/mail/lifecycle.js';

@@ -37,6 +37,7 @@ describe('GET /api/v1/queue/health', () => {
       failedLastHour: 0,
       failureRateLastHour: null,
       lastWorkerActivityAt: null,
+      hasLiveWorker: false,
       workerActiveLastMinute: false,
       liveWorkers: 0,
       relaysDown: [],
@@ -80,6 +81,7 @@ describe('GET /api/v1/queue/health', () => {
       failureRateLastHour: 0.25,
       lastWorkerActivityAt: '2026-11-23T09:59:30.000Z',
       // A claim 30 s ago is activity, not a running worker: no worker heartbeat exists.
+      hasLiveWorker: false,
       workerActiveLastMinute: false,
       liveWorkers: 0,
       relaysDown: [],
@@ -88,12 +90,19 @@ describe('GET /api/v1/queue/health', () => {
     // A worker's heartbeat, even an idle one's, is what says a worker runs.
     const worker = createHeartbeat({ store: context.store, clock: context.clock, roles: ['worker'], version: 'test' });
     await worker.beat();
-    expect(await health()).toMatchObject({ workerActiveLastMinute: true, liveWorkers: 1 });
+    expect(await health()).toMatchObject({ hasLiveWorker: true, workerActiveLastMinute: true, liveWorkers: 1 });
 
     // Two minutes on, nothing moved and the worker went silent: mails are due and no worker runs.
     context.clock.advance(120_000);
     const later = await health();
-    expect(later).toMatchObject({ dueNow: 2, deliveredLastMinute: 0, deliveredLastHour: 3, workerActiveLastMinute: false, liveWorkers: 0 });
+    expect(later).toMatchObject({
+      dueNow: 2,
+      deliveredLastMinute: 0,
+      deliveredLastHour: 3,
+      hasLiveWorker: false,
+      workerActiveLastMinute: false,
+      liveWorkers: 0,
+    });
     expect(later.lastWorkerActivityAt).toBe('2026-11-23T09:59:30.000Z');
     expect(later.oldestQueuedAgeSeconds).toBe(3720);
   });

@@ -6,7 +6,7 @@
 import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimDueMails } from '../../src/delivery/queue.repository.js';
+import { claimDueMails } from '../../src/delivery/delivery.repository.js';
 import { DEFAULT_LIST_OPTIONS, type ListOptions } from '../../src/list/list-plan.js';
 import { dequeueTransition } from '../../src/mail/lifecycle.js';
 import { applyTransitions } from '../../src/mail/write/apply.js';

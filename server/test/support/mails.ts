@@ -1,7 +1,7 @@
 /** Puts mails in a given status straight into the store, as the pipeline would have left them. */
 import crypto from 'node:crypto';
 import { MailStatus, type MailStatusCode } from '@outbox/contract';
-import { claimTransition } from '../../src/delivery/transitions.js';
+import { claimTransition } from '../../src/delivery/lease-transitions.js';
 import { applyTransitions } from '../../src/mail/write/apply.js';
 import { insertMails } from '../../src/mail/write/create.js';
 import type { Store } from '../../src/store/connection.js';

@@ -46,6 +46,7 @@ export function buildQueueHealth(overrides: Partial<QueueHealth> = {}): QueueHea
     failedLastHour: 0,
     failureRateLastHour: null,
     lastWorkerActivityAt: null,
+    hasLiveWorker: false,
     workerActiveLastMinute: false,
     liveWorkers: 0,
     ...overrides,

@@ -23,7 +23,7 @@
  * recipients of those mails are read in one query, the API key's name comes back with the UPDATE.
  *
  * Longer than ~250 lines on purpose: the SQL of every kind of move, with the conditions that make it safe
- * (from-status, lease) and the counter rules, is read in one place. The types are ../transition.ts.
+ * (from-status, lease) and the counter rules, is read in one place. The types are ../transition-types.ts.
  */
 import { sql, type RawBuilder } from 'kysely';
 import { isStatusCode, MailStatus, type ApplicationEventType, type MailEventType, type MailStatusCode } from '@outbox/contract';
@@ -34,7 +34,7 @@ import { LEASED_IDS, withLeases } from '../leases.js';
 import { insertRows } from '../../store/row-insert.js';
 import { createStatementBatch, engineOf, type StatementBatch } from '../../store/statement-batch.js';
 import type { MailRow, NewApplicationEventRow } from '../../store/schema.js';
-import type { ApplyOptions, AppliedTransitions, DeleteTransition, StatusTransition, Transition } from '../transition.js';
+import type { ApplyOptions, AppliedTransitions, DeleteTransition, StatusTransition, Transition } from '../transition-types.js';
 import { CHUNK, EVENT_COLUMNS, MAIL_COLUMNS } from './columns.js';
 import { addMove, moveStatusCounts } from './counters.js';
 import {

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { type DbOrTrx } from '../../store/connection.js';
 import { engineOf, type StatementBatch } from '../../store/statement-batch.js';
-import type { StatusCountMoves } from '../transition.js';
+import type { StatusCountMoves } from '../transition-types.js';
 
 export function addMove(counts: StatusCountMoves, status: number, delta: number): void {
   counts.set(status, (counts.get(status) ?? 0) + delta);

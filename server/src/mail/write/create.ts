@@ -13,7 +13,7 @@ import { insertRows } from '../../store/row-insert.js';
 import { createStatementBatch, engineOf } from '../../store/statement-batch.js';
 import type { NewApplicationEventRow, NewMailRecipientRow } from '../../store/schema.js';
 import { envelopeRecipientCount, searchTextOf, type NewMail } from '../mail.repository.js';
-import type { ApplyOptions, CreatedTransition, MailCreation } from '../transition.js';
+import type { ApplyOptions, CreatedTransition, MailCreation } from '../transition-types.js';
 import { apply, type CreatedMail } from './apply.js';
 
 /** A new mail: its row (the status is the creation's), its recipients and content. */

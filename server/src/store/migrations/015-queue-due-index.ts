@@ -3,7 +3,7 @@ import type { Engine } from '../connection.js';
 
 /**
  * The claim takes due Queued mails oldest first, `order by next_attempt_at, id limit 50`
- * (delivery/queue.repository.ts). The queue index of 001 held `(status, next_attempt_at)` only, so the
+ * (delivery/delivery.repository.ts). The queue index of 001 held `(status, next_attempt_at)` only, so the
  * order by id could not be read from it: every claim read and sorted every due Queued row (3,000 queued:
  * 2.2 ms of a 6 ms claim on PostgreSQL; a backlog of 100,000 would sort 100,000 rows per batch of 50).
  * With id in the index a claim reads its 50 entries. It replaces the old index, which served nothing else.

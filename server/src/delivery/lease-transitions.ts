@@ -4,7 +4,7 @@
  * answering. Pure builders for `applyTransitions`.
  */
 import { MailStatus } from '@outbox/contract';
-import type { StatusTransition } from '../mail/transition.js';
+import type { StatusTransition } from '../mail/transition-types.js';
 import { retryAgeFrom, type RetryPolicy } from './retry-policy.js';
 
 /** Queued → Processing under a lease; counts the attempt. No event: the attempt's outcome writes it. */

@@ -1,5 +1,7 @@
 /**
- * The queue's SQL. The queue is its own narrow table, `mail_queue` (migration 022, docs/decisions.md): a row per
+ * The delivery worker's own SQL beside the one writer (mail/write/, which owns the claim and every status
+ * write): the payload a claimed mail's send needs, the recipients' outcomes, the leases the sweeper returns and
+ * the next due time. The queue is its own narrow table, `mail_queue` (migration 022, docs/decisions.md): a row per
  * mail that waits or is leased. Claiming picks due waiting rows and leases them, writing only that table (in
  * mail/write/, the one writer of the queue and the record; outcomes too, see
  * outcome-commit.ts). The engines differ in the claim: on PostgreSQL it is one statement that picks with FOR
@@ -12,7 +14,7 @@ import { claimDueMailsSqlite, claimDueMailsWithPayload, type ClaimedRow, type Qu
 import { PREPARED, type DbOrTrx, type Engine } from '../store/connection.js';
 import type { RecipientOutcome } from '../store/schema.js';
 import type { RecipientState, RecipientUpdate } from './outcome-policy.js';
-import type { ExpiredLease } from './transitions.js';
+import type { ExpiredLease } from './lease-transitions.js';
 
 export type ClaimRequest = QueueClaim;
 

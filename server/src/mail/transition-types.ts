@@ -1,6 +1,6 @@
 /**
  * What a status transition is (the types `applyTransitions` in write/apply.ts takes and returns).
- * Pure types, so the lifecycle's builders (lifecycle.ts, delivery/outcome-policy.ts, delivery/transitions.ts)
+ * Pure types, so the lifecycle's builders (lifecycle.ts, delivery/outcome-policy.ts, delivery/lease-transitions.ts)
  * depend on no SQL.
  */
 import type { MailEventType, MailStatusCode } from '@outbox/contract';
