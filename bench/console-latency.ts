@@ -31,15 +31,11 @@
  *   inside a burst costs SEARCH_DEBOUNCE_MS more than the figure. "search request → rows" is the same sample
  *   measured from the list request's start instead.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import {
-  benchDir,
   describeSetup,
   printTable,
   setupLine,
@@ -49,6 +45,7 @@ import {
   writeResult,
   type LatencySummary,
 } from './support/common.js';
+import { startBuiltServer } from './support/built-server.js';
 import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
 import { BENCH_ADMIN, type Engine } from './support/outbox.js';
 
@@ -65,7 +62,6 @@ const engine = values.engine as Engine;
 if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
 const count = Number(values.count);
 const rounds = Number(values.rounds);
-const repoRoot = path.resolve(benchDir, '..');
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const GOALS = { login: 300, next: 100, filter: 100, search: 150, detail: 100 } as const;
@@ -75,60 +71,6 @@ const SEARCH_SEND_AT_ONCE_AFTER_MS = 500;
 const TERMS = ['andersen', 'bauer', 'castillo', 'dubois', 'eriksson', 'fischer', 'garcia', 'hoffmann', 'jensen', 'kowalski'];
 const MORE_TERMS = ['lopez', 'muller', 'novak', 'obrien', 'petrovic', 'rossi', 'schmidt', 'tanaka', 'usman', 'virtanen', 'weber', 'zhang'];
 const STATUS_CHIPS = ['ProviderError', 'ProviderSent', 'Queued', 'Error', 'Dequeued'];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-async function startBuiltServer(dataDir: string, databaseUrl: string | undefined) {
-  const main = path.join(repoRoot, 'server', 'dist', 'main.js');
-  if (!fs.existsSync(main) || !fs.existsSync(path.join(repoRoot, 'web', 'dist', 'index.html'))) {
-    throw new Error('server/dist or web/dist is missing: run `npm run -s build` first');
-  }
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    SMTP_PORT: 'off',
-    WORKER: 'off',
-    LOG_LEVEL: 'error',
-    OUTBOX_ADMIN_USER: BENCH_ADMIN.username,
-    OUTBOX_ADMIN_PASSWORD: BENCH_ADMIN.password,
-  };
-  delete env.DATABASE_URL;
-  if (databaseUrl) env.DATABASE_URL = databaseUrl;
-  const child = spawn(process.execPath, [main], { cwd: repoRoot, env, stdio: ['ignore', 'inherit', 'inherit'] });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).status === 200) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error('the server did not become healthy in 120 s');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return {
-    baseUrl,
-    pid: child.pid,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 /**
  * In the page: the timestamp of the last click or key, the start of each list request, and `settle(kind,

@@ -6,8 +6,10 @@
  *    per hour, and the row of all applications), plus `--history-days` older days so the table is as large as 13
  *    months would make it, through the product's own upsert (`writeStatistics`). Then times, through the app
  *    (`inject`, the whole HTTP path with an operator's token and an API key), the 30-day hourly answer for every
- *    application, for one application, and the daily one: median and p95 of `--runs` requests each. The size of the
- *    counters table is what matters here, not the number of mails: a read is one row per hour.
+ *    application, for one application, and the daily one: median and p95 of `--runs` requests each, and the CPU
+ *    each request cost on average (this process's, which serves it, and on PostgreSQL the server's backends too,
+ *    from /proc): on a shared, loaded machine the wall time's p95 is mostly the other work's, the CPU much less so.
+ *    The size of the counters table is what matters here, not the number of mails: a read is one row per hour.
  * 2. Counting. A group of 50 new mails (`insertMails`) and a group commit of 50 delivery outcomes
  *    (`applyTransitions` + the recipients' UPDATE), as intake and the worker make them, each timed whole and its
  *    statistics upsert (`writeStatistics`, the one statement counting adds) timed alone inside it; `count µs/mail`
@@ -18,8 +20,9 @@
  *
  *   npx tsx bench/stats.ts [--apps 100] [--days 30] [--history-days 0] [--runs 50] [--mails 2000] [--engine sqlite|postgres|all]
  */
+import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { STATISTICS_COUNTERS, type SubmitMailRequest } from '@outbox/contract';
+import type { SubmitMailRequest } from '@outbox/contract';
 import { buildApp } from '../server/src/app.js';
 import { createAuthService, type ApiKeyPrincipal } from '../server/src/auth/auth.service.js';
 import { ManualClock } from '../server/src/clock.js';
@@ -32,19 +35,13 @@ import type { StatusCountMoves } from '../server/src/mail/transition-types.js';
 import { applyTransitions } from '../server/src/mail/write/apply.js';
 import { moveStatusCounts } from '../server/src/mail/write/counters.js';
 import { insertMails } from '../server/src/mail/write/create.js';
-import {
-  ALL_APPLICATIONS,
-  countLatency,
-  countStatistic,
-  createStatisticsMoves,
-  HOUR_MS,
-  latencyBucketOf,
-} from '../server/src/statistics/statistics-moves.js';
+import { countLatency, countStatistic, createStatisticsMoves, HOUR_MS } from '../server/src/statistics/statistics-moves.js';
 import { writeStatistics } from '../server/src/statistics/statistics.repository.js';
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { prepareJson } from '../server/src/submission/submission-preparation.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, summarize, warnIfBusy, writeResult } from './support/common.js';
-import { createScratchDatabase, postgresReachable } from './support/postgres.js';
+import { createScratchDatabase, postgresBackendCpu, postgresReachable } from './support/postgres.js';
+import { fillCounters } from './support/statistics.js';
 
 const { values } = parseArgs({
   options: {
@@ -66,44 +63,15 @@ const NOW = Date.parse('2026-11-26T10:30:00Z');
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Fills the hours of [from, to) for `apps` applications: random counts, a few latency buckets, as a busy day would. */
-async function fillCounters(store: Store, apiKeyIds: number[], from: number, to: number): Promise<number> {
-  let rows = 0;
-  let seed = 1;
-  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
-  // Ten hours of every application per statement (~1,000 rows: under SQLite's 32,766 parameters).
-  for (let first = from; first < to; first += 10 * HOUR_MS) {
-    const moves = createStatisticsMoves();
-    for (let hour = first; hour < Math.min(to, first + 10 * HOUR_MS); hour += HOUR_MS) {
-      // One count each through the product's functions (the keys and the row of all), the figures set directly.
-      for (const id of apiKeyIds) countStatistic(moves, 'sent', id, hour);
-      for (const move of moves.values()) {
-        if (move.hour !== hour || move.applicationId < 0) continue;
-        const sent = 1 + Math.floor(random() * 200);
-        Object.assign(move.counters, { accepted: sent, sent, failed: random() < 0.3 ? 1 : 0, bounced: random() < 0.2 ? 1 : 0 });
-        for (let i = 0; i < 5; i++) move.latency[latencyBucketOf(random() * 10_000)]! += 1;
-      }
-      // The row of all applications is their sum, as the writer keeps it.
-      const all = moves.get(`${ALL_APPLICATIONS}:${hour}`)!;
-      for (const counter of STATISTICS_COUNTERS) all.counters[counter] = 0;
-      for (const move of moves.values()) {
-        if (move.hour !== hour || move === all) continue;
-        for (const counter of STATISTICS_COUNTERS) all.counters[counter] += move.counters[counter];
-        move.latency.forEach((n, i) => (all.latency[i]! += n));
-      }
-    }
-    rows += moves.size;
-    await store.db.transaction().execute((trx) => writeStatistics(trx, moves));
-  }
-  return rows;
-}
+/** A query's wall times, and its CPU per request in ms: this process's (it serves the request) and the store server's (PostgreSQL). */
+type QueryTiming = ReturnType<typeof summarize> & { cpuMs: number; storeCpuMs: number | null; bytes: number };
 
 interface QueryFigures {
   tableRows: number;
   fillMs: number;
-  allHourly: ReturnType<typeof summarize>;
-  oneHourly: ReturnType<typeof summarize>;
-  allDaily: ReturnType<typeof summarize>;
+  allHourly: QueryTiming;
+  oneHourly: QueryTiming;
+  allDaily: QueryTiming;
 }
 
 async function measureQuery(store: Store): Promise<QueryFigures> {
@@ -132,19 +100,36 @@ async function measureQuery(store: Store): Promise<QueryFigures> {
         .executeTakeFirst())!.n,
     );
     const range = `from=${new Date(end - DAYS * 24 * HOUR_MS).toISOString()}&to=${new Date(end).toISOString()}`;
-    const time = async (key: string, query: string, buckets: number) => {
+    const time = async (key: string, query: string, buckets: number): Promise<QueryTiming> => {
       const samples: number[] = [];
+      let cpuUs = 0;
+      let bytes = 0;
+      let storeCpu: (() => Promise<number | undefined>) | undefined;
       for (let run = 0; run < RUNS + 3; run++) {
+        // The first requests compile the route's schemas: neither their time nor their CPU counts.
+        if (run === 3 && store.engine === 'postgres') storeCpu = await postgresBackendCpu(store.db);
+        const cpu = process.cpuUsage();
         const started = performance.now();
         const response = await app.inject({ method: 'GET', url: `/api/v1/stats?${query}`, headers: { authorization: `Token ${key}` } });
         const elapsed = performance.now() - started;
+        const used = process.cpuUsage(cpu);
         if (response.statusCode !== 200) throw new Error(`GET /api/v1/stats?${query}: ${response.statusCode} ${response.body}`);
+        bytes = response.rawPayload.length;
         const answer = response.json() as { data: Array<{ buckets: unknown[]; totals: { sent: number } }> };
         if (answer.data[0]!.buckets.length !== buckets || answer.data[0]!.totals.sent === 0)
           throw new Error(`unexpected answer to ${query}`);
-        if (run >= 3) samples.push(elapsed); // the first requests compile the route's schemas
+        if (run >= 3) {
+          samples.push(elapsed);
+          cpuUs += used.user + used.system;
+        }
       }
-      return summarize(samples);
+      const storeMs = storeCpu ? await storeCpu() : undefined;
+      return {
+        ...summarize(samples),
+        cpuMs: cpuUs / 1000 / RUNS,
+        storeCpuMs: storeMs === undefined ? null : storeMs / RUNS,
+        bytes,
+      };
     };
     return {
       tableRows,
@@ -312,7 +297,17 @@ for (const engine of engines) {
           ['one application (API key), hourly', q.oneHourly],
           ['all applications, daily', q.allDaily],
         ] as const)
-          queryRows.push([engine, q.tableRows, name, s.p50.toFixed(2), s.p95.toFixed(2), s.p50 <= 20 ? 'yes' : 'NO']);
+          queryRows.push([
+            engine,
+            q.tableRows,
+            name,
+            s.p50.toFixed(2),
+            s.p95.toFixed(2),
+            s.p95 <= 20 ? 'yes' : 'NO',
+            s.cpuMs.toFixed(2),
+            s.storeCpuMs === null ? '' : s.storeCpuMs.toFixed(2),
+            s.bytes,
+          ]);
       } else {
         const c = await measureCost(store);
         results[`${engine}.cost`] = c;
@@ -338,7 +333,26 @@ for (const engine of engines) {
     }
   }
 }
-printTable(['engine', 'table rows', `${DAYS}-day query`, 'p50 ms', 'p95 ms', '≤ 20 ms'], queryRows);
+printTable(
+  [
+    'engine',
+    'table rows',
+    `${DAYS}-day query`,
+    'p50 ms',
+    'p95 ms',
+    'p95 ≤ 20 ms',
+    'CPU ms/request',
+    'PostgreSQL CPU ms/request',
+    'answer bytes',
+  ],
+  queryRows,
+);
+console.log(
+  `load average after: ${os
+    .loadavg()
+    .map((v) => v.toFixed(2))
+    .join('/')}`,
+);
 printTable(
   ['engine', 'group of 50', 'tx ms', 'upsert ms', 'tx CPU µs/mail', 'upsert CPU µs/mail', 'count µs/mail', 'statistics / rest of tx'],
   costRows,

@@ -58,6 +58,16 @@ export async function createScratchDatabase(label: string): Promise<ScratchDatab
   return { name, url: urlFor(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined) };
 }
 
+/**
+ * A copy of the database `from` (`create database … template …`: it must have no other connection meanwhile), for a
+ * run that writes to a kept store without changing it; drop() removes the copy.
+ */
+export async function copyDatabase(from: string, label: string): Promise<ScratchDatabase> {
+  const name = `outbox_bench_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${crypto.randomBytes(3).toString('hex')}`;
+  await adminQuery(`create database ${name} template ${from.replace(/[^a-z0-9_]/gi, '')}`);
+  return { name, url: urlFor(name), drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined) };
+}
+
 /** A database kept between runs under a fixed name (the list benchmark's filled store). */
 export async function namedDatabase(name: string): Promise<{ url: string; existed: boolean; drop(): Promise<void> }> {
   const found = await adminQuery(`select 1 from pg_database where datname = '${name.replace(/'/g, "''")}'`);

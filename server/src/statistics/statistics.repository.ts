@@ -6,7 +6,7 @@ import { CompiledQuery, sql } from 'kysely';
 import { LATENCY_BUCKET_COUNT, STATISTICS_COUNTERS, type StatisticsCounter } from '@outbox/contract';
 import { PREPARED, type DbOrTrx } from '../store/connection.js';
 import { engineOf } from '../store/statement-batch.js';
-import { sortedStatisticsMoves, type StatisticsMoves } from './statistics-moves.js';
+import { HOUR_MS, sortedStatisticsMoves, type StatisticsMoves } from './statistics-moves.js';
 
 const LATENCY_COLUMNS = Array.from({ length: LATENCY_BUCKET_COUNT }, (_, i) => `latency_${String(i).padStart(2, '0')}`);
 const VALUE_COLUMNS = [...STATISTICS_COUNTERS, ...LATENCY_COLUMNS];
@@ -57,42 +57,52 @@ export async function writeStatistics(db: DbOrTrx, moves: StatisticsMoves): Prom
   await db.executeQuery(CompiledQuery.raw(text, rows.flat()));
 }
 
-/** One stored hour of one application (or of all, -1): the eight counters (STATISTICS_COUNTERS' order), then the latency buckets. */
-export interface StatisticsHourRow {
-  hour: number;
+/** One bucket of one application (or of all, -1): its start, then the eight counters (STATISTICS_COUNTERS' order) and the latency buckets, summed over its hours. */
+export interface StatisticsBucketRow {
+  start: number;
   values: number[];
 }
 
-/** Where each counter and latency bucket sits in `StatisticsHourRow.values`. */
+/** Where each counter and latency bucket sits in `StatisticsBucketRow.values`. */
 export const COUNTER_INDEX = Object.fromEntries(STATISTICS_COUNTERS.map((c, i) => [c, i])) as Record<StatisticsCounter, number>;
 export const LATENCY_OFFSET = STATISTICS_COUNTERS.length;
 
 /**
- * The values of a row as one JSON array: better-sqlite3 builds an object of 30 properties per row slowly (720 rows:
- * ~9 ms against ~2 ms for the array, bench/stats.ts), and PostgreSQL's driver parses json itself. The engines
- * spell it differently; this is the one place.
+ * The buckets of one application (an API key's id, 0 for none, -1 for all together) in [fromHour, toHour), oldest
+ * first, each the sum of its stored hours (`bucketMs`: an hour, or a UTC day), only those that counted anything: a
+ * range of the unique (application_id, hour) index. The engine sums a day's hours itself and answers every bucket in
+ * one JSON document, `[[start, ...values], ...]`, parsed once: a row per hour cost a row object and a parse each (720
+ * for 30 days; better-sqlite3 builds an object of 30 properties slowly), and a daily answer read 24 times the rows
+ * it needed (bench/stats.ts). The engines spell it differently; this is the one place.
  */
-const valuesArray = (engine: 'sqlite' | 'postgres') =>
-  sql.raw(`${engine === 'postgres' ? 'json_build_array' : 'json_array'}(${VALUE_COLUMNS.join(', ')})`);
-
-/**
- * The hours of one application (an API key's id, 0 for none, -1 for all together) in [fromHour, toHour), oldest
- * first: a range of the unique (application_id, hour) index, one row per hour that counted anything.
- */
-export async function listStatisticsHours(
+export async function listStatisticsBuckets(
   db: DbOrTrx,
   applicationId: number,
   fromHour: number,
   toHour: number,
-): Promise<StatisticsHourRow[]> {
-  const { rows } = await sql<{ hour: number | string; v: string | unknown[] }>`
-    select hour, ${valuesArray(engineOf(db))} as v from statistics_hourly
-    where application_id = ${applicationId} and hour >= ${fromHour} and hour < ${toHour}
-    order by application_id, hour`.execute(db);
-  return rows.map((row) => {
-    const values = (typeof row.v === 'string' ? JSON.parse(row.v) : row.v) as unknown[];
-    return { hour: Number(row.hour), values: values.map(Number) };
-  });
+  bucketMs: number,
+): Promise<StatisticsBucketRow[]> {
+  const postgres = engineOf(db) === 'postgres';
+  const hourly = bucketMs === HOUR_MS;
+  // A bucket's start: the hour itself, or the hours' common start (bucketMs is a whole number of hours; integer
+  // division on both engines, as `hour` is an integer).
+  const start = hourly ? sql.raw('hour') : sql.raw(`hour / ${Number(bucketMs)} * ${Number(bucketMs)}`);
+  const array = `${postgres ? 'json_build_array' : 'json_array'}(b, ${VALUE_COLUMNS.join(', ')})`;
+  // In no particular order: the rows are sorted below, where sorting rows that came in order costs nothing (an
+  // ORDER BY in the aggregate sorted them again in the store: SQLite's plan showed a temporary B-tree for it).
+  const aggregate = sql.raw(postgres ? `json_agg(${array})` : `json_group_array(${array})`);
+  const { rows } = await sql<{ v: string | unknown[] | null }>`
+    select ${aggregate} as v from (
+      select ${start} as b, ${sql.raw(hourly ? VALUE_COLUMNS.join(', ') : VALUE_COLUMNS.map((c) => `sum(${c}) as ${c}`).join(', '))}
+      from statistics_hourly
+      where application_id = ${applicationId} and hour >= ${fromHour} and hour < ${toHour}
+      ${hourly ? sql`` : sql`group by b`}
+    ) buckets`.execute(db);
+  const document = rows[0]?.v ?? null;
+  if (document === null) return []; // json_agg of no rows
+  // JSON numbers, exact: a counter stays far below 2^53.
+  const buckets = (typeof document === 'string' ? JSON.parse(document) : document) as number[][];
+  return buckets.map((bucket) => ({ start: bucket[0]!, values: bucket.slice(1) })).sort((a, b) => a.start - b.start);
 }
 
 /** The API key's name, or undefined when no key has that id (any more). */

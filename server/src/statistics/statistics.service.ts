@@ -2,13 +2,15 @@
  * The statistics of `GET /api/v1/stats` (docs/api.md#statistics-get-apiv1stats) and their retention. The counters
  * are written by the one writer with the change they count (statistics-moves.ts, mail/write/apply.ts); this reads
  * one row per hour of one application (or of all together), so a 30-day range is 720 rows whatever the number of
- * mails or applications, and turns them into buckets, totals, latency percentiles and the rates the alert rules use.
+ * mails or applications, summed by the store into the range's buckets, and turns those into the answer's buckets,
+ * totals, latency percentiles and the rates the alert rules use.
  */
 import {
   LATENCY_BUCKET_BOUNDS_MS,
   LATENCY_BUCKET_COUNT,
   STATISTICS_MAX_RANGE_DAYS,
   type Statistics,
+  type StatisticsBucket,
   type StatisticsCounter,
   type StatisticsLatency,
   type StatisticsQuery,
@@ -24,7 +26,7 @@ import {
   deleteStatisticsBefore,
   findApplicationName,
   LATENCY_OFFSET,
-  listStatisticsHours,
+  listStatisticsBuckets,
 } from './statistics.repository.js';
 
 const DAY_MS = 24 * HOUR_MS;
@@ -48,18 +50,12 @@ const countsOf = (values: readonly number[]): Counts => ({
   dequeued: values[COUNTER_INDEX.dequeued]!,
 });
 
-/**
- * The latency below which a share `q` of the histogram's mails fall: the bucket holding that rank, read linearly
- * between its bounds (as Prometheus's histogram_quantile does); the bucket beyond the last bound answers its lower
- * bound. null for an empty histogram. Exported for its unit test.
- */
-export function latencyPercentile(histogram: readonly number[], q: number): number | null {
-  const total = histogram.reduce((a, b) => a + b, 0);
-  if (total === 0) return null;
+/** The rank `q * total` read in the histogram at values[offset…]: see latencyPercentile. */
+function percentileAt(values: readonly number[], offset: number, total: number, q: number): number | null {
   const rank = q * total;
   let below = 0;
-  for (let i = 0; i < histogram.length; i++) {
-    const n = histogram[i]!;
+  for (let i = 0; i < LATENCY_BUCKET_COUNT; i++) {
+    const n = values[offset + i]!;
     if (n > 0 && below + n >= rank) {
       const lower = i === 0 ? 0 : LATENCY_BUCKET_BOUNDS_MS[i - 1]!;
       const upper = LATENCY_BUCKET_BOUNDS_MS[i];
@@ -71,12 +67,24 @@ export function latencyPercentile(histogram: readonly number[], q: number): numb
   return null;
 }
 
+/**
+ * The latency below which a share `q` of the histogram's mails fall: the bucket holding that rank, read linearly
+ * between its bounds (as Prometheus's histogram_quantile does); the bucket beyond the last bound answers its lower
+ * bound. null for an empty histogram. Exported for its unit test.
+ */
+export function latencyPercentile(histogram: readonly number[], q: number): number | null {
+  const total = histogram.reduce((a, b) => a + b, 0);
+  return total === 0 ? null : percentileAt(histogram, 0, total, q);
+}
+
 const NO_LATENCY: StatisticsLatency = { count: 0, p50Ms: null, p95Ms: null };
 
-function latencyOf(histogram: readonly number[]): StatisticsLatency {
-  const count = histogram.reduce((a, b) => a + b, 0);
+/** The latency of the histogram at values[offset…] (a bucket's values or the totals, read in place). */
+function latencyOf(values: readonly number[], offset: number): StatisticsLatency {
+  let count = 0;
+  for (let i = 0; i < LATENCY_BUCKET_COUNT; i++) count += values[offset + i]!;
   if (count === 0) return NO_LATENCY;
-  return { count, p50Ms: latencyPercentile(histogram, 0.5), p95Ms: latencyPercentile(histogram, 0.95) };
+  return { count, p50Ms: percentileAt(values, offset, count, 0.5), p95Ms: percentileAt(values, offset, count, 0.95) };
 }
 
 /** The rates of the alert rules (alerts/rates.ts), from the counters. */
@@ -85,6 +93,24 @@ function ratesOf(counts: Counts): StatisticsRates {
     bounce: bounceRate(counts.bounced + counts.complained, counts.sent),
     complaint: complaintRate(counts.complained, counts.sent),
     failure: failureRate(counts.failed, counts.sent),
+  };
+}
+
+/** One bucket of the answer from its values (counters, then the histogram), as one literal: it runs 720 times for 30 days of hours. */
+function bucketOf(start: number, values: readonly number[]): StatisticsBucket {
+  const counts = countsOf(values);
+  return {
+    start: new Date(start).toISOString(),
+    accepted: counts.accepted,
+    sent: counts.sent,
+    deferred: counts.deferred,
+    failed: counts.failed,
+    bounced: counts.bounced,
+    complained: counts.complained,
+    suppressed: counts.suppressed,
+    dequeued: counts.dequeued,
+    latency: latencyOf(values, LATENCY_OFFSET),
+    rates: ratesOf(counts),
   };
 }
 
@@ -140,22 +166,21 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
     const start = Math.floor(from / size) * size;
     const end = Math.ceil(to / size) * size;
     const { rowId, shown } = await applicationOf(query.application, reader);
-    const rows = await listStatisticsHours(store.db, rowId, start, end);
+    const rows = await listStatisticsBuckets(store.db, rowId, start, end, size);
 
-    // Sums over plain arrays of numbers: 720 rows (30 days of hours) are summed in well under a millisecond.
+    // The store summed each bucket's hours: a bucket is one row, or none when nothing was counted in it.
     const width = LATENCY_OFFSET + LATENCY_BUCKET_COUNT;
+    const empty = new Array<number>(width).fill(0);
     const total = new Array<number>(width).fill(0);
     const buckets: Statistics['buckets'] = [];
     let next = 0;
     for (let at = start; at < end; at += size) {
-      const sum = new Array<number>(width).fill(0);
-      while (next < rows.length && rows[next]!.hour < at + size) {
-        const values = rows[next++]!.values;
-        for (let i = 0; i < width; i++) sum[i]! += values[i] ?? 0;
+      let values = empty;
+      if (next < rows.length && rows[next]!.start < at + size) {
+        values = rows[next++]!.values;
+        for (let i = 0; i < width; i++) total[i]! += values[i]!;
       }
-      for (let i = 0; i < width; i++) total[i]! += sum[i]!;
-      const counts = countsOf(sum);
-      buckets.push({ start: new Date(at).toISOString(), ...counts, latency: latencyOf(sum.slice(LATENCY_OFFSET)), rates: ratesOf(counts) });
+      buckets.push(bucketOf(at, values));
     }
     const totals = countsOf(total);
     const histogram = total.slice(LATENCY_OFFSET);
@@ -167,7 +192,7 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
       buckets,
       totals: {
         ...totals,
-        latency: latencyOf(histogram),
+        latency: latencyOf(total, LATENCY_OFFSET),
         rates: ratesOf(totals),
         latencyHistogram: histogram.map((count, i) => ({ upToMs: LATENCY_BUCKET_BOUNDS_MS[i] ?? null, count })),
       },

@@ -90,7 +90,7 @@ export const applicationsQuery = (token: string) =>
  * How often, at most, mail changes reported live ask for the Overview's figures again (docs/console.md §10.21): the
  * charts are one call; the applications' figures are a call per application, so they follow more slowly.
  */
-export const LIVE_REFRESH_MS = { statistics: 2_000, perApplication: 10_000 } as const;
+export const LIVE_REFRESH_MS: Readonly<{ statistics: number; perApplication: number }> = { statistics: 2_000, perApplication: 10_000 };
 
 /** `run` at most once every `everyMs`: the first call runs at once, later ones wait for the period's end. */
 function throttle(run: () => void, everyMs: number, now: () => number): { call: () => void; stop: () => void } {
