@@ -6,17 +6,15 @@
  */
 import path from 'node:path';
 import { expect, test } from '../support/fixtures';
+import { SCHEMES, SIZES } from '../support/looks';
 
 const dir = path.join(import.meta.dirname, '..', 'test-results', 'screenshots');
 
 test.describe('Screenshots', () => {
   test.describe.configure({ timeout: 180_000 });
 
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const [width, height] of [
-      [1440, 900],
-      [1024, 700],
-    ] as const) {
+  for (const scheme of SCHEMES) {
+    for (const [width, height] of SIZES) {
       test(`list, filters and drawer at ${width}×${height}, ${scheme}`, async ({ app, page }) => {
         await page.emulateMedia({ colorScheme: scheme });
         await page.setViewportSize({ width, height });
