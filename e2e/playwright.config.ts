@@ -9,6 +9,8 @@ const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export default defineConfig({
   testDir: './specs',
+  // The seeded stores the servers start from, made once a run (support/server.ts).
+  globalSetup: './support/global-setup.ts',
   outputDir: './test-results',
   // The tests change the server's data (dequeue, delete), so each worker has a server of its own
   // (support/fixtures.ts) and runs whole files, their tests in order. Two workers: most of a test is waiting on

@@ -4,16 +4,8 @@
  * application revoked after a confirmation, and the same key refused with 401; axe clean with the panel open,
  * in light and dark.
  */
-import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
-}
 
 test.describe('Applications', () => {
   test.describe.configure({ timeout: 120_000 });
@@ -58,7 +50,7 @@ test.describe('Applications', () => {
     const row = panel.getByRole('region', { name: 'Applications' }).getByRole('row').filter({ hasText: name });
     await expect(row).toContainText('Active');
     await expect(row).toContainText('e2e-admin');
-    expect(await seriousViolations(page), 'panel with a new key').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'panel with a new key').toEqual([]);
     await panel.getByRole('button', { name: 'Done' }).click();
     await expect(keyText).toHaveCount(0);
 
@@ -80,7 +72,7 @@ test.describe('Applications', () => {
     expect(second.status).toBe(202);
     submitted.push(second.body.data![0]!.id);
     await row.getByRole('button', { name: `Revoke ${name}` }).click();
-    expect(await seriousViolations(page), 'revoke confirmation').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'revoke confirmation').toEqual([]);
     await row.getByRole('button', { name: 'Revoke', exact: true }).click();
     await expect(panel.getByText(`${name} revoked: its key is refused from now on.`)).toBeVisible();
     await expect(row).toContainText('Revoked');
@@ -103,7 +95,7 @@ test.describe('Applications', () => {
       await expect(row).toBeVisible();
       await row.getByRole('button', { name: /^Rotate the key of / }).click();
       await expect(row.getByLabel('Old key keeps working for')).toBeVisible();
-      expect(await seriousViolations(page), `rotate form ${scheme}`).toEqual([]);
+      expect(await axeViolations(page, { include: '[role="dialog"]' }), `rotate form ${scheme}`).toEqual([]);
       await page.screenshot({ path: test.info().outputPath(`applications-${scheme}.png`) });
       await row.getByRole('button', { name: 'Cancel' }).click();
       await page.keyboard.press('Escape');

@@ -5,7 +5,7 @@
  * bulk actions and API key creation are all there.
  */
 import { readFile } from 'node:fs/promises';
-import AxeBuilder from '@axe-core/playwright';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
 import type { ApiCall } from '../support/traffic';
 
@@ -62,12 +62,7 @@ test.describe('Audit log', () => {
       '55 done · 5 skipped (queued 5)',
     ]);
     expect((await cells(2)).slice(1)).toEqual([env.username, 'mail.dequeue', `#${mails[54]!.id}`, 'Queued → Dequeued']);
-    expect(
-      await new AxeBuilder({ page })
-        .include('[role="dialog"]')
-        .analyze()
-        .then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id)),
-    ).toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' })).toEqual([]);
     await page.screenshot({ path: test.info().outputPath('audit-panel.png') });
 
     // Keyset paging: the next page continues where the first ended, without repeats.

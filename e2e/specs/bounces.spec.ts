@@ -9,9 +9,9 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
 import type { Mail, MailDetail } from '@outbox/contract';
+import { axeViolations } from '../support/axe';
 import { expect as baseExpect, test } from '../support/fixtures';
 import { freePort, startServer, type RunningServer } from '../support/server';
 import { sendOverSmtp } from '../support/smtp';
@@ -165,11 +165,7 @@ test.describe('Bounces in the console (a server of its own: worker, BOUNCE_DOMAI
 
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
-      expect(
-        results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id),
-        scheme,
-      ).toEqual([]);
+      expect(await axeViolations(page, { include: '[role="dialog"]' }), scheme).toEqual([]);
       await recipients.scrollIntoViewIfNeeded();
       await page.screenshot({ path: test.info().outputPath(`drawer-bounce-${scheme}.png`) });
     }

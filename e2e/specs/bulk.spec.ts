@@ -3,10 +3,9 @@
  * dry run naming what will move and what will be skipped), the outcome line, "select all N matching" (the filter
  * form with expectedCount) and its 409. Each test acts only on mails it submits itself, found by a search word.
  */
-import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
 import { Status } from '../support/api';
 import type { ConsolePage } from '../support/console';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
 import { isList, type ApiCall } from '../support/traffic';
 
@@ -30,13 +29,6 @@ async function search(app: ConsolePage, word: string, rows: number) {
   // The grid counts the header and every row of the page (its body mounts only the rows in view).
   await expect(app.table).toHaveAttribute('aria-rowcount', String(rows + 1));
   return list;
-}
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
 }
 
 test.describe('Bulk actions', () => {
@@ -90,7 +82,7 @@ test.describe('Bulk actions', () => {
     expect(JSON.parse(dry.payload!)).toEqual({ action: 'dequeue', ids: expect.arrayContaining(mails.map((m) => m.id)), dryRun: true });
     expect(dry.headers.authorization).toMatch(/^Token /);
     expect(await api.list({ q: word, status: Status.Queued })).toMatchObject({ meta: { total: 2 } });
-    expect(await seriousViolations(page), 'the open confirmation').toEqual([]);
+    expect(await axeViolations(page), 'the open confirmation').toEqual([]);
 
     // Focus is trapped: Tab from the last button comes back to the first.
     await expect(dialog.getByRole('button', { name: 'Cancel' })).toBeFocused();

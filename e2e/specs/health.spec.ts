@@ -7,19 +7,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
+import { forEachLook } from '../support/looks';
 import { repoRoot, startServer } from '../support/server';
 import type { ApiCall } from '../support/traffic';
 
 const isHealth = (call: ApiCall) => call.method === 'GET' && call.path === '/api/v1/queue/health';
 const screenshots = path.join(import.meta.dirname, '..', 'test-results', 'screenshots');
-
-async function seriousViolations(page: Page, selector: string): Promise<string[]> {
-  const axe = await new AxeBuilder({ page }).include(selector).analyze();
-  return axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
-}
 
 test.describe('Queue health strip', () => {
   test.describe.configure({ timeout: 180_000 });
@@ -60,7 +55,7 @@ test.describe('Queue health strip', () => {
     await expect(figure('Due now')).toHaveText('Due now1');
     await expect(figure('Oldest Queued')).toContainText(/\d+ (s|min|h|d)/);
     expect(traffic.count(isHealth)).toBeGreaterThanOrEqual(2);
-    expect(await seriousViolations(page, '.health')).toEqual([]);
+    expect(await axeViolations(page, { include: '.health' })).toEqual([]);
     await page.screenshot({ path: test.info().outputPath('health-alarm.png') });
 
     // Dequeued, it is no longer due: the alarm goes at the next poll.
@@ -101,7 +96,7 @@ test.describe('Queue health strip', () => {
     await expect(cells.nth(4)).toHaveText('0.3.0');
     await expect(cells.nth(6)).toHaveText(/^\d+ s ago$/);
     await expect(cells.nth(7)).toHaveText('—');
-    expect(await seriousViolations(page, '.instances')).toEqual([]);
+    expect(await axeViolations(page, { include: '.instances' })).toEqual([]);
     await page.keyboard.press('Escape');
     await expect(dialog).toHaveCount(0);
     await expect(opener).toBeFocused();
@@ -147,21 +142,14 @@ test.describe('Queue health strip', () => {
 
       const dialog = page.getByRole('dialog', { name: 'Instances' });
       const workerRow = dialog.getByRole('row').filter({ has: page.getByRole('cell', { name: 'worker', exact: true }) });
-      for (const scheme of ['light', 'dark'] as const) {
-        for (const [width, height] of [
-          [1440, 900],
-          [1024, 700],
-        ] as const) {
-          await page.emulateMedia({ colorScheme: scheme });
-          await page.setViewportSize({ width, height });
-          await page.screenshot({ path: path.join(screenshots, `health-strip-workers-${width}-${scheme}.png`) });
-          await strip.getByRole('button', { name: '1 worker' }).click();
-          await expect(dialog.getByText('2 live instances · 1 worker')).toBeVisible();
-          await expect(workerRow.getByRole('cell').nth(1)).toHaveText('Live');
-          await page.screenshot({ path: path.join(screenshots, `instances-${width}-${scheme}.png`) });
-          await page.keyboard.press('Escape');
-        }
-      }
+      await forEachLook(page, async ({ scheme, width }) => {
+        await page.screenshot({ path: path.join(screenshots, `health-strip-workers-${width}-${scheme}.png`) });
+        await strip.getByRole('button', { name: '1 worker' }).click();
+        await expect(dialog.getByText('2 live instances · 1 worker')).toBeVisible();
+        await expect(workerRow.getByRole('cell').nth(1)).toHaveText('Live');
+        await page.screenshot({ path: path.join(screenshots, `instances-${width}-${scheme}.png`) });
+        await page.keyboard.press('Escape');
+      });
 
       // The view stays open while the worker dies without a goodbye.
       await page.emulateMedia({ colorScheme: 'light' });
@@ -179,31 +167,17 @@ test.describe('Queue health strip', () => {
       // (measured 15.2–18.0 s at load 20).
       expect(seconds).toBeLessThan(25);
       await expect(dialog.getByText('1 live instance · no worker running · 1 stale')).toBeVisible();
-      expect(await seriousViolations(page, '.instances')).toEqual([]);
+      expect(await axeViolations(page, { include: '.instances' })).toEqual([]);
 
-      for (const scheme of ['light', 'dark'] as const) {
-        for (const [width, height] of [
-          [1440, 900],
-          [1024, 700],
-        ] as const) {
-          await page.emulateMedia({ colorScheme: scheme });
-          await page.setViewportSize({ width, height });
-          await page.screenshot({ path: path.join(screenshots, `instances-stale-${width}-${scheme}.png`) });
-        }
-      }
-      expect(await seriousViolations(page, '.instances'), 'dark').toEqual([]);
+      await forEachLook(page, async ({ scheme, width }) => {
+        await page.screenshot({ path: path.join(screenshots, `instances-stale-${width}-${scheme}.png`) });
+      });
+      expect(await axeViolations(page, { include: '.instances' }), 'dark').toEqual([]);
       await page.keyboard.press('Escape');
-      for (const scheme of ['light', 'dark'] as const) {
-        for (const [width, height] of [
-          [1440, 900],
-          [1024, 700],
-        ] as const) {
-          await page.emulateMedia({ colorScheme: scheme });
-          await page.setViewportSize({ width, height });
-          await page.screenshot({ path: path.join(screenshots, `health-strip-no-worker-${width}-${scheme}.png`) });
-        }
-      }
-      expect(await seriousViolations(page, '.health'), 'the strip, dark').toEqual([]);
+      await forEachLook(page, async ({ scheme, width }) => {
+        await page.screenshot({ path: path.join(screenshots, `health-strip-no-worker-${width}-${scheme}.png`) });
+      });
+      expect(await axeViolations(page, { include: '.health' }), 'the strip, dark').toEqual([]);
     } finally {
       if (worker && worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
       await second.stop();

@@ -6,16 +6,10 @@
  * down", which opens the view. Relay health (`GET /api/v1/relays/health`) may not exist on this server: the view
  * shows Unknown then, and this spec accepts either.
  */
-import AxeBuilder from '@axe-core/playwright';
-import type { APIRequestContext, Page } from '@playwright/test';
+import type { APIRequestContext } from '@playwright/test';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
-}
+import { forEachLook } from '../support/looks';
 
 /** The API behind the console's back, for the screenshots' scenery and for leaving the server as it was found. */
 function relaysApi(request: APIRequestContext, token: string) {
@@ -69,7 +63,7 @@ test.describe('Relays', () => {
     await expect(form.getByLabel('Password')).toHaveAttribute('type', 'password');
     await form.getByLabel('Password').fill(password);
     await form.getByLabel('Per second (empty: no limit)').fill('20');
-    expect(await seriousViolations(page), 'new relay form').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'new relay form').toEqual([]);
     await form.getByRole('button', { name: 'Add relay' }).click();
     await expect(view.getByText(`Relay ${name} added.`)).toBeVisible();
     const relayRow = table.getByRole('row').filter({ hasText: name });
@@ -77,7 +71,7 @@ test.describe('Relays', () => {
     // "Limit 20/s" without relay health, "— of 20/s" with it.
     await expect(relayRow).toContainText(/(Limit|of) 20\/s/);
     expect(await page.content()).not.toContain(password);
-    expect(await seriousViolations(page), 'relay list').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'relay list').toEqual([]);
 
     // A route through the editor: recipients under *.example.de go to the new relay, then the default one.
     await view.getByRole('tab', { name: 'Routes' }).click();
@@ -89,7 +83,7 @@ test.describe('Relays', () => {
     await rule.getByRole('combobox', { name: 'Primary relay', exact: true }).selectOption(name);
     await rule.getByRole('button', { name: /^Add a fallback to rule \d+$/ }).click();
     await expect(rule.getByRole('combobox', { name: 'Fallback 1', exact: true })).toHaveValue('default');
-    expect(await seriousViolations(page), 'routes editor').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'routes editor').toEqual([]);
     await editor.getByRole('button', { name: 'Save routes' }).click();
     await expect(editor.getByText(/^Routes saved: \d+ rules?\.$/)).toBeVisible();
 
@@ -149,39 +143,30 @@ test.describe('Relays', () => {
     ]);
     try {
       await app.login();
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        for (const [width, height] of [
-          [1440, 900],
-          [1024, 700],
-        ] as const) {
-          await page.setViewportSize({ width, height });
-          await page.getByRole('button', { name: 'Relays', exact: true }).click();
-          const view = page.getByRole('dialog', { name: 'Relays' });
-          await expect(view.getByRole('table', { name: 'Relay list' }).getByRole('row').filter({ hasText: 'ses-us' })).toBeVisible();
-          // The health's first answer (or its 404) is in: no row says Checking….
-          await expect(view.getByText('Checking…')).toHaveCount(0);
-          // axe at one size a scheme: the sizes change the layout, not the colours or the names.
-          if (width === 1440) expect(await seriousViolations(page), `relays ${scheme}`).toEqual([]);
-          await page.screenshot({ path: test.info().outputPath(`relays-${scheme}-${width}.png`) });
+      await forEachLook(page, async ({ scheme, width }) => {
+        await page.getByRole('button', { name: 'Relays', exact: true }).click();
+        const view = page.getByRole('dialog', { name: 'Relays' });
+        await expect(view.getByRole('table', { name: 'Relay list' }).getByRole('row').filter({ hasText: 'ses-us' })).toBeVisible();
+        // The health's first answer (or its 404) is in: no row says Checking….
+        await expect(view.getByText('Checking…')).toHaveCount(0);
+        // axe at one size a scheme: the sizes change the layout, not the colours or the names.
+        if (width === 1440) expect(await axeViolations(page, { include: '[role="dialog"]' }), `relays ${scheme}`).toEqual([]);
+        await page.screenshot({ path: test.info().outputPath(`relays-${scheme}-${width}.png`) });
 
-          await view.getByRole('button', { name: 'Edit sendgrid-eu' }).click();
-          await expect(view.getByRole('form', { name: 'Edit sendgrid-eu' })).toBeVisible();
-          // axe at one size a scheme: the sizes change the layout, not the colours or the names.
-          if (width === 1440) expect(await seriousViolations(page), `edit form ${scheme}`).toEqual([]);
-          await page.screenshot({ path: test.info().outputPath(`relays-edit-${scheme}-${width}.png`) });
-          await view.getByRole('button', { name: 'Cancel' }).click();
+        await view.getByRole('button', { name: 'Edit sendgrid-eu' }).click();
+        await expect(view.getByRole('form', { name: 'Edit sendgrid-eu' })).toBeVisible();
+        if (width === 1440) expect(await axeViolations(page, { include: '[role="dialog"]' }), `edit form ${scheme}`).toEqual([]);
+        await page.screenshot({ path: test.info().outputPath(`relays-edit-${scheme}-${width}.png`) });
+        await view.getByRole('button', { name: 'Cancel' }).click();
 
-          await view.getByRole('tab', { name: 'Routes' }).click();
-          const editor = view.getByRole('form', { name: 'Routes' });
-          await expect(editor.getByRole('group', { name: 'Rule 2' })).toBeVisible();
-          // axe at one size a scheme: the sizes change the layout, not the colours or the names.
-          if (width === 1440) expect(await seriousViolations(page), `routes ${scheme}`).toEqual([]);
-          await page.screenshot({ path: test.info().outputPath(`routes-${scheme}-${width}.png`) });
-          await page.keyboard.press('Escape');
-          await expect(view).toHaveCount(0);
-        }
-      }
+        await view.getByRole('tab', { name: 'Routes' }).click();
+        const editor = view.getByRole('form', { name: 'Routes' });
+        await expect(editor.getByRole('group', { name: 'Rule 2' })).toBeVisible();
+        if (width === 1440) expect(await axeViolations(page, { include: '[role="dialog"]' }), `routes ${scheme}`).toEqual([]);
+        await page.screenshot({ path: test.info().outputPath(`routes-${scheme}-${width}.png`) });
+        await page.keyboard.press('Escape');
+        await expect(view).toHaveCount(0);
+      });
     } finally {
       await server.putRoutes([]);
       await server.remove(eu);
@@ -204,11 +189,7 @@ test.describe('Relays', () => {
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await expect(relayDown).toBeVisible();
-      const results = await new AxeBuilder({ page }).include('.health').analyze();
-      expect(
-        results.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id),
-        scheme,
-      ).toEqual([]);
+      expect(await axeViolations(page, { include: '.health' }), scheme).toEqual([]);
       await page.screenshot({
         path: test.info().outputPath(`strip-relay-down-${scheme}.png`),
         clip: { x: 0, y: 0, width: 1280, height: 200 },

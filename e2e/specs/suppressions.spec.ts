@@ -6,9 +6,10 @@
  * panel showed. axe clean with the panel open, in light and dark, at 1440×900 and 1024×700 (screenshots).
  */
 import { readFile } from 'node:fs/promises';
-import AxeBuilder from '@axe-core/playwright';
 import type { Page } from '@playwright/test';
+import { axeViolations } from '../support/axe';
 import { expect as baseExpect, test } from '../support/fixtures';
+import { forEachLook } from '../support/looks';
 import type { ApiCall, Traffic } from '../support/traffic';
 
 // This machine is shared and loaded (load average near 30 measured while writing this): waits are generous, and
@@ -16,13 +17,6 @@ import type { ApiCall, Traffic } from '../support/traffic';
 const expect = baseExpect.configure({ timeout: 15_000 });
 
 const isSuppressionList = (call: ApiCall) => call.method === 'GET' && call.path === '/api/v1/suppressions';
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
-}
 
 /**
  * The server's own list, read with the console's token (from the calls the page made) rather than a second login:
@@ -75,7 +69,7 @@ test.describe('Suppressions', () => {
     await form.getByLabel('Note (optional)').fill('asked to stop');
     const nextYear = new Date().getFullYear() + 1;
     await form.getByLabel('Expires (optional)').fill(`${nextYear}-06-30T12:00`);
-    expect(await seriousViolations(page), 'add form').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'add form').toEqual([]);
     await form.getByRole('button', { name: 'Add to the list' }).click();
     await expect(panel.getByRole('status')).toHaveText(`${added} added to the suppression list.`);
     await expect(form).toHaveCount(0);
@@ -119,7 +113,7 @@ test.describe('Suppressions', () => {
     await panel.getByRole('button', { name: `Remove ${added}` }).click();
     const row = rows.filter({ hasText: added });
     await expect(row).toContainText('Send to it again?');
-    expect(await seriousViolations(page), 'remove confirmation').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'remove confirmation').toEqual([]);
     await row.getByRole('button', { name: 'Keep' }).click();
     await panel.getByRole('button', { name: `Remove ${added}` }).click();
     await row.getByRole('button', { name: 'Remove', exact: true }).click();
@@ -134,7 +128,7 @@ test.describe('Suppressions', () => {
     const reportsCall = await traffic.next((c) => c.method === 'GET' && c.path === '/api/v1/bounces' && c.done, mark);
     expect(reportsCall.query.get('matched')).toBe('false');
     await expect(panel.getByRole('region', { name: 'Unmatched bounce reports' })).toContainText('No unmatched reports');
-    expect(await seriousViolations(page), 'unmatched reports').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'unmatched reports').toEqual([]);
 
     await page.keyboard.press('Escape');
     await expect(panel).toHaveCount(0);
@@ -155,26 +149,19 @@ test.describe('Suppressions', () => {
 
   test('Beyond the spec: the panel reads in light and dark at 1440×900 and 1024×700 (screenshots)', async ({ app, page }) => {
     await app.login();
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      for (const [width, height] of [
-        [1440, 900],
-        [1024, 700],
-      ] as const) {
-        await page.setViewportSize({ width, height });
-        await page.getByRole('button', { name: 'Suppressions' }).click();
-        const panel = page.getByRole('dialog', { name: 'Suppressions' });
-        await expect(panel.getByRole('region', { name: 'Suppressed addresses' }).getByRole('row').nth(1)).toBeVisible();
-        await panel.getByRole('button', { name: 'Add address' }).click();
-        await expect(panel.getByRole('form', { name: 'Add an address' })).toBeVisible();
-        expect(await seriousViolations(page), `list ${scheme} ${width}`).toEqual([]);
-        await page.screenshot({ path: test.info().outputPath(`suppressions-${scheme}-${width}.png`) });
-        await panel.getByRole('tab', { name: 'Unmatched reports' }).click();
-        await expect(panel.getByRole('region', { name: 'Unmatched bounce reports' })).toBeVisible();
-        expect(await seriousViolations(page), `reports ${scheme} ${width}`).toEqual([]);
-        await page.keyboard.press('Escape');
-        await expect(panel).toHaveCount(0);
-      }
-    }
+    await forEachLook(page, async ({ scheme, width }) => {
+      await page.getByRole('button', { name: 'Suppressions' }).click();
+      const panel = page.getByRole('dialog', { name: 'Suppressions' });
+      await expect(panel.getByRole('region', { name: 'Suppressed addresses' }).getByRole('row').nth(1)).toBeVisible();
+      await panel.getByRole('button', { name: 'Add address' }).click();
+      await expect(panel.getByRole('form', { name: 'Add an address' })).toBeVisible();
+      expect(await axeViolations(page, { include: '[role="dialog"]' }), `list ${scheme} ${width}`).toEqual([]);
+      await page.screenshot({ path: test.info().outputPath(`suppressions-${scheme}-${width}.png`) });
+      await panel.getByRole('tab', { name: 'Unmatched reports' }).click();
+      await expect(panel.getByRole('region', { name: 'Unmatched bounce reports' })).toBeVisible();
+      expect(await axeViolations(page, { include: '[role="dialog"]' }), `reports ${scheme} ${width}`).toEqual([]);
+      await page.keyboard.press('Escape');
+      await expect(panel).toHaveCount(0);
+    });
   });
 });

@@ -4,16 +4,9 @@
  * delivery log (the name does not resolve on this machine, which the log says), replay, disable and delete; the
  * drawer's webhook deliveries; axe clean with the panel open, in light and dark, at 1440×900 and 1024×700.
  */
-import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
-}
+import { forEachLook } from '../support/looks';
 
 test.describe('Webhooks', () => {
   test.describe.configure({ timeout: 120_000 });
@@ -42,7 +35,7 @@ test.describe('Webhooks', () => {
     await expect(row).toContainText('mail.sent');
     await expect(row).toContainText('All applications');
     await expect(row).toContainText('Enabled');
-    expect(await seriousViolations(page), 'panel with a new secret').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'panel with a new secret').toEqual([]);
     await panel.getByRole('button', { name: 'Done' }).click();
     await expect(secret).toHaveCount(0);
 
@@ -56,7 +49,7 @@ test.describe('Webhooks', () => {
     await expect(delivery.getByRole('button', { name: /^Attempts \([1-9]\d*\)$/ })).toBeVisible({ timeout: 30_000 });
     await delivery.getByRole('button', { name: /^Attempts/ }).click();
     await expect(log.getByRole('listitem').first()).toContainText(/address|ENOTFOUND|resolve/i);
-    expect(await seriousViolations(page), 'delivery log').toEqual([]);
+    expect(await axeViolations(page, { include: '[role="dialog"]' }), 'delivery log').toEqual([]);
     await delivery.getByRole('button', { name: /^Replay webhook\.test/ }).click();
     await expect(panel.getByText('1 delivery queued again.')).toBeVisible();
 
@@ -74,23 +67,16 @@ test.describe('Webhooks', () => {
 
   test('Beyond the spec: the panel reads in light and dark at 1440×900 and 1024×700 (screenshots)', async ({ app, page }) => {
     await app.login();
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      for (const [width, height] of [
-        [1440, 900],
-        [1024, 700],
-      ] as const) {
-        await page.setViewportSize({ width, height });
-        await page.getByRole('button', { name: 'Webhooks' }).click();
-        const panel = page.getByRole('dialog', { name: 'Webhooks' });
-        await expect(panel.getByRole('button', { name: 'Add endpoint' })).toBeVisible();
-        await panel.getByRole('button', { name: 'Add endpoint' }).click();
-        await expect(panel.getByRole('form', { name: 'New endpoint' })).toBeVisible();
-        expect(await seriousViolations(page), `form ${scheme} ${width}`).toEqual([]);
-        await page.screenshot({ path: test.info().outputPath(`webhooks-${scheme}-${width}.png`) });
-        await page.keyboard.press('Escape');
-        await expect(panel).toHaveCount(0);
-      }
-    }
+    await forEachLook(page, async ({ scheme, width }) => {
+      await page.getByRole('button', { name: 'Webhooks' }).click();
+      const panel = page.getByRole('dialog', { name: 'Webhooks' });
+      await expect(panel.getByRole('button', { name: 'Add endpoint' })).toBeVisible();
+      await panel.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect(panel.getByRole('form', { name: 'New endpoint' })).toBeVisible();
+      expect(await axeViolations(page, { include: '[role="dialog"]' }), `form ${scheme} ${width}`).toEqual([]);
+      await page.screenshot({ path: test.info().outputPath(`webhooks-${scheme}-${width}.png`) });
+      await page.keyboard.press('Escape');
+      await expect(panel).toHaveCount(0);
+    });
   });
 });

@@ -5,19 +5,19 @@
  * e2e/test-results/screenshots/.
  */
 import path from 'node:path';
+import type { MailListResponse } from '@outbox/contract';
 import { expect, test } from '../support/fixtures';
+import { SCHEMES, SIZES } from '../support/looks';
+import { isList } from '../support/traffic';
 
 const dir = path.join(import.meta.dirname, '..', 'test-results', 'screenshots');
 
 test.describe('Screenshots', () => {
   test.describe.configure({ timeout: 180_000 });
 
-  for (const scheme of ['light', 'dark'] as const) {
-    for (const [width, height] of [
-      [1440, 900],
-      [1024, 700],
-    ] as const) {
-      test(`list, filters and drawer at ${width}×${height}, ${scheme}`, async ({ app, page }) => {
+  for (const scheme of SCHEMES) {
+    for (const [width, height] of SIZES) {
+      test(`list, filters and drawer at ${width}×${height}, ${scheme}`, async ({ app, page, traffic }) => {
         await page.emulateMedia({ colorScheme: scheme });
         await page.setViewportSize({ width, height });
         await app.login();
@@ -28,9 +28,12 @@ test.describe('Screenshots', () => {
         await app.scrollToRow(0);
         await app.statusChip('ProviderError').click();
         await app.statusChip('Error').click();
+        // The screenshot once the search's answer is drawn (the box is debounced: one call for the word).
+        const mark = traffic.mark();
         await app.search.fill('example');
+        const searched = await traffic.next((c) => isList(c) && c.status === 200 && c.query.get('q') === 'example', mark);
+        await app.expectRows(searched.body as MailListResponse);
         await expect(page.getByTestId('footer-range')).toBeVisible();
-        await page.waitForTimeout(800);
         await page.screenshot({ path: path.join(dir, `filters-${width}-${scheme}.png`) });
         await app.cell(app.row(0), 'Subject').click();
         await expect(page.getByRole('dialog').getByRole('heading', { name: 'Event log' })).toBeVisible();

@@ -1,8 +1,12 @@
 /**
  * Starts the BUILT server (server/dist/main.js) the way an operator would, on a fresh temporary DATA_DIR
- * seeded with the real CLI (`cli.js demo`). Nothing here mocks the server.
+ * seeded with the real CLI (`cli.js demo`, `cli.js apikey create`). Nothing here mocks the server.
+ *
+ * The seeding is done once a run (`seedStoreTemplates`, the suite's global setup): a command of the CLI costs
+ * about 1.3 s of CPU whatever it does (10–20 s of wall time at load 20), and every server started asked for two
+ * or one. Each server then starts on a copy of the seeded DATA_DIR, and all of them hold the same API key.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -30,10 +34,13 @@ export interface RunningServer {
   restart: (options?: { downMs?: number }) => Promise<void>;
 }
 
+/** Where seedStoreTemplates left its stores: a folder the environment names to the workers. */
+const TEMPLATES_ENV = 'OUTBOX_E2E_STORE_TEMPLATES';
+
 export interface ServerOptions {
   /** More environment for the server (e.g. `WORKER: 'on'` for a spec that watches deliveries). */
   env?: NodeJS.ProcessEnv;
-  /** Demo mails to seed (DEMO_COUNT by default); 0 starts from an empty store. */
+  /** Demo mails to seed (DEMO_COUNT by default); 0 starts from an empty store (with the API key). */
   demoCount?: number;
 }
 
@@ -57,6 +64,66 @@ function requireBuild(): void {
       throw new Error(`${path.relative(repoRoot, file)} is missing: run \`npm run -s build\` before the e2e suite.`);
     }
   }
+}
+
+/** Runs a command of the built CLI on `env`'s DATA_DIR; resolves with its output, rejects if it fails. */
+function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [serverCli, ...args], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (code === 0) resolve(output);
+      else reject(new Error(`\`cli.js ${args.join(' ')}\` failed (${code}):\n${output}`));
+    });
+  });
+}
+
+/** Seeds a DATA_DIR with `demoCount` demo mails (none for 0) and an API key `e2e`; resolves with the key. */
+async function seedStore(dataDir: string, demoCount: number): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL; // the embedded store, always
+  if (demoCount > 0) await runCli(['demo', '--count', String(demoCount), '--seed', String(DEMO_SEED)], env);
+  const apiKey = (await runCli(['apikey', 'create', 'e2e'], env)).trim().split('\n').at(-1) ?? '';
+  if (!apiKey.startsWith('obx_')) throw new Error(`\`cli.js apikey create\` printed no key: ${apiKey}`);
+  return apiKey;
+}
+
+const templateDir = (root: string, demoCount: number) => path.join(root, `demo-${demoCount}`);
+
+/**
+ * Seeds the stores servers start from, once a run: the suite's (DEMO_COUNT demo mails) and an empty one, both
+ * with the API key, side by side. Returns what removes them again.
+ */
+export async function seedStoreTemplates(): Promise<() => void> {
+  requireBuild();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-e2e-templates-'));
+  const remove = () => fs.rmSync(root, { recursive: true, force: true });
+  try {
+    await Promise.all(
+      [DEMO_COUNT, 0].map(async (count) => {
+        const dir = templateDir(root, count);
+        fs.mkdirSync(dir);
+        fs.writeFileSync(`${dir}.key`, await seedStore(dir, count));
+      }),
+    );
+  } catch (error) {
+    remove();
+    throw error;
+  }
+  process.env[TEMPLATES_ENV] = root;
+  return remove;
+}
+
+/** Fills a new DATA_DIR with `demoCount` demo mails and the API key: a copy of the run's template if there is one. */
+async function fillStore(dataDir: string, demoCount: number): Promise<string> {
+  const root = process.env[TEMPLATES_ENV];
+  const template = root === undefined ? undefined : templateDir(root, demoCount);
+  if (template === undefined || !fs.existsSync(template)) return seedStore(dataDir, demoCount);
+  fs.cpSync(template, dataDir, { recursive: true });
+  return fs.readFileSync(`${template}.key`, 'utf8');
 }
 
 async function waitForHealthy(baseURL: string, child: ChildProcess, logFile: string): Promise<void> {
@@ -117,26 +184,13 @@ export async function startServer(options: ServerOptions = {}): Promise<RunningS
   };
   delete env.DATABASE_URL; // the embedded store, always
 
-  // Seed before the server starts, with the operators' own command line on the same DATA_DIR.
-  const demoCount = options.demoCount ?? DEMO_COUNT;
-  const seed =
-    demoCount === 0
-      ? { status: 0, stdout: '', stderr: '' }
-      : spawnSync(process.execPath, [serverCli, 'demo', '--count', String(demoCount), '--seed', String(DEMO_SEED)], {
-          cwd: repoRoot,
-          env,
-          encoding: 'utf8',
-        });
-  if (seed.status !== 0) {
+  // Seeded before the server starts, by the operators' own command line (a copy of the run's seeded store).
+  let apiKey: string;
+  try {
+    apiKey = await fillStore(dataDir, options.demoCount ?? DEMO_COUNT);
+  } catch (error) {
     fs.rmSync(dataDir, { recursive: true, force: true });
-    throw new Error(`\`cli.js demo\` failed (${seed.status}):\n${seed.stdout}\n${seed.stderr}`);
-  }
-
-  const keyRun = spawnSync(process.execPath, [serverCli, 'apikey', 'create', 'e2e'], { cwd: repoRoot, env, encoding: 'utf8' });
-  const apiKey = keyRun.stdout.trim().split('\n').at(-1) ?? '';
-  if (keyRun.status !== 0 || apiKey === '') {
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    throw new Error(`\`cli.js apikey create\` failed (${keyRun.status}):\n${keyRun.stdout}\n${keyRun.stderr}`);
+    throw error;
   }
 
   const logFile = path.join(dataDir, 'server.log');
