@@ -124,3 +124,33 @@ export type Statistics = Static<typeof Statistics>;
 
 export const StatisticsResponse = Type.Object({ data: Type.Array(Statistics) });
 export type StatisticsResponse = Static<typeof StatisticsResponse>;
+
+/** `GET /api/v1/stats/applications` (operators): each application's totals over a range, in one answer. */
+export const ApplicationStatisticsQuery = Type.Object(
+  {
+    from: Type.String({ format: 'date-time', description: 'Start of the range (ISO 8601), rounded down to its hour' }),
+    to: Type.String({ format: 'date-time', description: 'End of the range (ISO 8601, exclusive), rounded up to its hour' }),
+  },
+  { additionalProperties: false },
+);
+export type ApplicationStatisticsQuery = Static<typeof ApplicationStatisticsQuery>;
+
+export const ApplicationStatistics = Type.Object({
+  application: Type.Object({
+    id: Type.Union([Type.Integer(), Type.Null()], { description: 'The API key id; null for mails no API key submitted' }),
+    name: Type.Union([Type.String(), Type.Null()], { description: "The API key's name; null when none (or it is gone)" }),
+  }),
+  totals: StatisticsTotals,
+});
+export type ApplicationStatistics = Static<typeof ApplicationStatistics>;
+
+export const ApplicationStatisticsResponse = Type.Object({
+  data: Type.Array(ApplicationStatistics, {
+    description: 'One item per application that counted anything in the range (most accepted first); none for the others',
+  }),
+  meta: Type.Object({
+    from: Type.String({ format: 'date-time', description: 'The range as answered: from rounded down to its hour' }),
+    to: Type.String({ format: 'date-time', description: 'The end as answered (exclusive): to rounded up to its hour' }),
+  }),
+});
+export type ApplicationStatisticsResponse = Static<typeof ApplicationStatisticsResponse>;

@@ -53,7 +53,7 @@ export function requireOperator(auth: AuthService) {
   };
 }
 
-const operatorOnly = () =>
+export const operatorOnly = () =>
   forbidden(
     'operator_only',
     'This call is for operators; an API key may submit mail, read its own mails (GET /api/v1/mail/list, /api/v1/mail/{id}, /api/v1/mail/{id}/raw) and its statistics (GET /api/v1/stats).',

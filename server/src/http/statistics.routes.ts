@@ -1,8 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ErrorBody, StatisticsQuery, StatisticsResponse } from '@outbox/contract';
+import {
+  ApplicationStatisticsQuery,
+  ApplicationStatisticsResponse,
+  ErrorBody,
+  StatisticsQuery,
+  StatisticsResponse,
+} from '@outbox/contract';
 import type { AuthService } from '../auth/auth.service.js';
 import type { StatisticsService } from '../statistics/statistics.service.js';
-import { requireOperatorOrApiKey } from './authenticate.js';
+import { operatorOnly, requireOperatorOrApiKey } from './authenticate.js';
 
 const errors = { '4xx': ErrorBody, '5xx': ErrorBody };
 
@@ -32,5 +38,22 @@ export const statisticsRoutes: FastifyPluginAsyncTypebox<{ auth: AuthService; st
         ),
       ],
     }),
+  );
+
+  app.get(
+    '/api/v1/stats/applications',
+    {
+      schema: {
+        tags: ['statistics'],
+        summary: "Each application's totals over a range (operators): counters, latency and rates, one item per application",
+        querystring: ApplicationStatisticsQuery,
+        response: { 200: ApplicationStatisticsResponse, ...errors },
+      },
+    },
+    async (request) => {
+      // Every application's figures: an API key reads its own through GET /api/v1/stats.
+      if (!request.operator) throw operatorOnly();
+      return statistics.readApplicationStatistics(request.query);
+    },
   );
 };

@@ -105,6 +105,29 @@ export async function listStatisticsBuckets(
   return buckets.map((bucket) => ({ start: bucket[0]!, values: bucket.slice(1) })).sort((a, b) => a.start - b.start);
 }
 
+/**
+ * Each application's sums over [fromHour, toHour) (the row of all, -1, left out), with its API key's name: one
+ * grouped read of the range through the (hour) index, where a read per application cost a request each (the
+ * console's applications table asked 100 times for 100 applications).
+ */
+export async function listApplicationSums(
+  db: DbOrTrx,
+  fromHour: number,
+  toHour: number,
+): Promise<Array<{ applicationId: number; name: string | null; values: number[] }>> {
+  const sums = sql.raw(VALUE_COLUMNS.map((c) => `sum(s.${c}) as ${c}`).join(', '));
+  const { rows } = await sql<Record<string, number | string | null>>`
+    select s.application_id, k.name, ${sums}
+    from statistics_hourly s left join api_keys k on k.id = s.application_id
+    where s.hour >= ${fromHour} and s.hour < ${toHour} and s.application_id >= 0
+    group by s.application_id, k.name`.execute(db);
+  return rows.map((row) => ({
+    applicationId: Number(row.application_id),
+    name: row.name === null || row.name === undefined ? null : String(row.name),
+    values: VALUE_COLUMNS.map((c) => Number(row[c] ?? 0)),
+  }));
+}
+
 /** The API key's name, or undefined when no key has that id (any more). */
 export async function findApplicationName(db: DbOrTrx, apiKeyId: number): Promise<string | undefined> {
   const row = await db.selectFrom('api_keys').select('name').where('id', '=', apiKeyId).executeTakeFirst();

@@ -6,6 +6,8 @@
  * totals, latency percentiles and the rates the alert rules use.
  */
 import {
+  type ApplicationStatisticsQuery,
+  type ApplicationStatisticsResponse,
   LATENCY_BUCKET_BOUNDS_MS,
   LATENCY_BUCKET_COUNT,
   STATISTICS_MAX_RANGE_DAYS,
@@ -26,6 +28,7 @@ import {
   deleteStatisticsBefore,
   findApplicationName,
   LATENCY_OFFSET,
+  listApplicationSums,
   listStatisticsBuckets,
 } from './statistics.repository.js';
 
@@ -121,6 +124,27 @@ function instantOf(value: string, field: string): number {
   return ms;
 }
 
+/** The range of a query, checked (400 naming the field), rounded out to whole buckets of `size`. */
+function rangeOf(query: { from: string; to: string }, size: number): { start: number; end: number } {
+  const from = instantOf(query.from, 'from');
+  const to = instantOf(query.to, 'to');
+  if (to <= from) throw badRequest('invalid_date_range', 'query.to must be after query.from');
+  if (to - from > STATISTICS_MAX_RANGE_DAYS * DAY_MS)
+    throw badRequest('invalid_date_range', `query.to must be at most ${STATISTICS_MAX_RANGE_DAYS} days after query.from`);
+  return { start: Math.floor(from / size) * size, end: Math.ceil(to / size) * size };
+}
+
+/** A range's totals from its summed values (counters, then the histogram). */
+function totalsOf(values: readonly number[]): Statistics['totals'] {
+  const counts = countsOf(values);
+  return {
+    ...counts,
+    latency: latencyOf(values, LATENCY_OFFSET),
+    rates: ratesOf(counts),
+    latencyHistogram: values.slice(LATENCY_OFFSET).map((count, i) => ({ upToMs: LATENCY_BUCKET_BOUNDS_MS[i] ?? null, count })),
+  };
+}
+
 /** The first hour kept: 13 calendar months before `now` (UTC), at an hour's start. */
 export function statisticsCutoff(now: number): number {
   const date = new Date(now);
@@ -156,15 +180,9 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
   }
 
   async function readStatistics(query: StatisticsQuery, reader: StatisticsReader): Promise<Statistics> {
-    const from = instantOf(query.from, 'from');
-    const to = instantOf(query.to, 'to');
-    if (to <= from) throw badRequest('invalid_date_range', 'query.to must be after query.from');
-    if (to - from > STATISTICS_MAX_RANGE_DAYS * DAY_MS)
-      throw badRequest('invalid_date_range', `query.to must be at most ${STATISTICS_MAX_RANGE_DAYS} days after query.from`);
     const bucket = query.bucket ?? 'hour';
     const size = bucket === 'day' ? DAY_MS : HOUR_MS;
-    const start = Math.floor(from / size) * size;
-    const end = Math.ceil(to / size) * size;
+    const { start, end } = rangeOf(query, size);
     const { rowId, shown } = await applicationOf(query.application, reader);
     const rows = await listStatisticsBuckets(store.db, rowId, start, end, size);
 
@@ -182,21 +200,26 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
       }
       buckets.push(bucketOf(at, values));
     }
-    const totals = countsOf(total);
-    const histogram = total.slice(LATENCY_OFFSET);
     return {
       from: new Date(start).toISOString(),
       to: new Date(end).toISOString(),
       bucket,
       application: shown,
       buckets,
-      totals: {
-        ...totals,
-        latency: latencyOf(total, LATENCY_OFFSET),
-        rates: ratesOf(totals),
-        latencyHistogram: histogram.map((count, i) => ({ upToMs: LATENCY_BUCKET_BOUNDS_MS[i] ?? null, count })),
-      },
+      totals: totalsOf(total),
     };
+  }
+
+  /** Each application's totals over the range (operators; the console's applications table), most accepted first. */
+  async function readApplicationStatistics(query: ApplicationStatisticsQuery): Promise<ApplicationStatisticsResponse> {
+    const { start, end } = rangeOf(query, HOUR_MS);
+    const sums = await listApplicationSums(store.db, start, end);
+    const data = sums.map(({ applicationId, name, values }) => ({
+      application: applicationId === NO_APPLICATION ? { id: null, name: null } : { id: applicationId, name },
+      totals: totalsOf(values),
+    }));
+    data.sort((a, b) => b.totals.accepted - a.totals.accepted || (a.application.id ?? 0) - (b.application.id ?? 0));
+    return { data, meta: { from: new Date(start).toISOString(), to: new Date(end).toISOString() } };
   }
 
   /** Retention: hours older than 13 months go (main.ts's hourly purge); never with the mails. Returns the rows deleted. */
@@ -204,7 +227,7 @@ export function createStatisticsService({ store, clock }: { store: Store; clock:
     return deleteStatisticsBefore(store.db, statisticsCutoff(clock.now()));
   }
 
-  return { readStatistics, purgeStatistics };
+  return { readStatistics, readApplicationStatistics, purgeStatistics };
 }
 
 export type StatisticsService = ReturnType<typeof createStatisticsService>;

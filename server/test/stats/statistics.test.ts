@@ -6,7 +6,14 @@
  * application events, with the latency percentiles and the rates of the alert rules; answer the same once the mails
  * are purged; forget them only after 13 months; and never show one API key another application's figures.
  */
-import { MailStatus, type MailStatusCode, type Statistics, type StatisticsResponse, type SubmitMailRequest } from '@outbox/contract';
+import {
+  type ApplicationStatisticsResponse,
+  MailStatus,
+  type MailStatusCode,
+  type Statistics,
+  type StatisticsResponse,
+  type SubmitMailRequest,
+} from '@outbox/contract';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBounceService } from '../../src/bounces/bounce.service.js';
@@ -304,6 +311,39 @@ describe(`hourly statistics per application (${testEngine})`, () => {
     const anonymous = await context.app.inject({ method: 'GET', url: `/api/v1/stats?${HOURS_RANGE}` });
     expect(anonymous.statusCode).toBe(401);
     expect((await stats('not-a-key', HOURS_RANGE)).status).toBe(401);
+  });
+
+  it("answers every application's totals in one call, each as its own read answers them (operators only)", async () => {
+    const perApplication = (key: string, query: string) =>
+      context.app.inject({ method: 'GET', url: `/api/v1/stats/applications?${query}`, headers: auth(key) });
+    const response = await perApplication(token, HOURS_RANGE);
+    expect(response.statusCode, response.body).toBe(200);
+    const body = response.json() as ApplicationStatisticsResponse;
+    expect(body.meta).toEqual({ from: '2026-11-23T10:00:00.000Z', to: '2026-11-23T12:00:00.000Z' });
+    // Most accepted first; no mail here was submitted without a key, so no item for `none`.
+    expect(body.data.map((item) => item.application)).toEqual([
+      { id: shopId, name: 'shop' },
+      { id: newsId, name: 'news' },
+    ]);
+    for (const [id, key] of [
+      [shopId, shopKey],
+      [newsId, newsKey],
+    ] as const) {
+      const item = body.data.find((d) => d.application.id === id)!;
+      expect(item.totals).toEqual((await okStats(key, HOURS_RANGE)).totals);
+    }
+    expect(countsOf(body.data[0]!.totals)).toEqual(add(SHOP_TEN, SHOP_ELEVEN));
+    // A range with nothing counted: no item.
+    const empty = await perApplication(token, 'from=2026-11-20T00:00:00Z&to=2026-11-21T00:00:00Z');
+    expect((empty.json() as ApplicationStatisticsResponse).data).toEqual([]);
+    // An API key reads its own figures through GET /api/v1/stats, never every application's.
+    const asKey = await perApplication(shopKey, HOURS_RANGE);
+    expect(asKey.statusCode).toBe(403);
+    expect((asKey.json() as { error: { code: string } }).error.code).toBe('operator_only');
+    const backwards = await perApplication(token, 'from=2026-11-24T00:00:00Z&to=2026-11-23T00:00:00Z');
+    expect(backwards.statusCode).toBe(400);
+    expect((backwards.json() as { error: { message: string } }).error.message).toContain('query.to');
+    expect((await perApplication(token, `${HOURS_RANGE}&bucket=day`)).statusCode).toBe(400);
   });
 
   it('refuses bad input with a 400 naming the field', async () => {

@@ -63,11 +63,10 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
   const statistics = useQuery({ ...statisticsQuery(token, valid ?? { from: '', to: '', bucket: 'hour' }), enabled: valid !== null });
   const thresholds = useQuery(thresholdsQuery(token));
   const applications = useQuery(applicationsQuery(token));
-  const ids = useMemo(() => (applications.data ?? []).map((a) => a.id), [applications.data]);
   const perApplication = useQuery({
-    queryKey: overviewKeys.perApplication(valid ?? { from: '', to: '', bucket: 'day' }, ids),
-    queryFn: ({ signal }) => fetchPerApplication(token, valid!, ids, signal),
-    enabled: valid !== null && applications.isSuccess,
+    queryKey: overviewKeys.perApplication(valid ?? { from: '', to: '', bucket: 'day' }),
+    queryFn: ({ signal }) => fetchPerApplication(token, valid!, signal),
+    enabled: valid !== null,
   });
 
   const marked = useRef(false);
@@ -90,6 +89,13 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
   }
 
   const stats = statistics.data;
+  // What a screen reader hears: the summary of the range the operator chose, once its first answer is in. The
+  // visible line follows the live refreshes (every 2 s while mail flows), which a live region would announce each time.
+  const rangeKey = valid ? `${valid.from} ${valid.to} ${valid.bucket}` : '';
+  const [announced, setAnnounced] = useState<{ rangeKey: string; text: string }>({ rangeKey: '', text: '' });
+  useEffect(() => {
+    if (stats && announced.rangeKey !== rangeKey) setAnnounced({ rangeKey, text: summaryOf(stats) });
+  }, [stats, rangeKey, announced.rangeKey]);
   return (
     <ModalDialog title="Overview" onClose={onClose} placement="side" className="overview">
       <div className="overview__toolbar">
@@ -133,8 +139,9 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
           {errorText(statistics.error, 'The statistics could not be loaded; try again.')}
         </p>
       ) : null}
-      <p className="overview__summary" aria-live="polite">
-        {stats ? summaryOf(stats) : valid && statistics.isFetching ? 'Loading…' : ''}
+      <p className="overview__summary">{stats ? summaryOf(stats) : valid && statistics.isFetching ? 'Loading…' : ''}</p>
+      <p className="visually-hidden" aria-live="polite">
+        {announced.text}
       </p>
       {stats ? <Charts stats={stats} bounceThreshold={thresholds.data?.bounce ?? null} onFirstDrawn={onFirstDrawn} /> : null}
       <section className="overview-card" aria-labelledby="overview-applications-title">

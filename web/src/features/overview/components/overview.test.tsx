@@ -85,6 +85,7 @@ const PER_APPLICATION: Record<string, [number, number, number, number]> = {
 /** Serves the Overview's calls; returns the statistics queries asked (all applications together, and each one's). */
 function serveOverview() {
   const asked: URLSearchParams[] = [];
+  const perApplicationCalls: URLSearchParams[] = [];
   server.use(
     http.get('/api/v1/stats', ({ request }) => {
       const query = new URL(request.url).searchParams;
@@ -115,6 +116,29 @@ function serveOverview() {
         complaint: sent === 0 ? null : complained / sent,
       };
       return HttpResponse.json({ data: [statistics(from, to, 'day', { sent, failed, bounced, complained, rates })] });
+    }),
+    http.get('/api/v1/stats/applications', ({ request }) => {
+      const query = new URL(request.url).searchParams;
+      perApplicationCalls.push(query);
+      const from = query.get('from')!;
+      const to = query.get('to')!;
+      return HttpResponse.json({
+        data: Object.entries(PER_APPLICATION).map(([id, [sent, failed, bounced, complained]]) => ({
+          application: { id: Number(id), name: APPLICATIONS.find((a) => a.id === Number(id))?.name ?? null },
+          totals: statistics(from, to, 'day', {
+            sent,
+            failed,
+            bounced,
+            complained,
+            rates: {
+              failure: failed + sent === 0 ? null : failed / (failed + sent),
+              bounce: sent === 0 ? null : (bounced + complained) / sent,
+              complaint: sent === 0 ? null : complained / sent,
+            },
+          }).totals,
+        })),
+        meta: { from, to },
+      });
     }),
     http.get('/api/v1/applications', () => HttpResponse.json({ data: APPLICATIONS })),
     http.get('/api/v1/alerts', () =>
@@ -147,7 +171,7 @@ function serveOverview() {
       }),
     ),
   );
-  return { asked, overall: () => asked.filter((q) => !q.has('application')) };
+  return { asked, perApplicationCalls, overall: () => asked.filter((q) => !q.has('application')) };
 }
 
 function renderPanel(onOpenApplication = vi.fn()) {
@@ -271,7 +295,7 @@ describe('Overview charts and tables', () => {
   });
 
   it('sorts the applications by each header, aria-sort saying how', async () => {
-    serveOverview();
+    const { perApplicationCalls } = serveOverview();
     const { user } = renderPanel();
     const table = await screen.findByRole('table', { name: /Applications over the range/ });
     const names = () =>
@@ -279,6 +303,9 @@ describe('Overview charts and tables', () => {
         .getAllByRole('rowheader')
         .map((h) => within(h).getByRole('button').textContent);
     await waitFor(() => expect(within(table).getAllByRole('row')[1]).toHaveTextContent('200'));
+    // Every application's figures in one call, for the range shown.
+    expect(perApplicationCalls).toHaveLength(1);
+    expect(perApplicationCalls[0]!.get('to')).toBe('2026-11-25T11:00:00.000Z');
     // Most sent first by default.
     expect(names()).toEqual(['shop', 'billing', 'alerts']);
     const header = (name: string) => within(table).getByRole('columnheader', { name });
