@@ -56,8 +56,8 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
   // One commit per mode, each writing a batch at once (a full group commits without waiting: batchSize).
   let committed = 0;
   let moved = 0;
-  const commits = {
-    on: createOutcomeCommit({
+  const commitFor = (applicationEvents: boolean) =>
+    createOutcomeCommit({
       store,
       retryPolicy,
       workerId: 'bench',
@@ -67,20 +67,9 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
       onSettled: () => undefined,
       onCommitted: () => (committed += 1),
       onChange: (ids) => (moved += ids.length),
-    }),
-    off: createOutcomeCommit({
-      store,
-      retryPolicy,
-      workerId: 'bench',
-      batchSize: BATCH,
-      flushDelayMs: 60_000,
-      now: () => clock.now(),
-      onSettled: () => undefined,
-      onCommitted: () => (committed += 1),
-      onChange: (ids) => (moved += ids.length),
-      applicationEvents: false,
-    }),
-  };
+      applicationEvents,
+    });
+  const commits = { on: commitFor(true), off: commitFor(false) };
   const samples = { on: { wall: [] as number[], cpu: [] as number[] }, off: { wall: [] as number[], cpu: [] as number[] } };
   const firstOf = { on: undefined as number | undefined, off: undefined as number | undefined };
   let rounds = 0;
