@@ -1,23 +1,25 @@
 /**
- * What the applications' events cost the worker: a group commit of 50 delivery outcomes — the
- * recipients' UPDATE and `applyTransitions` in one transaction, as delivery/outcome-commit.ts does it — with
- * the application events written (the product) and without (`applicationEvents: false`, the same code path
- * otherwise), alternating batch by batch so both see the same machine. Prints the wall time per commit and
- * the process CPU per outcome (on SQLite the store's work is in this process; on PostgreSQL the server's is not).
+ * What the applications' events cost the worker: a group commit of 50 delivery outcomes, with the application
+ * events written (the product) and without (`applicationEvents: false`, the same code path otherwise),
+ * alternating batch by batch so both see the same machine. It runs the worker's own path: the claim of
+ * delivery/delivery.repository.ts (`claimDueMails`, in a transaction of its own as the worker's idle claim) and the
+ * outcome commit of delivery/outcome-commit.ts (decisions, recipients, transitions, counters and statistics in
+ * one transaction), fed what the claim returned as the worker feeds it. Prints the wall time per commit and the
+ * process CPU per outcome (on SQLite the store's work is in this process; on PostgreSQL the server's is not), and
+ * checks through the events' own read (`listMailApplicationEvents`) that a batch with events wrote one more per mail.
  *
  *   npx tsx bench/events.ts [--mails 5000] [--engine sqlite|postgres|all]
  */
 import { parseArgs } from 'node:util';
-import { MailStatus, type SubmitMailRequest } from '@outbox/contract';
+import type { SubmitMailRequest } from '@outbox/contract';
 import { createAuthService } from '../server/src/auth/auth.service.js';
 import { ManualClock } from '../server/src/clock.js';
-import { decideAttempt } from '../server/src/delivery/outcome-policy.js';
-import { recordRecipientOutcomes } from '../server/src/delivery/delivery.repository.js';
+import { createOutcomeCommit } from '../server/src/delivery/outcome-commit.js';
+import { claimDueMails } from '../server/src/delivery/delivery.repository.js';
 import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
-import { claimTransition } from '../server/src/delivery/lease-transitions.js';
+import { listMailApplicationEvents } from '../server/src/events/application-events.repository.js';
 import { createMailService } from '../server/src/mail/mail.service.js';
 import { createSubmissionService } from '../server/src/submission/submission.service.js';
-import { applyTransitions } from '../server/src/mail/write/apply.js';
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
 import { createScratchDatabase, postgresReachable } from './support/postgres.js';
@@ -43,69 +45,66 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
     text: 'Thanks!',
     idempotencyKey: `order-${i}`,
   });
-  const ids: number[] = [];
   for (let start = 0; start < MAILS; start += 500) {
-    const mails = await submissions.submitJson(
+    await submissions.submitJson(
       principal,
       Array.from({ length: Math.min(500, MAILS - start) }, (_, i) => request(start + i)),
       true,
     );
-    ids.push(...mails.map((m) => m.id));
   }
   const retryPolicy = createRetryPolicy();
+  // One commit per mode, each writing a batch at once (a full group commits without waiting: batchSize).
+  let committed = 0;
+  let moved = 0;
+  const commitFor = (applicationEvents: boolean) =>
+    createOutcomeCommit({
+      store,
+      retryPolicy,
+      workerId: 'bench',
+      batchSize: BATCH,
+      flushDelayMs: 60_000,
+      now: () => clock.now(),
+      onSettled: () => undefined,
+      onCommitted: () => (committed += 1),
+      onChange: (ids) => (moved += ids.length),
+      applicationEvents,
+    });
+  const commits = { on: commitFor(true), off: commitFor(false) };
   const samples = { on: { wall: [] as number[], cpu: [] as number[] }, off: { wall: [] as number[], cpu: [] as number[] } };
-  for (let start = 0, round = 0; start + BATCH <= ids.length; start += BATCH, round++) {
-    const batch = ids.slice(start, start + BATCH);
-    const mode = round % 2 === 0 ? 'on' : 'off';
+  const firstOf = { on: undefined as number | undefined, off: undefined as number | undefined };
+  let rounds = 0;
+  for (let round = 0; ; round++) {
     const at = clock.now();
-    const lease = { owner: 'bench', expiresAt: at + 60_000 };
-    await store.db.transaction().execute((trx) =>
-      applyTransitions(
-        trx,
-        batch.map((id) => claimTransition(id, at, lease)),
-      ),
-    );
-    const decisions = batch.map((id, i) =>
-      decideAttempt(
-        {
-          mail: { id, attempts: 1, received_at: at, lease_expires_at: lease.expiresAt },
-          outcome: { kind: 'sent', reply: '250 2.0.0 OK', accepted: [], rejected: [], durationMs: 3 },
-          at,
-          recipients: {
-            all: [
-              { address: `ann${start + i}@example.net`, outcome: 'pending' },
-              { address: `bob${start + i}@example.net`, outcome: 'pending' },
-            ],
-            targets: [`ann${start + i}@example.net`, `bob${start + i}@example.net`],
-          },
-        },
-        retryPolicy,
-        'bench',
-      ),
-    );
+    const claimed = await store.db
+      .transaction()
+      .execute((trx) => claimDueMails(trx, store.engine, { now: at, limit: BATCH, owner: 'bench', leaseExpiresAt: at + 60_000 }));
+    if (claimed.length < BATCH) break;
+    const mode = round % 2 === 0 ? 'on' : 'off';
+    firstOf[mode] ??= claimed[0]!.id;
+    const before = { committed, moved };
     const cpu = process.cpuUsage();
     const began = performance.now();
-    const { moved } = await store.db.transaction().execute(async (trx) => {
-      await recordRecipientOutcomes(
-        trx,
-        store.engine,
-        decisions.flatMap((d) => d.recipients.map((u) => ({ ...u, leaseExpiresAt: lease.expiresAt }))),
-        'bench',
+    for (const { payload, ...mail } of claimed)
+      commits[mode].record({
+        mail,
+        outcome: { kind: 'sent', reply: '250 2.0.0 OK', accepted: [], rejected: [], durationMs: 3 },
         at,
-      );
-      return applyTransitions(
-        trx,
-        decisions.map((d) => d.transition),
-        { applicationEvents: mode === 'on' },
-      );
-    });
+        ...(payload ? { recipients: { all: payload.recipients, targets: payload.envelopeTo } } : {}),
+      });
+    await commits[mode].flush();
     const used = process.cpuUsage(cpu);
     samples[mode].wall.push(performance.now() - began);
     samples[mode].cpu.push((used.user + used.system) / BATCH);
-    if (moved.length !== BATCH) throw new Error(`only ${moved.length} of ${BATCH} outcomes recorded`);
+    if (committed - before.committed !== 1) throw new Error(`a batch took ${committed - before.committed} commits, not one`);
+    if (moved - before.moved !== BATCH) throw new Error(`only ${moved - before.moved} of ${BATCH} outcomes recorded`);
+    rounds = round + 1;
   }
-  const sent = await store.db.selectFrom('mails').select('id').where('status', '=', MailStatus.ProviderSent).execute();
-  if (sent.length !== ids.length - (ids.length % BATCH)) throw new Error('not every mail was recorded sent');
+  if (rounds < 2) throw new Error('too few mails for a batch of each mode: raise --mails');
+  // A mail of a batch with events has its mail.sent beside its mail.queued; one without, its mail.queued alone.
+  const eventsOf = async (id: number) => (await listMailApplicationEvents(store.db, id)).map((event) => event.type);
+  const [on, off] = [await eventsOf(firstOf.on!), await eventsOf(firstOf.off!)];
+  if (on.length !== off.length + 1 || !on.includes('mail.sent') || off.includes('mail.sent'))
+    throw new Error(`events with and without: ${on.join(',')} / ${off.join(',')}`);
   return {
     on: { wallMs: median(samples.on.wall), cpuUsPerOutcome: median(samples.on.cpu) },
     off: { wallMs: median(samples.off.wall), cpuUsPerOutcome: median(samples.off.cpu) },

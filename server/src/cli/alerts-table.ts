@@ -1,5 +1,6 @@
 /** `outbox alerts` for a terminal: each rule's state, since when, and its sentence (GET /api/v1/alerts; --json prints that). */
 import type { AlertsResponse } from '@outbox/contract';
+import { formatTextTable } from './text-table.js';
 
 export function formatAlerts({ data, meta }: AlertsResponse): string[] {
   const rows = data.map((rule) => [
@@ -9,12 +10,6 @@ export function formatAlerts({ data, meta }: AlertsResponse): string[] {
     rule.summary,
   ]);
   const header = ['RULE', 'STATE', 'SINCE', 'SUMMARY'];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd();
   const summary = meta.firing === 0 ? 'No alert firing.' : `${meta.firing} ${meta.firing === 1 ? 'alert' : 'alerts'} firing.`;
-  return [line(header), ...rows.map(line), summary];
+  return [...formatTextTable(header, rows), summary];
 }

@@ -1,5 +1,6 @@
 /** `outbox instances` as a table for a terminal (the same rows as GET /api/v1/instances; --json prints those). */
 import type { InstancesResponse } from '@outbox/contract';
+import { formatTextTable } from './text-table.js';
 
 /** 4 s, 12 min, 3 h 5 min, 2 d 4 h. */
 export function formatSeconds(seconds: number): string {
@@ -30,11 +31,5 @@ export function formatInstances({ data, meta }: InstancesResponse): string[] {
     instance.deliveredLastMinute === null ? '-' : String(instance.deliveredLastMinute),
   ]);
   const header = ['ID', 'STATE', 'ROLES', 'HOST:PID', 'VERSION', 'STARTED', 'HEARTBEAT', 'IN FLIGHT', 'DELIVERED 1 MIN'];
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => cell.padEnd(widths[column]!))
-      .join('  ')
-      .trimEnd();
-  return [line(header), ...rows.map(line), summary];
+  return [...formatTextTable(header, rows), summary];
 }

@@ -57,6 +57,8 @@ export interface OutcomeCommitOptions {
    * an empty list when it failed (the claim was rolled back with the outcomes).
    */
   claimAlong?: { request(): ClaimRequest | undefined; claimed(mails: ClaimedMail[]): void } | undefined;
+  /** False: no application events are written (bench/events.ts measures what they cost); true by default. */
+  applicationEvents?: boolean | undefined;
 }
 
 /**
@@ -152,7 +154,7 @@ export function createOutcomeCommit(options: OutcomeCommitOptions) {
           const applied = await applyTransitions(
             trx,
             decisions.map((d) => d.transition),
-            { counts, statistics, eventRecipients },
+            { counts, statistics, eventRecipients, ...(options.applicationEvents === false ? { applicationEvents: false } : {}) },
           );
           if (claim) claimed = await claimDueMails(trx, store.engine, claim);
           await moveStatusCounts(trx, counts);

@@ -24,14 +24,8 @@ export async function relayIdsWithCredentials(db: DbOrTrx): Promise<Set<number>>
   return new Set(rows.map((r) => Number(r.relay_id)));
 }
 
-export interface RelayValues {
-  name: string;
-  url: string;
-  tls: string;
-  max_connections: number;
-  max_per_second: number | null;
-  max_per_day: number | null;
-}
+/** What an operator sets on a relay: its row's columns but the id and the timestamps (the login is apart). */
+export type RelayValues = Pick<RelayRow, 'name' | 'url' | 'tls' | 'max_connections' | 'max_per_second' | 'max_per_day'>;
 
 export function insertRelay(db: DbOrTrx, values: RelayValues & { created_at: number }): Promise<RelayRow> {
   return db

@@ -149,16 +149,31 @@ export class FailureLog {
   readonly failures = new Map<string, Failure>();
   checked = 0;
   byStatus = new Map<number, number>();
+  /** The answers checked and the distinct failures found since `beginProperty()`: the current property's own. */
+  private property = { checked: 0, failures: new Set<string>() };
 
   check(route: string, request: string, answer: Answer): void {
     this.checked++;
+    this.property.checked++;
     this.byStatus.set(answer.statusCode, (this.byStatus.get(answer.statusCode) ?? 0) + 1);
     const problem = describeProblem(answer);
     if (problem === undefined) return;
     const key = `${route} → ${answer.statusCode} ${problem}${problem.startsWith('(4xx') ? ` ${shapeOf(answer.body)}` : ''}`;
+    this.property.failures.add(key);
     const failure = this.failures.get(key) ?? { examples: [] };
     this.failures.set(key, failure);
     if (failure.examples.length < EXAMPLES) failure.examples.push({ request: request.slice(0, 400), answer: answer.body.slice(0, 200) });
+  }
+
+  /** Starts counting a property's own answers and failures (each test asserts its own). */
+  beginProperty(): void {
+    this.property = { checked: 0, failures: new Set() };
+  }
+
+  /** The answers the current property checked, and its distinct failures with their examples. */
+  propertyVerdict(): { checked: number; failures: number; report: string } {
+    const { checked, failures } = this.property;
+    return { checked, failures: failures.size, report: this.report([...failures]) };
   }
 
   summary(): string {
@@ -169,10 +184,47 @@ export class FailureLog {
     return `${this.checked} answers checked (seed ${fuzzSeed}, ${fuzzRuns} runs per property): ${statuses}`;
   }
 
-  report(): string {
-    return [...this.failures.entries()]
-      .map(([key, f]) => `${key}\n${f.examples.map((e) => `    request: ${e.request}\n      answer: ${e.answer}`).join('\n')}`)
+  /** The failures named (all by default), each with its examples. */
+  report(keys: readonly string[] = [...this.failures.keys()]): string {
+    return keys
+      .map((key) => {
+        const failure = this.failures.get(key)!;
+        return `${key}\n${failure.examples.map((e) => `    request: ${e.request}\n      answer: ${e.answer}`).join('\n')}`;
+      })
       .join('\n');
+  }
+}
+
+/**
+ * What an SMTP fuzz suite (the submission listener, the bounce listener) saw over its raw sessions: each distinct
+ * problem with up to six transcripts that showed it, and the reply codes, for the run's summary.
+ */
+export class SessionLog {
+  readonly problems = new Map<string, string[]>();
+  readonly replies = new Map<string, number>();
+  sessions = 0;
+
+  note(kind: string, transcript: string): void {
+    const examples = this.problems.get(kind) ?? [];
+    this.problems.set(kind, examples);
+    if (examples.length < EXAMPLES) examples.push(transcript.slice(0, 600));
+  }
+
+  countReply(reply: string): void {
+    const code = reply.slice(0, 3);
+    this.replies.set(code, (this.replies.get(code) ?? 0) + 1);
+  }
+
+  summary(): string {
+    const counts = [...this.replies.entries()]
+      .sort()
+      .map(([code, n]) => `${code}×${n}`)
+      .join(' ');
+    return `${this.sessions} sessions (seed ${fuzzSeed}, ${fuzzRuns} runs per property), replies ${counts}`;
+  }
+
+  report(): string {
+    return [...this.problems].map(([kind, examples]) => `${kind}\n    ${examples.join('\n    ')}`).join('\n');
   }
 }
 

@@ -9,7 +9,7 @@ import net from 'node:net';
 import { MAIL_SORTS, MailStatus } from '@outbox/contract';
 import fc from 'fast-check';
 import type { InjectOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, loginAs, type TestContext } from '../support/context.js';
 import { seedMails } from '../support/mails.js';
 import {
@@ -105,6 +105,20 @@ async function stillAnswers(): Promise<boolean> {
   return response.statusCode === 200;
 }
 
+beforeEach(() => log.beginProperty());
+
+/**
+ * What every test here promises of the answers it got: some were checked, none was ≥ 500 or a 4xx without
+ * {error:{code,message}}, and the server still answers. A bad answer is logged rather than thrown (see
+ * fuzz-support.ts), so the test fails here, once, naming every kind of bad answer its run met.
+ */
+async function expectEveryAnswerSound(minimumChecked = 1): Promise<void> {
+  const verdict = log.propertyVerdict();
+  expect(verdict.checked).toBeGreaterThanOrEqual(minimumChecked);
+  expect(verdict.failures, `distinct failures:\n${verdict.report}`).toBe(0);
+  expect(await stillAnswers()).toBe(true);
+}
+
 const cursorForgery = fc
   .record({
     sort: fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...MAIL_SORTS) }, { weight: 1, arbitrary: hostileText }),
@@ -155,6 +169,7 @@ describe('HTTP fuzz', () => {
         ),
         fuzzParameters(1),
       );
+      await expectEveryAnswerSound();
     },
     fuzzTimeoutMs,
   );
@@ -229,7 +244,7 @@ describe('HTTP fuzz', () => {
     // commit), which keeps the sweep's ~1,500 requests within the CI bound.
     for (let start = 0; start < requests.length; start += 20)
       await Promise.all(requests.slice(start, start + 20).map(([route, request]) => inject(route, request)));
-    expect(await stillAnswers()).toBe(true);
+    await expectEveryAnswerSound();
   }, 180_000);
 
   it(
@@ -253,6 +268,7 @@ describe('HTTP fuzz', () => {
         }),
         fuzzParameters(2),
       );
+      await expectEveryAnswerSound();
     },
     fuzzTimeoutMs,
   );
@@ -363,6 +379,7 @@ describe('HTTP fuzz', () => {
         }),
         fuzzParameters(9),
       );
+      await expectEveryAnswerSound();
     },
     fuzzTimeoutMs,
   );
@@ -399,6 +416,7 @@ describe('HTTP fuzz', () => {
         }),
         fuzzParameters(3),
       );
+      await expectEveryAnswerSound();
     },
     fuzzTimeoutMs,
   );
@@ -455,6 +473,7 @@ describe('HTTP fuzz', () => {
         }),
         fuzzParameters(4),
       );
+      await expectEveryAnswerSound();
     },
     fuzzTimeoutMs,
   );
@@ -522,6 +541,7 @@ describe('HTTP fuzz', () => {
         ),
         fuzzParameters(5),
       );
+      await expectEveryAnswerSound();
     },
     fuzzTimeoutMs,
   );
@@ -567,7 +587,7 @@ describe('HTTP fuzz', () => {
       payload: JSON.stringify({ username: 'x'.repeat(100_000), password: 'y' }),
     });
     await inject('GET /api/v1/mail/list', { method: 'GET', url: `/api/v1/mail/list?q=${'a'.repeat(100_000)}`, headers: operator() });
-    expect(await stillAnswers()).toBe(true);
+    await expectEveryAnswerSound();
   }, 120_000);
 
   it(
@@ -631,6 +651,8 @@ describe('HTTP fuzz', () => {
         ),
         fuzzParameters(6),
       );
+      // Node drops some raw requests without an answer (a CONNECT nobody handles): a short run may check none.
+      await expectEveryAnswerSound(0);
     },
     fuzzTimeoutMs,
   );

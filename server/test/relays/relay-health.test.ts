@@ -23,28 +23,22 @@ import { upsertHeartbeat } from '../../src/instances/instance.repository.js';
 import { createTestContext, type TestContext } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
-import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+import { busiestSecond, createRelayFixture } from '../support/relay-fixture.js';
 
 type Running = Awaited<ReturnType<typeof startInProcess>>;
 
+// First, so that its peers close after the instances below that send to them have stopped.
+const fixture = createRelayFixture();
 const environments: OutboxEnvironment[] = [];
 const instances: Running[] = [];
-const peers: TestRelay[] = [];
 let context: TestContext | undefined;
 
 afterEach(async () => {
   for (const running of instances.splice(0).reverse()) await running.stop();
   for (const environment of environments.splice(0)) await environment.dispose();
-  for (const peer of peers.splice(0)) await peer.close();
   await context?.close();
   context = undefined;
 });
-
-async function peer(port = 0): Promise<TestRelay> {
-  const relay = await startTestRelay(port);
-  peers.push(relay);
-  return relay;
-}
 
 async function start(env: Record<string, string>): Promise<Running> {
   const running = await startInProcess(env);
@@ -93,29 +87,13 @@ async function counts(running: Running, headers: Record<string, string>): Promis
   return (response.json() as { meta: { counts: Record<string, number> } }).meta.counts;
 }
 
-/** The most messages accepted within any one second. */
-function busiestSecond(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0; i < sorted.length; i++) most = Math.max(most, sorted.filter((at) => at >= sorted[i]! && at - sorted[i]! < 1000).length);
-  return most;
-}
-
 async function metrics(running: Running): Promise<string> {
   return (await running.app.inject({ method: 'GET', url: '/metrics' })).body;
 }
 
 describe('a throttling relay', () => {
   it('slows the relay instead of failing mails: every mail arrives within its one attempt, at the relay’s rate; throttled, then up', async () => {
-    const relay = await peer();
-    const acceptedAt: number[] = [];
-    relay.answer = () => {
-      const now = performance.now();
-      if (acceptedAt.filter((at) => now - at < 1000).length >= 5)
-        return { code: 454, message: '4.7.0 Throttling failure: Maximum sending rate exceeded' };
-      acceptedAt.push(now);
-      return { accept: true };
-    };
+    const { relay, acceptedAt } = await fixture.startThrottlingPeer(5);
     const environment = await freshEnvironment({
       RELAY_URL: relay.url,
       // One attempt: a throttle that spent the budget would end its mail in ProviderError.
@@ -191,8 +169,8 @@ describe('a throttling relay', () => {
 
 describe('a relay that stops', () => {
   it('is down on every instance within 5 s, named by queue health, alerted; up and resolved once back; gone with its worker', async () => {
-    const fallback = await peer();
-    const primary = await peer();
+    const fallback = await fixture.startPeer();
+    const primary = await fixture.startPeer();
     const primaryPort = primary.port;
     // A: the API alone; B: the worker, on the same store. A answers from what B wrote.
     const environment = await freshEnvironment({
@@ -258,7 +236,7 @@ describe('a relay that stops', () => {
     expect((await alertOf()).summary).toContain('Relay primary is down');
 
     // Back on its port: a probe brings it back (1 s after it went down, then 2 s…), and with it the mails.
-    const back = await peer(primaryPort);
+    const back = await fixture.startPeer(primaryPort);
     await waitUntil(
       async () => {
         if (back.received.length > 0) return true;
@@ -285,6 +263,22 @@ describe('a relay that stops', () => {
     ]);
   }, 120_000);
 });
+
+/** A worker instance's heartbeat at `now`, stale 15 s later: the instance whose relay reports count. */
+function beatWorker(store: TestContext['store'], id: string, now: number) {
+  return upsertHeartbeat(store.db, {
+    id,
+    host: 'h',
+    pid: 1,
+    version: 't',
+    roles: 'worker',
+    started_at: now,
+    last_heartbeat_at: now,
+    stale_after_ms: 15_000,
+    in_flight: 0,
+    delivered_last_minute: 0,
+  });
+}
 
 describe('the fold', () => {
   const report = (instanceId: string, relay: string, extra: Partial<InstanceRelayReport> = {}): InstanceRelayReport => ({
@@ -366,18 +360,7 @@ describe('the fold', () => {
 
     context = await createTestContext();
     const { store, clock } = context;
-    await upsertHeartbeat(store.db, {
-      id: 'w',
-      host: 'h',
-      pid: 1,
-      version: 't',
-      roles: 'worker',
-      started_at: clock.now(),
-      last_heartbeat_at: clock.now(),
-      stale_after_ms: 15_000,
-      in_flight: 0,
-      delivered_last_minute: 0,
-    });
+    await beatWorker(store, 'w', clock.now());
     await context.services.relays.createRelay({ name: 'eu', url: 'smtp://127.0.0.1:2525', maxPerDay: 1000 }, 'operator:test');
     const evaluator = createAlertEvaluator({ store, clock, settings: { ...DEFAULT_ALERT_SETTINGS, pendingMs: 0, cooldownMs: 0 } });
     const quotaRule = async () => (await context!.services.alerts.listRuleStatuses()).find((rule) => rule.rule === 'relay_quota')!;
@@ -391,18 +374,7 @@ describe('the fold', () => {
       summary: 'Relay eu used 95% of its daily quota of 1000 in one worker process (threshold 90%)',
     });
     clock.advance(60_000);
-    await upsertHeartbeat(store.db, {
-      id: 'w',
-      host: 'h',
-      pid: 1,
-      version: 't',
-      roles: 'worker',
-      started_at: clock.now(),
-      last_heartbeat_at: clock.now(),
-      stale_after_ms: 15_000,
-      in_flight: 0,
-      delivered_last_minute: 0,
-    });
+    await beatWorker(store, 'w', clock.now());
     await writeInstanceReports(store.db, 'w', [report('w', 'eu', { maxPerDay: 1000, sentToday: 3 })], clock.now());
     await evaluator.evaluate();
     expect(await quotaRule()).toMatchObject({ state: 'resolved', value: 0.003 });
@@ -415,19 +387,7 @@ describe('the fold', () => {
   it('skips the reports of an instance whose heartbeat is stale', async () => {
     context = await createTestContext();
     const { store, clock } = context;
-    const beat = (id: string) =>
-      upsertHeartbeat(store.db, {
-        id,
-        host: 'h',
-        pid: 1,
-        version: 't',
-        roles: 'worker',
-        started_at: clock.now(),
-        last_heartbeat_at: clock.now(),
-        stale_after_ms: 15_000,
-        in_flight: 0,
-        delivered_last_minute: 0,
-      });
+    const beat = (id: string) => beatWorker(store, id, clock.now());
     await beat('old');
     await writeInstanceReports(store.db, 'old', [report('old', 'default', { state: 'down' })], clock.now());
     clock.advance(20_000);

@@ -6,24 +6,19 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPacer, createRelayRouter, type RelayRouter } from '../../src/delivery/relay-router.js';
-import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
+import { createPacer, type RelayRouter } from '../../src/delivery/relay-router.js';
+import { createRelayTransport } from '../../src/delivery/relay-transport.js';
 import { domainMatches, routeOf, type RelaySettings, type RoutingTable } from '../../src/relays/routing-table.js';
 import { closedPort } from '../support/net.js';
-import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+import { createRelayFixture, ROUTED_MAIL, testMessage } from '../support/relay-fixture.js';
 
-const peers: TestRelay[] = [];
-const transports: RelayTransport[] = [];
 const cutters: net.Server[] = [];
-let router: RelayRouter | undefined;
-
+// Registered before the fixture, so it runs after it (after-hooks run in reverse): the router's connections to
+// the cutting peers are closed before the peers wait for their connections to end.
 afterEach(async () => {
-  await router?.close();
-  router = undefined;
-  for (const transport of transports.splice(0)) await transport.close();
-  for (const peer of peers.splice(0)) await peer.close();
   for (const server of cutters.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
+const fixture = createRelayFixture();
 
 /**
  * A relay that drops the connection, without a reply, on RCPT TO or once the message's final "." has arrived: what a
@@ -69,40 +64,27 @@ async function startCuttingPeer(cutAt: 'RCPT' | 'end of message'): Promise<{ url
   return { url: `smtp://127.0.0.1:${(server.address() as net.AddressInfo).port}`, messagesEnded: () => ended };
 }
 
-async function peer(): Promise<TestRelay> {
-  const relay = await startTestRelay();
-  peers.push(relay);
-  return relay;
-}
-
 function relay(id: number, name: string, url: string): RelaySettings {
   return { id, name, url, tls: 'opportunistic', credentials: undefined, maxConnections: 2, maxPerSecond: null, maxPerDay: null };
 }
 
 function routerOver(table: RoutingTable, windows: { deferringDownAfterMs?: number; minProbeDelayMs?: number } = {}): RelayRouter {
-  const fallback = createRelayTransport('smtp://127.0.0.1:1', { connectionTimeoutMs: 2000 });
-  transports.push(fallback);
-  router = createRelayRouter({
+  const fallback = fixture.createTransport('smtp://127.0.0.1:1', { connectionTimeoutMs: 2000 });
+  return fixture.createRouter({
     directory: { current: async () => table, changed: () => undefined },
     defaultTransport: fallback,
     createTransport: (settings) =>
       createRelayTransport(settings.url, { maxConnections: settings.maxConnections, connectionTimeoutMs: 5000, socketTimeoutMs: 5000 }),
     ...windows,
   });
-  return router;
 }
 
-const message = (i: number) => ({
-  envelope: { from: 'shop@example.com', to: [`user${i}@example.com`] },
-  raw: `From: shop@example.com\r\nTo: user${i}@example.com\r\nSubject: m${i}\r\nMessage-ID: <m${i}@test>\r\n\r\nhi\r\n`,
-});
-const mail = { apiKeyId: null, lane: 0, sender: 'shop@example.com', recipients: ['user@example.com'] };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('relay router', () => {
   it('a relay answering only 4xx for the window is marked down, its mails move on at once; a probe brings it back', async () => {
-    const primary = await peer();
-    const backup = await peer();
+    const primary = await fixture.startPeer();
+    const backup = await fixture.startPeer();
     primary.answer = () => ({ code: 451, message: '4.3.0 Try later' });
     const table: RoutingTable = {
       relays: new Map([
@@ -113,29 +95,29 @@ describe('relay router', () => {
     };
     const r = routerOver(table, { deferringDownAfterMs: 300, minProbeDelayMs: 1_000 });
     // Inside the window the 4xx is the mail's answer, as without routes.
-    const first = await r.route(mail);
-    expect((await first!.transport.send(message(0))).kind).toBe('deferred');
+    const first = await r.route(ROUTED_MAIL);
+    expect((await first!.transport.send(testMessage(0))).kind).toBe('deferred');
     expect(first!.trail()).toEqual({ relay: 'primary' });
     await sleep(200);
-    expect((await (await r.route(mail))!.transport.send(message(1))).kind).toBe('deferred');
+    expect((await (await r.route(ROUTED_MAIL))!.transport.send(testMessage(1))).kind).toBe('deferred');
     await sleep(200);
     // Three 4xx over the window: down, and this mail goes on to the backup in the same send.
-    const third = await r.route(mail);
-    expect((await third!.transport.send(message(2))).kind).toBe('sent');
+    const third = await r.route(ROUTED_MAIL);
+    expect((await third!.transport.send(testMessage(2))).kind).toBe('sent');
     expect(third!.trail()).toEqual({ relay: 'backup', passedOver: [{ relay: 'primary', reply: expect.stringContaining('451') }] });
     expect(r.states().find((s) => s.name === 'primary')!.down).toBe(true);
     // While down it is skipped: nothing more reaches it.
     const attemptsWhileDown = primary.attempts;
-    const skipped = await r.route(mail);
-    expect((await skipped!.transport.send(message(3))).kind).toBe('sent');
+    const skipped = await r.route(ROUTED_MAIL);
+    expect((await skipped!.transport.send(testMessage(3))).kind).toBe('sent');
     expect(skipped!.trail()).toEqual({ relay: 'backup' });
     expect(primary.attempts).toBe(attemptsWhileDown);
 
     // It recovers; once the probe is due, the next mail is the probe and the relay is back.
     primary.answer = () => ({ accept: true });
     await sleep(1_100);
-    const probe = await r.route(mail);
-    expect((await probe!.transport.send(message(4))).kind).toBe('sent');
+    const probe = await r.route(ROUTED_MAIL);
+    expect((await probe!.transport.send(testMessage(4))).kind).toBe('sent');
     expect(probe!.trail()).toEqual({ relay: 'primary' });
     expect(r.states().find((s) => s.name === 'primary')!.down).toBe(false);
     expect(backup.received.map((m) => m.messageId)).toEqual(['<m2@test>', '<m3@test>']);
@@ -153,8 +135,8 @@ describe('relay router', () => {
       routes: [{ id: 1, apiKeyId: null, senderDomain: null, recipientDomain: null, lane: null, relayIds: [1, 2] }],
     };
     const r = routerOver(table);
-    const routed = await r.route(mail);
-    const outcome = await routed!.transport.send(message(0));
+    const routed = await r.route(ROUTED_MAIL);
+    const outcome = await routed!.transport.send(testMessage(0));
     expect(outcome).toMatchObject({ kind: 'unreachable', beforeTransaction: true });
     expect(routed.trail()!.passedOver!.map((p) => p.relay)).toEqual(['primary', 'backup']);
     expect(
@@ -166,8 +148,8 @@ describe('relay router', () => {
   });
 
   it('a relay that drops the connection after MAIL FROM does not fail over: the relay may have the mail', async () => {
-    const primary = await peer();
-    const backup = await peer();
+    const primary = await fixture.startPeer();
+    const backup = await fixture.startPeer();
     primary.delayMs = 3_000;
     const table: RoutingTable = {
       relays: new Map([
@@ -176,14 +158,14 @@ describe('relay router', () => {
       ]),
       routes: [{ id: 1, apiKeyId: null, senderDomain: null, recipientDomain: null, lane: null, relayIds: [1, 2] }],
     };
-    router = createRelayRouter({
+    const router = fixture.createRouter({
       directory: { current: async () => table, changed: () => undefined },
-      defaultTransport: createRelayTransport('smtp://127.0.0.1:1'),
+      defaultTransport: fixture.createTransport('smtp://127.0.0.1:1'),
       // A reply timeout shorter than the relay's wait at the end of DATA.
       createTransport: (settings) => createRelayTransport(settings.url, { socketTimeoutMs: 500, connectionTimeoutMs: 5000 }),
     });
-    const routed = await router.route(mail);
-    const outcome = await routed!.transport.send(message(0));
+    const routed = await router.route(ROUTED_MAIL);
+    const outcome = await routed!.transport.send(testMessage(0));
     expect(outcome.kind).toBe('unreachable');
     expect(outcome).not.toHaveProperty('beforeTransaction');
     expect(routed!.trail()).toEqual({ relay: 'primary' });
@@ -193,7 +175,7 @@ describe('relay router', () => {
   it('a connection lost before the relay asked for the message moves the mail on at once; lost after its end, it stays', async () => {
     const atRcpt = await startCuttingPeer('RCPT');
     const atEnd = await startCuttingPeer('end of message');
-    const backup = await peer();
+    const backup = await fixture.startPeer();
     const table: RoutingTable = {
       relays: new Map([
         [1, relay(1, 'at-rcpt', atRcpt.url)],
@@ -207,14 +189,14 @@ describe('relay router', () => {
     };
     const r = routerOver(table, { deferringDownAfterMs: 300 });
     // Nothing of the message left: the backup takes it within the same send, and the relay is not down for one cut.
-    const cutEarly = await r.route({ ...mail, apiKeyId: 1 });
-    expect((await cutEarly.transport.send(message(0))).kind).toBe('sent');
+    const cutEarly = await r.route({ ...ROUTED_MAIL, apiKeyId: 1 });
+    expect((await cutEarly.transport.send(testMessage(0))).kind).toBe('sent');
     expect(cutEarly.trail()).toEqual({ relay: 'backup', passedOver: [{ relay: 'at-rcpt', reply: expect.stringMatching(/closed/i) }] });
     expect(backup.received.map((m) => m.messageId)).toEqual(['<m0@test>']);
     expect(r.states().find((s) => s.name === 'at-rcpt')).toMatchObject({ down: false });
     // The message's end reached the relay, which may have taken it: the mail's own retry, nothing to the backup.
-    const cutLate = await r.route({ ...mail, apiKeyId: 2 });
-    const late = await cutLate.transport.send(message(1));
+    const cutLate = await r.route({ ...ROUTED_MAIL, apiKeyId: 2 });
+    const late = await cutLate.transport.send(testMessage(1));
     expect(late).toMatchObject({ kind: 'unreachable' });
     expect(late).not.toHaveProperty('beforeMessage');
     expect(cutLate.trail()).toEqual({ relay: 'at-end' });
@@ -224,8 +206,8 @@ describe('relay router', () => {
     // message reached it is not moved.
     for (let i = 2; i < 4; i++) {
       await sleep(200);
-      const routed = await r.route({ ...mail, apiKeyId: 2 });
-      expect((await routed.transport.send(message(i))).kind).toBe('unreachable');
+      const routed = await r.route({ ...ROUTED_MAIL, apiKeyId: 2 });
+      expect((await routed.transport.send(testMessage(i))).kind).toBe('unreachable');
       expect(routed.trail()).toEqual({ relay: 'at-end' });
     }
     expect(r.states().find((s) => s.name === 'at-end')).toMatchObject({ down: true, state: 'down' });
@@ -233,8 +215,8 @@ describe('relay router', () => {
   });
 
   it('a relay that took its maxPerDay is passed over for the rest of the day; a quota on every relay defers the mail', async () => {
-    const limited = await peer();
-    const backup = await peer();
+    const limited = await fixture.startPeer();
+    const backup = await fixture.startPeer();
     const table: RoutingTable = {
       relays: new Map([
         [1, { ...relay(1, 'limited', limited.url), maxPerDay: 2 }],
@@ -248,8 +230,8 @@ describe('relay router', () => {
     const trails = [];
     const kinds = [];
     for (let i = 0; i < 5; i++) {
-      const routed = (await r.route(mail))!;
-      kinds.push((await routed.transport.send(message(i))).kind);
+      const routed = (await r.route(ROUTED_MAIL))!;
+      kinds.push((await routed.transport.send(testMessage(i))).kind);
       trails.push(routed.trail());
     }
     expect(kinds).toEqual(['rejected', 'sent', 'sent', 'sent', 'deferred']);

@@ -4,22 +4,21 @@
  * on loopback that answers `454 4.7.0 Throttling failure` past N messages a second: every message arrives, none more
  * than N in any second, within the attempt, and the relay is `throttled`, then `up` once its rate has climbed back.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CLIMB_SHARE_PER_SECOND,
   climbedRate,
   createPacer,
-  createRelayRouter,
   halvedRate,
   isThrottlingOutcome,
   isThrottlingReply,
   MIN_RATE_PER_SECOND,
   type RelayRouter,
 } from '../../src/delivery/relay-router.js';
-import { createRelayTransport, type RelayTransport } from '../../src/delivery/relay-transport.js';
+import type { RelayTransport } from '../../src/delivery/relay-transport.js';
 import type { RoutingTable } from '../../src/relays/routing-table.js';
-import { startTestRelay, type TestRelay } from '../support/test-relay.js';
 import { waitUntil } from '../support/net.js';
+import { busiestSecond, createRelayFixture, ROUTED_MAIL, testMessage, THROTTLING_REPLY } from '../support/relay-fixture.js';
 
 describe('isThrottlingReply', () => {
   const throttles: Array<[string, string]> = [
@@ -99,60 +98,25 @@ describe('the rate', () => {
   });
 });
 
-const peers: TestRelay[] = [];
-const transports: RelayTransport[] = [];
-let router: RelayRouter | undefined;
+const fixture = createRelayFixture();
 
-afterEach(async () => {
-  await router?.close();
-  router = undefined;
-  for (const transport of transports.splice(0)) await transport.close();
-  for (const peer of peers.splice(0)) await peer.close();
-});
-
-/** A relay that takes at most `perSecond` messages in any second and answers SES's throttling reply past that. */
-async function throttlingPeer(perSecond: number): Promise<{ relay: TestRelay; acceptedAt: number[] }> {
-  const relay = await startTestRelay();
-  peers.push(relay);
-  const acceptedAt: number[] = [];
-  relay.answer = () => {
-    const now = performance.now();
-    if (acceptedAt.filter((at) => now - at < 1000).length >= perSecond)
-      return { code: 454, message: '4.7.0 Throttling failure: Maximum sending rate exceeded' };
-    acceptedAt.push(now);
-    return { accept: true };
-  };
-  return { relay, acceptedAt };
+/** A router with no routes over one transport, the default relay's, as a worker without routes has. */
+function routerWithoutRoutes(transport: RelayTransport, onHealthChange?: () => void): RelayRouter {
+  const noRoutes: RoutingTable = { relays: new Map(), routes: [] };
+  return fixture.createRouter({
+    directory: { current: async () => noRoutes, changed: () => undefined },
+    defaultTransport: transport,
+    createTransport: () => transport,
+    onHealthChange,
+  });
 }
-
-/** The most messages accepted within any one second. */
-function busiestSecond(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0; i < sorted.length; i++) most = Math.max(most, sorted.filter((at) => at >= sorted[i]! && at - sorted[i]! < 1000).length);
-  return most;
-}
-
-const message = (i: number) => ({
-  envelope: { from: 'shop@example.com', to: [`user${i}@example.com`] },
-  raw: `From: shop@example.com\r\nTo: user${i}@example.com\r\nSubject: m${i}\r\nMessage-ID: <m${i}@test>\r\n\r\nhi\r\n`,
-});
-const mail = { apiKeyId: null, lane: 0, sender: 'shop@example.com', recipients: ['user@example.com'] };
 
 describe('a throttling relay', () => {
   it('without routes: the default relay is slowed, every message arrives within its attempt, none faster than the relay allows; throttled, then up', async () => {
-    const { relay, acceptedAt } = await throttlingPeer(5);
-    const transport = createRelayTransport(relay.url, { maxConnections: 5, connectionTimeoutMs: 10_000, socketTimeoutMs: 10_000 });
-    transports.push(transport);
+    const { relay, acceptedAt } = await fixture.startThrottlingPeer(5);
+    const transport = fixture.createTransport(relay.url, { maxConnections: 5, connectionTimeoutMs: 10_000, socketTimeoutMs: 10_000 });
     let changes = 0;
-    const noRoutes: RoutingTable = { relays: new Map(), routes: [] };
-    router = createRelayRouter({
-      directory: { current: async () => noRoutes, changed: () => undefined },
-      defaultTransport: transport,
-      createTransport: () => transport,
-      onHealthChange: () => (changes += 1),
-    });
-    const r = router;
+    const r = routerWithoutRoutes(transport, () => (changes += 1));
     expect(r.reports()).toEqual([expect.objectContaining({ relay: 'default', state: 'idle', since: null, sentToday: 0 })]);
     // Ten sends at once, as a worker's slots, twenty messages.
     const count = 20;
@@ -164,8 +128,8 @@ describe('a throttling relay', () => {
       Array.from({ length: 10 }, async () => {
         while (next < count) {
           const i = next++;
-          const routed = await r.route(mail);
-          kinds.push((await routed.transport.send(message(i))).kind);
+          const routed = await r.route(ROUTED_MAIL);
+          kinds.push((await routed.transport.send(testMessage(i))).kind);
           trails.push(routed.trail());
           statesSeen.add(r.states()[0]!.state);
         }
@@ -191,19 +155,10 @@ describe('a throttling relay', () => {
   });
 
   it('a recipient throttled at RCPT while another is taken: the rate goes down, the mail is not sent again', async () => {
-    const relay = await startTestRelay();
-    peers.push(relay);
-    relay.rcptAnswer = (address) =>
-      address.startsWith('late') ? { code: 454, message: '4.7.0 Throttling failure: Maximum sending rate exceeded' } : { accept: true };
-    const transport = createRelayTransport(relay.url, { connectionTimeoutMs: 10_000, socketTimeoutMs: 10_000 });
-    transports.push(transport);
-    const noRoutes: RoutingTable = { relays: new Map(), routes: [] };
-    router = createRelayRouter({
-      directory: { current: async () => noRoutes, changed: () => undefined },
-      defaultTransport: transport,
-      createTransport: () => transport,
-    });
-    const routed = await router.route(mail);
+    const relay = await fixture.startPeer();
+    relay.rcptAnswer = (address) => (address.startsWith('late') ? THROTTLING_REPLY : { accept: true });
+    const router = routerWithoutRoutes(fixture.createTransport(relay.url, { connectionTimeoutMs: 10_000, socketTimeoutMs: 10_000 }));
+    const routed = await router.route(ROUTED_MAIL);
     const outcome = await routed.transport.send({
       envelope: { from: 'shop@example.com', to: ['ann@example.com', 'late@example.com'] },
       raw: 'From: shop@example.com\r\nSubject: two\r\n\r\nhi\r\n',

@@ -12,6 +12,24 @@ import { MailStatus, STATUSES } from '@outbox/contract/status';
 import { LocalTime } from '../../../components/ui/local-time';
 import { StatusCell } from './status-cell';
 
+/** A table of the drawer: its column headers, then the rows given. */
+function DetailTable({ columns, children }: { columns: readonly string[]; children: ReactNode }) {
+  return (
+    <table className="detail-table">
+      <thead>
+        <tr>
+          {columns.map((column) => (
+            <th key={column} scope="col">
+              {column}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
 /**
  * Where the bodies, attachments and headers were, once content retention removed them: when, and what is kept.
  * Plain text in a labelled section, so a screen reader reads it where a sighted operator looks for the body.
@@ -174,37 +192,27 @@ export function Recipients({ mail }: { mail: MailDetail }) {
           {`${rejected} of ${mail.recipientCount ?? rows.length} recipients rejected`}
         </p>
       ) : null}
-      <table className="detail-table">
-        <thead>
-          <tr>
-            <th scope="col">Kind</th>
-            <th scope="col">Recipient</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Provider reply</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((recipient, index) => {
-            const report = reportForRecipient(mail.bounces, recipient);
-            return (
-              <Fragment key={`${recipient.kind}-${index}`}>
-                <tr>
-                  <td>{KIND_LABELS[recipient.kind]}</td>
-                  <td>
-                    {recipient.recipientName ? `${recipient.recipientName} | ` : ''}
-                    {recipient.recipientMail}
-                  </td>
-                  <td className="nowrap">
-                    <OutcomeCell recipient={recipient} />
-                  </td>
-                  <td className="mono detail-table__detail">{recipient.reply ?? ''}</td>
-                </tr>
-                {report ? <ReportRow recipient={recipient} report={report} /> : null}
-              </Fragment>
-            );
-          })}
-        </tbody>
-      </table>
+      <DetailTable columns={['Kind', 'Recipient', 'Outcome', 'Provider reply']}>
+        {rows.map((recipient, index) => {
+          const report = reportForRecipient(mail.bounces, recipient);
+          return (
+            <Fragment key={`${recipient.kind}-${index}`}>
+              <tr>
+                <td>{KIND_LABELS[recipient.kind]}</td>
+                <td>
+                  {recipient.recipientName ? `${recipient.recipientName} | ` : ''}
+                  {recipient.recipientMail}
+                </td>
+                <td className="nowrap">
+                  <OutcomeCell recipient={recipient} />
+                </td>
+                <td className="mono detail-table__detail">{recipient.reply ?? ''}</td>
+              </tr>
+              {report ? <ReportRow recipient={recipient} report={report} /> : null}
+            </Fragment>
+          );
+        })}
+      </DetailTable>
     </>
   );
 }
@@ -221,29 +229,20 @@ export function formatSize(bytes: number): string {
 /** The message's attachments by name, type and size; their bytes are in the .eml download. */
 export function Attachments({ attachments }: { attachments: MailAttachment[] }) {
   return (
-    <table className="detail-table">
-      <thead>
-        <tr>
-          <th scope="col">Name</th>
-          <th scope="col">Type</th>
-          <th scope="col">Size</th>
+    <DetailTable columns={['Name', 'Type', 'Size']}>
+      {attachments.map((attachment, index) => (
+        <tr key={index}>
+          <td className="detail-table__detail">
+            {attachment.filename ?? <span className="muted">(no name)</span>}
+            {attachment.disposition === 'inline' ? <span className="muted"> (inline)</span> : null}
+          </td>
+          <td className="mono">{attachment.contentType}</td>
+          <td className="nowrap" title={`${attachment.size.toLocaleString('en-US')} bytes`}>
+            {formatSize(attachment.size)}
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {attachments.map((attachment, index) => (
-          <tr key={index}>
-            <td className="detail-table__detail">
-              {attachment.filename ?? <span className="muted">(no name)</span>}
-              {attachment.disposition === 'inline' ? <span className="muted"> (inline)</span> : null}
-            </td>
-            <td className="mono">{attachment.contentType}</td>
-            <td className="nowrap" title={`${attachment.size.toLocaleString('en-US')} bytes`}>
-              {formatSize(attachment.size)}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DetailTable>
   );
 }
 
@@ -315,32 +314,21 @@ function EventDetail({ detail }: { detail: MailEvent['detail'] }) {
 
 export function EventLog({ events }: { events: MailEvent[] }) {
   return (
-    <table className="detail-table">
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Actor</th>
-          <th scope="col">Event</th>
-          <th scope="col">Status</th>
-          <th scope="col">Detail</th>
+    <DetailTable columns={['Time', 'Actor', 'Event', 'Status', 'Detail']}>
+      {events.map((event, index) => (
+        <tr key={index}>
+          <td className="nowrap">
+            <LocalTime iso={event.at} />
+          </td>
+          <td>{event.actor}</td>
+          <td>{event.type}</td>
+          <td className="nowrap">{`${statusName(event.fromStatus)} → ${statusName(event.toStatus)}`}</td>
+          <td className="detail-table__detail">
+            <EventDetail detail={event.detail} />
+          </td>
         </tr>
-      </thead>
-      <tbody>
-        {events.map((event, index) => (
-          <tr key={index}>
-            <td className="nowrap">
-              <LocalTime iso={event.at} />
-            </td>
-            <td>{event.actor}</td>
-            <td>{event.type}</td>
-            <td className="nowrap">{`${statusName(event.fromStatus)} → ${statusName(event.toStatus)}`}</td>
-            <td className="detail-table__detail">
-              <EventDetail detail={event.detail} />
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+      ))}
+    </DetailTable>
   );
 }
 
@@ -360,36 +348,24 @@ export function Headers({ headers }: { headers: MailDetail['headers'] }) {
 /** The webhook deliveries of the mail's events: which endpoint, which event, its state and the last answer. */
 export function WebhookDeliveries({ deliveries }: { deliveries: WebhookDelivery[] }) {
   return (
-    <table className="detail-table">
-      <thead>
-        <tr>
-          <th scope="col">Time</th>
-          <th scope="col">Event</th>
-          <th scope="col">Endpoint</th>
-          <th scope="col">State</th>
-          <th scope="col">Attempts</th>
-          <th scope="col">Last answer</th>
-        </tr>
-      </thead>
-      <tbody>
-        {deliveries.map((delivery) => {
-          const last = delivery.attempts.at(-1);
-          return (
-            <tr key={delivery.id}>
-              <td className="nowrap">
-                <LocalTime iso={delivery.createdAt} />
-              </td>
-              <td>{delivery.eventType}</td>
-              <td className="detail-table__detail">{delivery.endpointUrl}</td>
-              <td>{delivery.state}</td>
-              <td>{delivery.attempts.length}</td>
-              <td className="detail-table__detail">
-                {last ? (last.httpStatus === null ? (last.error ?? 'No answer') : `HTTP ${last.httpStatus} in ${last.durationMs} ms`) : '—'}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+    <DetailTable columns={['Time', 'Event', 'Endpoint', 'State', 'Attempts', 'Last answer']}>
+      {deliveries.map((delivery) => {
+        const last = delivery.attempts.at(-1);
+        return (
+          <tr key={delivery.id}>
+            <td className="nowrap">
+              <LocalTime iso={delivery.createdAt} />
+            </td>
+            <td>{delivery.eventType}</td>
+            <td className="detail-table__detail">{delivery.endpointUrl}</td>
+            <td>{delivery.state}</td>
+            <td>{delivery.attempts.length}</td>
+            <td className="detail-table__detail">
+              {last ? (last.httpStatus === null ? (last.error ?? 'No answer') : `HTTP ${last.httpStatus} in ${last.durationMs} ms`) : '—'}
+            </td>
+          </tr>
+        );
+      })}
+    </DetailTable>
   );
 }

@@ -99,8 +99,13 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
     dispatchDraft(action);
   }
 
-  function setMatch(rule: DraftRule, field: MatchField, value: string) {
-    dispatch({ type: 'setMatch', key: rule.key, field, value });
+  /** A match field's value, its change and its mark when the refusal names it (rule `index` of the draft). */
+  function matchField(rule: DraftRule, index: number, field: MatchField) {
+    return {
+      value: rule[field],
+      onChange: (value: string) => dispatch({ type: 'setMatch', key: rule.key, field, value }),
+      invalid: invalid(index, field),
+    };
   }
 
   function move(rule: DraftRule, by: -1 | 1) {
@@ -158,32 +163,16 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
                     <div className="routes__match">
                       <RuleField
                         label="Application"
-                        value={rule.application}
-                        onChange={(value) => setMatch(rule, 'application', value)}
-                        invalid={invalid(index, 'application')}
                         choices={applicationChoices(applications.data ?? [], rule.application)}
+                        {...matchField(rule, index, 'application')}
                       />
-                      <RuleField
-                        label="Sender domain"
-                        placeholder="Any"
-                        value={rule.senderDomain}
-                        onChange={(value) => setMatch(rule, 'senderDomain', value)}
-                        invalid={invalid(index, 'senderDomain')}
-                      />
+                      <RuleField label="Sender domain" placeholder="Any" {...matchField(rule, index, 'senderDomain')} />
                       <RuleField
                         label="Recipient domain"
                         placeholder="Any, or *.example.com"
-                        value={rule.recipientDomain}
-                        onChange={(value) => setMatch(rule, 'recipientDomain', value)}
-                        invalid={invalid(index, 'recipientDomain')}
+                        {...matchField(rule, index, 'recipientDomain')}
                       />
-                      <RuleField
-                        label="Lane"
-                        value={rule.lane}
-                        onChange={(value) => setMatch(rule, 'lane', value)}
-                        invalid={invalid(index, 'lane')}
-                        choices={LANE_CHOICES}
-                      />
+                      <RuleField label="Lane" choices={LANE_CHOICES} {...matchField(rule, index, 'lane')} />
                     </div>
                     <div className="routes__relays" {...(isInvalid(index, 'relays') ? { 'aria-describedby': errorId } : {})}>
                       {rule.relays.map((name, position) => (
