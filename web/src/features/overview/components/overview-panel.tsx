@@ -89,13 +89,13 @@ export function OverviewPanel({ token, onClose, onOpenApplication, now = Date.no
   }
 
   const stats = statistics.data;
-  // What a screen reader hears: the summary of the range the operator chose, once its first answer is in. The
-  // visible line follows the live refreshes (every 2 s while mail flows), which a live region would announce each time.
+  // What a screen reader hears: that the range the operator chose has loaded ("Over 24 hours (hourly) shown"), once.
+  // The summary line follows the live refreshes (every 2 s while mail flows), which a live region would announce
+  // each time; it stays a plain paragraph, read where it stands.
   const rangeKey = valid ? `${valid.from} ${valid.to} ${valid.bucket}` : '';
   const [announced, setAnnounced] = useState<{ rangeKey: string; text: string }>({ rangeKey: '', text: '' });
-  useEffect(() => {
-    if (stats && announced.rangeKey !== rangeKey) setAnnounced({ rangeKey, text: summaryOf(stats) });
-  }, [stats, rangeKey, announced.rangeKey]);
+  // Set while rendering (React's pattern for state that follows a prop), so the announcement is in the same commit.
+  if (stats && announced.rangeKey !== rangeKey) setAnnounced({ rangeKey, text: `${summaryOf(stats).split(':')[0]} shown` });
   return (
     <ModalDialog title="Overview" onClose={onClose} placement="side" className="overview">
       <div className="overview__toolbar">

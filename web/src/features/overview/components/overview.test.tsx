@@ -192,6 +192,9 @@ describe('Overview ranges', () => {
     const { overall } = serveOverview();
     const { user } = renderPanel();
     await screen.findByText(/1,234 accepted, 1,100 sent/);
+    // A screen reader hears the chosen range once it loaded, not the figures at each live refresh.
+    expect(screen.getByText('Over 24 hours (hourly) shown')).toHaveAttribute('aria-live', 'polite');
+    expect(screen.getByText(/1,234 accepted, 1,100 sent/)).not.toHaveAttribute('aria-live');
     expect(overall()[0]!.get('bucket')).toBe('hour');
     // Up to the end of the current hour: 24 whole hours with the one filling now.
     expect(overall()[0]!.get('to')).toBe('2026-11-25T11:00:00.000Z');
