@@ -103,9 +103,20 @@ export function* demoSubmissionBatches(count: number, seed: number, batchSize = 
 export interface DemoMail extends repo.NewMail {
   created: MailCreation;
   steps: Array<(id: number) => Transition>;
+  /** Processing: its steps end holding a lease. */
+  leased: boolean;
 }
 
-export function buildDemoMail(random: ReturnType<typeof createRandom>, now: number, spanMs: number): DemoMail {
+/**
+ * Processing mails in one demo fill at most: a mail is Processing only while a worker sends it, so a live store
+ * holds no more than its workers' sends in flight (WORKER_CONCURRENCY, 50 by default), however many mails it
+ * keeps. Beyond them, a mail drawn Processing is Queued. A million-mail demo with 2 % Processing held 20,000
+ * week-long leases, a queue no running service has, and every status filter naming Queued or Processing paid
+ * for reading them.
+ */
+const DEMO_MAX_PROCESSING = 50;
+
+export function buildDemoMail(random: ReturnType<typeof createRandom>, now: number, spanMs: number, canLease = true): DemoMail {
   const [fromName, fromMail] = random.pick(SENDERS);
   const recipientCount = 1 + Math.min(3, Math.floor(-Math.log(1 - random.next()) * 0.8));
   const recipients: repo.NewRecipient[] = [];
@@ -124,7 +135,8 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
     .replace('{q}', String(1 + random.int(4)))
     .replace('{amount}', (random.int(50000) / 100).toFixed(2))
     .replace('{day}', `${1 + random.int(28)}/${1 + random.int(12)}`);
-  const status = pickStatus(random.int(1000));
+  const drawn = pickStatus(random.int(1000));
+  const status = drawn === MailStatus.Processing && !canLease ? MailStatus.Queued : drawn;
   const receivedAt = now - Math.floor(random.next() * spanMs);
   const handledAt = Math.min(now, receivedAt + 200 + random.int(5000));
   let lastUpdateAt = receivedAt;
@@ -171,6 +183,7 @@ export function buildDemoMail(random: ReturnType<typeof createRandom>, now: numb
       attempted(MailStatus.Error, 'unreachable-gave-up', 'connect ECONNREFUSED relay.example:587', { attempts: 8 });
   }
   return {
+    leased: status === MailStatus.Processing,
     row: {
       message_id: `<${crypto.randomUUID()}@outbox.demo>`,
       from_name: fromName,
@@ -206,9 +219,14 @@ export async function insertDemoMails(store: Store, options: DemoOptions): Promi
   const batchSize = options.batchSize ?? 5000;
   const spanMs = options.spanMs ?? 28 * 86_400_000;
   let inserted = 0;
+  let leased = 0;
   while (inserted < options.count) {
     const size = Math.min(batchSize, options.count - inserted);
-    const mails = Array.from({ length: size }, () => buildDemoMail(random, options.now, spanMs));
+    const mails = Array.from({ length: size }, () => {
+      const mail = buildDemoMail(random, options.now, spanMs, leased < DEMO_MAX_PROCESSING);
+      if (mail.leased) leased++;
+      return mail;
+    });
     await store.db.transaction().execute(async (trx) => {
       const ids = await insertMails(trx, mails, { applicationEvents: false });
       // Step by step, each step one applyTransitions over the whole batch (a few statements per 500 mails).
