@@ -5,10 +5,13 @@
  * submission wakes a worker-only instance through LISTEN/NOTIFY instead of its next poll.
  * 500 mails among three instances prove "each exactly once" and "resends only what was in flight" as 5,000 did
  * (each instance claims several batches of them); rates at larger volumes are bench/delivery-processes.ts's.
+ * Every test runs with routes configured (docs/relays.md): a named relay `sink` and a rule sending every mail to
+ * it, so each mail goes out through the router's named relay, not RELAY_URL's transport.
  */
 import { MailStatus } from '@outbox/contract';
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from 'vitest';
 import { createAuthService } from '../../src/auth/auth.service.js';
+import { createRelayService } from '../../src/relays/relay.service.js';
 import { openStore, type Store } from '../../src/store/connection.js';
 import { freshEnvironment, killAllSpawned, spawnOutbox, type OutboxEnvironment, type OutboxProcess } from '../support/outbox-process.js';
 import { median, waitUntil } from '../support/net.js';
@@ -37,6 +40,9 @@ beforeEach(async () => {
       );
   });
   apiKey = await createAuthService({ store, clock: { now: Date.now }, sessionTtlSeconds: 3600 }).createApiKey('load');
+  const relays = createRelayService({ store, clock: { now: Date.now } });
+  await relays.createRelay({ name: 'sink', url: relay.url }, 'operator:test');
+  await relays.replaceRoutes([{ match: {}, relays: ['sink'] }], 'operator:test');
 });
 
 afterEach(async () => {
@@ -97,6 +103,9 @@ describe('several instances on one PostgreSQL database', () => {
     expect(relay.received).toHaveLength(total);
     const workers = await store.db.selectFrom('mail_events').select('actor').distinct().where('type', '=', 'sent').execute();
     expect(workers.length, 'every instance delivered some').toBe(3);
+    // Through the route: every attempt names the relay that took it.
+    const sent = await store.db.selectFrom('mail_events').select('detail').where('type', '=', 'sent').execute();
+    expect(sent.filter((event) => (JSON.parse(event.detail ?? '{}') as { relay?: string }).relay !== 'sink')).toEqual([]);
   }, 300_000);
 
   it('one worker instance killed with SIGKILL mid-run: the others finish, nothing is lost, resends only among its in-flight mails', async () => {

@@ -245,6 +245,11 @@ describe('pipeline: crash and restart', () => {
     try {
       const { createAuthService } = await import('../../src/auth/auth.service.js');
       const apiKey = await createAuthService({ store, clock: { now: Date.now }, sessionTtlSeconds: 3600 }).createApiKey('load');
+      // With routes configured (docs/relays.md): every mail goes out through the router's named relay `sink`.
+      const { createRelayService } = await import('../../src/relays/relay.service.js');
+      const relays = createRelayService({ store, clock: { now: Date.now } });
+      await relays.createRelay({ name: 'sink', url: relay.url }, 'operator:test');
+      await relays.replaceRoutes([{ match: {}, relays: ['sink'] }], 'operator:test');
       for (let offset = 0; offset < total; offset += 500) {
         const batch = Array.from({ length: Math.min(500, total - offset) }, (_, i) => ({
           fromMail: 'shop@example.com',
@@ -302,6 +307,10 @@ describe('pipeline: crash and restart', () => {
       const duplicates = relay.received.length - timesReceived.size;
       expect(timesReceived.size).toBe(total);
       expect(duplicates).toBeLessThanOrEqual(inFlightAtKill);
+      // Through the route, before and after the kill: every sent event names the relay that took it.
+      const sent = await store.db.selectFrom('mail_events').select('detail').where('type', '=', 'sent').execute();
+      expect(sent).toHaveLength(total);
+      expect(sent.filter((event) => (JSON.parse(event.detail ?? '{}') as { relay?: string }).relay !== 'sink')).toEqual([]);
       console.log(
         `crash test: ${deliveredAtKill} delivered before SIGKILL, ${inFlightAtKill} in flight at the kill, ${duplicates} delivered twice`,
       );
