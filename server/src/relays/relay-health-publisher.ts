@@ -9,13 +9,10 @@
  * write is logged (the first, then one a minute) and retried by the next beat.
  */
 import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
 import type { Store } from '../store/connection.js';
 import type { RelayReport } from './relay-health.js';
 import { writeInstanceReports } from './relay-health.repository.js';
-
-export interface RelayHealthLogger {
-  warn(object: object, message?: string): void;
-}
 
 export interface RelayHealthPublisherOptions {
   store: Store;
@@ -24,7 +21,7 @@ export interface RelayHealthPublisherOptions {
   instanceId: string;
   /** The router's reports (relay-router.ts `reports()`). */
   reports: () => RelayReport[];
-  logger?: RelayHealthLogger | undefined;
+  logger?: Pick<Logger, 'warn'> | undefined;
 }
 
 const FAILURE_LOG_EVERY_MS = 60_000;
