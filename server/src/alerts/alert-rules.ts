@@ -4,6 +4,7 @@
  * resolved. Thresholds come from the configuration (ALERT_* variables, config.ts).
  */
 import { MailStatus, type AlertRuleName, type RelayHealth } from '@outbox/contract';
+import type { AlertConfig } from '../config/alert-settings.js';
 import { countDeliveredSince, countChangedSince, countQueuedNotDue } from '../health/queue-health.repository.js';
 import { isLive, parseRoles } from '../instances/instance.service.js';
 import { listInstances } from '../instances/instance.repository.js';
@@ -13,34 +14,8 @@ import type { DbOrTrx } from '../store/connection.js';
 import { countMatchedBounceReports, findEarliestDue } from './alerts.repository.js';
 import { bounceRate, failureRate } from './rates.js';
 
-export interface AlertSettings {
-  /** ALERTS (on): off stops evaluation on this instance; GET /api/v1/alerts still answers the stored state. */
-  enabled: boolean;
-  /** ALERT_EVALUATION_INTERVAL (30 s). */
-  intervalMs: number;
-  /** ALERT_PENDING (1 min): how long a condition must hold before its rule fires. */
-  pendingMs: number;
-  /** ALERT_COOLDOWN (10 min): after a rule resolves, it does not fire again before this has passed. */
-  cooldownMs: number;
-  /** ALERT_WINDOW (15 min): the window of the failure and bounce rates. */
-  windowMs: number;
-  /** ALERT_MIN_ATTEMPTS (20): fewer attempts (or sent mails) in the window judge no rate. */
-  minAttempts: number;
-  /** ALERT_FAILURE_RATE (0.2). */
-  failureRate: number;
-  /** ALERT_OLDEST_DUE (10 min): a Queued mail due for longer than this. */
-  oldestDueMs: number;
-  /** ALERT_NO_WORKER_FOR (1 min): the pending period of the no-worker rule. */
-  noWorkerForMs: number;
-  /** ALERT_BOUNCE_RATE (0.05): bounces and complaints per mail sent in the window. */
-  bounceRate: number;
-  /** ALERT_WEBHOOK_FAILING_FOR (1 h). */
-  webhookFailingMs: number;
-  /** ALERT_RELAY_DOWN_FOR (1 min): the pending period of the relay-down rule. */
-  relayDownForMs: number;
-  /** ALERT_RELAY_QUOTA (0.9): the share of a relay's daily quota that fires the relay-quota rule. */
-  relayQuota: number;
-}
+/** The alert rules' thresholds and timing: the ALERT_* variables (config/alert-settings.ts), each documented there. */
+export type AlertSettings = AlertConfig;
 
 export const DEFAULT_ALERT_SETTINGS: AlertSettings = {
   enabled: true,
