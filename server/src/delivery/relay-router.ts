@@ -509,7 +509,8 @@ export function createRelayRouter(options: RelayRouterOptions) {
     // may have taken it, so it stays the mail's ordinary retry. The relay is not marked down for one cut (the next
     // connection says whether it is there).
     const isCut = outcome.kind === 'unreachable' && !throttled;
-    const mayHaveMail = isCut && outcome.beforeMessage !== true;
+    const isCutBeforeMessage = isCut && outcome.beforeMessage === true;
+    const mayHaveMail = isCut && !isCutBeforeMessage;
     // A throttle is a 4xx too (also a 421 that ended the connection before MAIL FROM): the relay is there, slower.
     if (outcome.kind === 'deferred' || throttled || isCut) {
       // A streak: 4xx answers with nothing else between them and no long quiet (four windows) either: two 4xx an
@@ -524,7 +525,7 @@ export function createRelayRouter(options: RelayRouterOptions) {
         markDown(handle, wasProbe, outcome.reply);
         return !mayHaveMail;
       }
-      return isCut && !mayHaveMail;
+      return isCutBeforeMessage;
     }
     handle.deferringSince = null;
     markUp(handle);
