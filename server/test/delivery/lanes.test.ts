@@ -57,6 +57,14 @@ async function waitForReceived(count: number): Promise<void> {
   await expect.poll(() => relay.received.length, { timeout: 30_000, interval: 20 }).toBeGreaterThanOrEqual(count);
 }
 
+/**
+ * Where a mail of the worker's first claim can arrive at the relay: a claim takes at most concurrency × 3 mails (12
+ * here), sent four at a time in claim order; the relay sees them in the order the sends end, so a mail claimed last
+ * in the first claim can arrive after the up to three sends of the next claim that ran beside it (a loaded machine
+ * saw position 12). So "in the first claim" is "among the first 12 + 3 arrivals".
+ */
+const FIRST_CLAIM_ARRIVALS = 4 * 3 + (4 - 1);
+
 describe('lanes', () => {
   it('a transactional mail submitted after a bulk flood is claimed before the flood', async () => {
     const news = await application('news', 'bulk');
@@ -69,7 +77,7 @@ describe('lanes', () => {
     // Submitted last, received among the first claim's: a claim takes at most concurrency × 3 mails.
     const positions = order.flatMap((who, i) => (who === 'shop' ? [i] : []));
     expect(positions).toHaveLength(3);
-    expect(Math.max(...positions)).toBeLessThan(12);
+    expect(Math.max(...positions)).toBeLessThan(FIRST_CLAIM_ARRIVALS);
   });
 
   it('bulk keeps its share while transactional mail keeps coming: it is never starved', async () => {
@@ -94,7 +102,7 @@ describe('lanes', () => {
     await waitForReceived(202);
     const positions = receivedFrom().flatMap((who, i) => (who === 'shop' ? [i] : []));
     expect(positions).toHaveLength(2);
-    expect(Math.max(...positions)).toBeLessThan(12);
+    expect(Math.max(...positions)).toBeLessThan(FIRST_CLAIM_ARRIVALS);
   });
 
   it('a mail may name its own lane, over HTTP and SMTP; the detail shows it; a bad lane is refused naming the field', async () => {
