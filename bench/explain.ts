@@ -19,7 +19,8 @@ import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import { claimDueMails } from '../server/src/delivery/delivery.repository.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { findMatchingIds, readIdsPage, readIndexPage, readSortedPage, type PageRead } from '../server/src/list/list.repository.js';
-import { LIST_SORTS, type MatchSource, type ListFilter, type Position } from '../server/src/list/list-plan.js';
+import type { MatchSource, ListFilter } from '../server/src/list/list-plan.js';
+import { LIST_SORTS, type Position } from '../server/src/list/list-sorts.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';
 

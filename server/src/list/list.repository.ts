@@ -9,7 +9,8 @@ import { statusTerm } from '../mail/leases.js';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
 import type { Database, MailRow } from '../store/schema.js';
-import { LIST_SORTS, type MatchSource, type ListFilter, type Position, type SortValue } from './list-plan.js';
+import type { MatchSource, ListFilter } from './list-plan.js';
+import { LIST_SORTS, type Position, type SortValue } from './list-sorts.js';
 
 export type MailFilter = ListFilter;
 
@@ -427,7 +428,7 @@ export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: nu
 }
 
 /**
- * The FTS5 query ANDing these trigrams (chooseTrigrams in list-plan.ts). Each is a quoted string, so `"`,
+ * The FTS5 query ANDing these trigrams (chooseTrigrams in search-keys.ts). Each is a quoted string, so `"`,
  * `*`, `NEAR`, `OR` and the like are text, never query syntax.
  */
 function trigramMatchQuery(trigrams: readonly string[]): string {

@@ -12,24 +12,20 @@ import { getStatusCounts } from '../mail/mail.repository.js';
 import { withLeases } from '../mail/leases.js';
 import {
   chooseMatchSource,
-  chooseIndexKeys,
-  choosePunctuationKeys,
-  chooseTrigrams,
   DEFAULT_LIST_OPTIONS,
   estimateWalkShare,
-  decodeListCursor,
-  encodeListCursor,
   isCounted,
   isIndexedSearch,
-  LIST_SORTS,
   planList,
   type MatchSource,
   type MatchStats,
   type ListFilter,
   type ListOptions,
-  type ListCursor,
   type ListPlan,
 } from './list-plan.js';
+import { decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
+import { LIST_SORTS } from './list-sorts.js';
+import { chooseIndexKeys, choosePunctuationKeys, chooseTrigrams } from './search-keys.js';
 import * as repo from './list.repository.js';
 import { createSearchSample } from './search-sample.js';
 

@@ -1,7 +1,7 @@
 /**
  * How common a piece of text is among the mails' `search_text`, from a random sample of 2,000 mails: the
  * share of them holding it. The list uses it to look up the rare part of a search in its trigram index:
- * on SQLite the rarest trigrams (`chooseTrigrams`, list-plan.ts), on PostgreSQL the rarest trigrams too, or
+ * on SQLite the rarest trigrams (`chooseTrigrams`, search-keys.ts), on PostgreSQL the rarest trigrams too, or
  * the rare words (`chooseIndexKeys`). Neither index can tell how common an entry is without reading it whole, which is the
  * cost the choice avoids; 2,000 mails tell text on 5 % of them from text on 50 % well enough.
  *
@@ -11,7 +11,7 @@
  * store has grown or shrunk by a quarter since (an empty store's first mails included).
  */
 import type { DbOrTrx } from '../store/connection.js';
-import { trigramsOf } from './list-plan.js';
+import { trigramsOf } from './search-keys.js';
 import { findIdRange } from './list.repository.js';
 
 export interface SearchSampleOptions {

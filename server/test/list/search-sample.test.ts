@@ -1,6 +1,6 @@
 /**
  * The search sample (list/search-sample.ts) that tells the list which part of a search is rare enough to look
- * up in its trigram index (chooseTrigrams on SQLite, chooseIndexKeys on PostgreSQL; list-plan.ts): read in the
+ * up in its trigram index (chooseTrigrams on SQLite, chooseIndexKeys on PostgreSQL; search-keys.ts): read in the
  * background, refreshed when stale, and never a reason for a search to miss a mail.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
