@@ -87,7 +87,10 @@ export interface RelayHandle {
 export const signatureOf = (relay: RelaySettings) =>
   JSON.stringify([relay.url, relay.tls, relay.credentials?.username, relay.credentials?.password, relay.maxConnections]);
 
-/** A new relay: idle, up, unpaced beyond its own `maxPerSecond`, nothing sent today. */
+/**
+ * A new relay: idle until its first answer, paced at its own `maxPerSecond`, nothing sent today; `probeDelayMs` is its
+ * first probe's delay should it go down.
+ */
 export function createRelayHandle(
   id: number,
   name: string,
@@ -125,7 +128,7 @@ export function createRelayHandle(
   };
 }
 
-/** Its state as told: down, throttled, up, or idle until its first answer. */
+/** The relay's state now: down, throttled, up, or idle until its first answer. */
 export function stateOf(handle: RelayHandle): RelayState {
   if (handle.down) return 'down';
   if (handle.throttle) return 'throttled';
