@@ -6,7 +6,8 @@
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createPacer, type RelayRouter } from '../../src/delivery/relay-router.js';
+import { createPacer } from '../../src/delivery/relay-pacer.js';
+import type { RelayRouter } from '../../src/delivery/relay-router.js';
 import { createRelayTransport } from '../../src/delivery/relay-transport.js';
 import { domainMatches, routeOf, type RelaySettings, type RoutingTable } from '../../src/relays/routing-table.js';
 import { closedPort } from '../support/net.js';

@@ -5,16 +5,16 @@
  * than N in any second, within the attempt, and the relay is `throttled`, then `up` once its rate has climbed back.
  */
 import { describe, expect, it } from 'vitest';
+import { createPacer } from '../../src/delivery/relay-pacer.js';
+import type { RelayRouter } from '../../src/delivery/relay-router.js';
 import {
   CLIMB_SHARE_PER_SECOND,
   climbedRate,
-  createPacer,
   halvedRate,
   isThrottlingOutcome,
   isThrottlingReply,
   MIN_RATE_PER_SECOND,
-  type RelayRouter,
-} from '../../src/delivery/relay-router.js';
+} from '../../src/delivery/relay-throttling.js';
 import type { RelayTransport } from '../../src/delivery/relay-transport.js';
 import type { RoutingTable } from '../../src/relays/routing-table.js';
 import { waitUntil } from '../support/net.js';

@@ -18,7 +18,7 @@ export interface QueueClaim {
   /**
    * Slots of this claim kept for the bulk lane while it has due mail, whatever the transactional lane holds
    * (docs/lanes.md); by default BULK_SHARE of `limit`, rounded down. A worker spreads the share over its claims
-   * (`bulkCredit` in delivery/worker.ts), so a claim of one slot still gives bulk its turn every few claims.
+   * (`createBulkCredit` in delivery/claim-lanes.ts), so a claim of one slot still gives bulk its turn every few claims.
    */
   bulkMinimum?: number | undefined;
 }
