@@ -1,7 +1,8 @@
 /**
  * The list of mails (docs/query-plans.md): one page for a filter, a sort and a cursor. The counters give the
- * total of a status filter; any other term is counted up to the cap, and `planList` (list-plan.ts) chooses the
- * plan from that count; list.repository.ts reads. Rows never leave this module: callers get the contract's `Mail`.
+ * total of a status filter; any other term is counted up to the cap (list-matches.repository.ts), and `planList`
+ * (list-plan.ts) chooses the plan from that count; list.repository.ts reads. Rows never leave this module:
+ * callers get the contract's `Mail`.
  */
 import { STATUSES, type Mail, type MailListMeta, type MailSort } from '@outbox/contract';
 import { badRequest, notFound } from '../errors.js';
@@ -26,6 +27,7 @@ import {
 import { decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 import { LIST_SORTS } from './list-sorts.js';
 import { chooseIndexKeys, choosePunctuationKeys, chooseTrigrams } from './search-keys.js';
+import * as matchRepo from './list-matches.repository.js';
 import * as repo from './list.repository.js';
 import { createSearchSample } from './search-sample.js';
 
@@ -103,7 +105,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       // Counted up to the cap through (api_key_id, id) or (api_key_id, received_at) and the other terms.
       const [rows, matchIds] = await Promise.all([
         repo.readApplicationPage(db, read),
-        repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, 'seek'),
+        matchRepo.findMatchingIds(db, store.engine, filter, options.countCap + 1, 'seek'),
       ]);
       return {
         ...(await pageOf({
@@ -142,14 +144,14 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const matchIds = !countSource
       ? undefined
       : countSource === 'trigrams' && probed?.everyCandidate
-        ? await repo.findMatchingAmong(db, filter, probed.everyCandidate)
-        : await repo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource, trigrams);
+        ? await matchRepo.findMatchingAmong(db, filter, probed.everyCandidate)
+        : await matchRepo.findMatchingIds(db, store.engine, filter, options.countCap + 1, countSource, trigrams);
     // SQLite counted a search through its trigram index, newest first: the share of the ids its matches
     // spanned tells how many mails it is on, if they are spread like the ids. Counted through a seek, the
     // probe of its candidates told it.
     const fromTrigrams = countSource === 'trigrams';
     const idRange =
-      fromTrigrams && matchIds && matchIds.length > options.countCap ? (probed?.idRange ?? (await repo.findIdRange(db))) : undefined;
+      fromTrigrams && matchIds && matchIds.length > options.countCap ? (probed?.idRange ?? (await matchRepo.findIdRange(db))) : undefined;
     const expectedMatches = idRange && matchIds ? spreadOverIds(matchIds, idRange) : stats?.candidates;
     const walkShare = estimateWalkShare(filter, sort, (order === 'desc') === (cursor?.direction === 'prev'), {
       statusRows,
@@ -176,7 +178,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     // The candidates are collected only when the estimate says they are few; more than expected: the plain walk.
     const found =
       plan.name === 'walk' && plan.throughCandidates
-        ? await repo.findTrigramCandidates(db, trigrams, options.candidateRows + 1)
+        ? await matchRepo.findTrigramCandidates(db, trigrams, options.candidateRows + 1)
         : undefined;
     const candidates = found && found.length <= options.candidateRows ? found : undefined;
 
@@ -310,15 +312,15 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const stats: MatchStats = { statusRows, totalRows };
     const hasRange = filter.receivedFrom !== undefined || filter.receivedTo !== undefined;
     if (hasRange) {
-      const span = await repo.findReceivedSpan(db);
+      const span = await matchRepo.findReceivedSpan(db);
       const [first, last] = span ? [span.min, span.max + 1] : [0, 1];
       const from = Math.max(filter.receivedFrom ?? first, first);
       const to = Math.min(filter.receivedTo ?? last, last);
       stats.rangeRows = Math.round((totalRows * Math.max(to - from, 0)) / (last - first));
     }
     if (store.engine !== 'sqlite' || !isIndexedSearch(filter.search) || (filter.statuses === undefined && !hasRange)) return { stats };
-    const probe = await repo.findTrigramCandidates(db, trigrams, options.countCap + 1);
-    const idRange = probe.length > options.countCap ? await repo.findIdRange(db) : undefined;
+    const probe = await matchRepo.findTrigramCandidates(db, trigrams, options.countCap + 1);
+    const idRange = probe.length > options.countCap ? await matchRepo.findIdRange(db) : undefined;
     stats.candidates = idRange ? spreadOverIds(probe, idRange) : probe.length;
     return { stats, everyCandidate: idRange ? undefined : probe, idRange };
   }

@@ -12,7 +12,7 @@
  */
 import type { DbOrTrx } from '../store/connection.js';
 import { trigramsOf } from './search-keys.js';
-import { findIdRange } from './list.repository.js';
+import { findIdRange } from './list-matches.repository.js';
 
 export interface SearchSampleOptions {
   /** Mails in a sample. */

@@ -29,7 +29,7 @@ import type { Clock } from '../clock.js';
 import { badRequest, conflict } from '../errors.js';
 import type { DbOrTrx, Store } from '../store/connection.js';
 import { deleteTransition, dequeueTransition, requeueTransition } from './lifecycle.js';
-import * as listRepo from '../list/list.repository.js';
+import * as listRepo from '../list/list-matches.repository.js';
 import { findContentRemoved } from './content-retention.repository.js';
 import * as repo from './mail.repository.js';
 import { applyTransitions, findStatuses } from './write/apply.js';

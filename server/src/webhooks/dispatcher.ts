@@ -27,7 +27,8 @@ import { createLeaseOwners } from './lease-owners.js';
 import { judgeOutcome, sendAttempt } from './webhook-attempt.js';
 import { createWebhookCommit } from './webhook-commit.js';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './webhook-policy.js';
-import * as repo from './webhook.repository.js';
+import * as repo from './webhook-dispatch.repository.js';
+import { listEnabledEndpoints } from './webhook.repository.js';
 import { createWebhookSender, type HttpAttempt, type WebhookSender } from './webhook-sender.js';
 import { createWakeableSleep } from '../wakeable-sleep.js';
 
@@ -117,7 +118,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions): Webh
   const sleep = (ms: number): Promise<void> => (running ? sleeper.sleep(ms) : Promise.resolve());
 
   async function refreshEndpoints(): Promise<void> {
-    const rows = await repo.listEnabledEndpoints(store.db);
+    const rows = await listEnabledEndpoints(store.db);
     endpoints = new Map(rows.map((row) => [Number(row.id), row]));
   }
 

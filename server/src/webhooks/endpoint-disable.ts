@@ -7,6 +7,7 @@ import type { Transaction } from 'kysely';
 import { insertAuditEntries } from '../audit/audit.repository.js';
 import type { Database } from '../store/schema.js';
 import { FAILING_DISABLE_AFTER_MS } from './webhook-policy.js';
+import type { AttemptOutcome } from './webhook-dispatch.repository.js';
 import * as repo from './webhook.repository.js';
 
 export interface DisabledEndpoint {
@@ -17,7 +18,7 @@ export interface DisabledEndpoint {
 /** `outcomes` in the order the answers came; `goneIds`: endpoints that answered 410 among them. */
 export async function applyDisablePolicy(
   trx: Transaction<Database>,
-  outcomes: readonly repo.AttemptOutcome[],
+  outcomes: readonly AttemptOutcome[],
   goneIds: readonly number[],
   now: number,
 ): Promise<DisabledEndpoint[]> {

@@ -8,7 +8,8 @@ import type { Engine } from '../store/connection.js';
 import type { Database, WebhookEndpointRow } from '../store/schema.js';
 import type { Transaction } from 'kysely';
 import type { WebhookJob } from './endpoint-queues.js';
-import * as repo from './webhook.repository.js';
+import * as repo from './webhook-dispatch.repository.js';
+import { listEnabledEndpoints } from './webhook.repository.js';
 
 export interface FanOutResult {
   /** Events taken (a full batch: more may wait). */
@@ -37,7 +38,7 @@ export async function fanOutEvents(
   const { now, owner, leaseUntil } = request;
   const events = await repo.pickPendingEvents(trx, engine, request.batch);
   if (events.length === 0) return { taken: 0, jobs: [], endpoints: undefined };
-  const targets = await repo.listEnabledEndpoints(trx);
+  const targets = await listEnabledEndpoints(trx);
   const bySeq = new Map(events.map((event) => [Number(event.seq), event]));
   const deliveries: repo.NewDelivery[] = [];
   for (const event of events) {

@@ -6,7 +6,7 @@
 import type { WebhookEndpointRow } from '../store/schema.js';
 import type { WebhookJob } from './endpoint-queues.js';
 import { judgeAttempt, signatureHeader, webhookBody } from './webhook-policy.js';
-import type { AttemptOutcome } from './webhook.repository.js';
+import type { AttemptOutcome } from './webhook-dispatch.repository.js';
 import type { HttpAttempt, WebhookSender } from './webhook-sender.js';
 
 /** Sends one attempt made at `at`; never throws (a thrown error becomes the attempt's error). */

@@ -16,7 +16,7 @@ import { createGroupCommit } from '../store/group-commit.js';
 import { createWakeableSleep } from '../wakeable-sleep.js';
 import { applyDisablePolicy, describeDisable, type DisabledEndpoint } from './endpoint-disable.js';
 import { fanOutEvents, type FanOutResult } from './fan-out.js';
-import * as repo from './webhook.repository.js';
+import * as repo from './webhook-dispatch.repository.js';
 
 /** Outcomes that commit at once instead of waiting `flushDelayMs`, and the most one commit takes. */
 const MAX_OUTCOMES_PER_COMMIT = 1000;
