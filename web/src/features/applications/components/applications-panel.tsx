@@ -6,6 +6,7 @@ import { LocalTime as Time } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { TruncatedText } from '../../../components/ui/truncated-text';
+import { PanelNotice } from '../../../components/ui/panel-notice';
 import { useApplications } from '../api/applications-api';
 import { ApplicationRowActions, type RowActionKind } from './application-row-actions';
 import { contentText, creatorText, mailsText } from './application-text';
@@ -145,9 +146,7 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
           </Button>
         </div>
       )}
-      <p role="status" className="muted applications__notice">
-        {notice ?? ''}
-      </p>
+      <PanelNotice text={notice} />
       <PanelTable
         label="Applications"
         columns={columns}
