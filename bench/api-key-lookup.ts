@@ -7,16 +7,11 @@
  *   npx tsx bench/api-key-lookup.ts [--engine sqlite|postgres] [--lookups 5000]
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { benchMail } from './support/mails.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { engineOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox } from './support/outbox.js';
 
-const { values } = parseArgs({
-  options: { engine: { type: 'string', default: 'sqlite' }, lookups: { type: 'string', default: '5000' } },
-});
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const lookups = Number(values.lookups);
+const { engine, lookups } = parseBenchArgs({ engine: engineOption(), lookups: wholeNumberOption(5000) });
 
 const outbox = await startBenchOutbox({ engine, label: 'key_lookup', env: { WORKER: 'off' } });
 try {

@@ -11,7 +11,6 @@
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import nodemailer from 'nodemailer';
 import SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
@@ -32,7 +31,8 @@ import {
   withTimeout,
   writeResult,
 } from './support/common.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { engineOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox } from './support/outbox.js';
 
 interface LoadSpec {
   port: number;
@@ -141,19 +141,12 @@ function runLoadInChild(spec: LoadSpec): Promise<LoadResult> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      engine: { type: 'string', default: 'sqlite' },
-      count: { type: 'string', default: '3000' },
-      connections: { type: 'string', default: '8' },
-      concurrency: { type: 'string', default: '32' },
-    },
+  const { engine, count, connections, concurrency } = parseBenchArgs({
+    engine: engineOption(),
+    count: wholeNumberOption(3000),
+    connections: wholeNumberOption(8),
+    concurrency: wholeNumberOption(32),
   });
-  const engine = values.engine as Engine;
-  if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-  const count = Number(values.count);
-  const connections = Number(values.connections);
-  const concurrency = Number(values.concurrency);
   const warmup = Math.min(300, count);
   const MAX_MS = 45_000;
   const setup = describeSetup({

@@ -17,7 +17,6 @@
  */
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { insertDemoMails } from '../server/src/demo/demo-data.js';
 import { openStore } from '../server/src/store/connection.js';
@@ -37,22 +36,23 @@ import {
 } from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
-import { createScratchDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
+import { choiceOption, enginesOption, parseBenchArgs, positiveNumberOption, resolveEngines, wholeNumberOption } from './support/options.js';
+import { createScratchDatabase } from './support/postgres.js';
 
 const STALL_GOAL_MS = 1000;
 const AROUND_MS = 3000;
 
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '100000' },
-    rate: { type: 'string', default: '100' },
-    engine: { type: 'string', default: 'auto' },
-    action: { type: 'string', default: 'delete' },
-  },
+const {
+  count,
+  rate: submitRate,
+  engine: engineChoice,
+  action,
+} = parseBenchArgs({
+  count: wholeNumberOption(100_000),
+  rate: positiveNumberOption(100),
+  engine: enginesOption('auto', ['auto', 'sqlite', 'postgres', 'all']),
+  action: choiceOption('delete', ['delete', 'dequeue']),
 });
-const count = Number(values.count);
-const submitRate = Number(values.rate);
-const action = values.action === 'dequeue' ? 'dequeue' : 'delete';
 
 /** POST with no time limit: fetch gives up on headers after 300 s, and a large filter action may take longer. */
 function postJson(url: string, token: string, body: unknown): Promise<{ status: number; body: unknown }> {
@@ -72,13 +72,6 @@ function postJson(url: string, token: string, body: unknown): Promise<{ status: 
     request.on('error', reject);
     request.end(JSON.stringify(body));
   });
-}
-
-async function chooseEngines(): Promise<Engine[]> {
-  if (values.engine === 'sqlite' || values.engine === 'postgres') return [values.engine];
-  const reachable = await postgresReachable();
-  if (values.engine === 'all' && !reachable) throw new Error(`--engine all: no PostgreSQL answers at ${new URL(postgresAdminUrl).host}`);
-  return reachable ? ['sqlite', 'postgres'] : ['sqlite'];
 }
 
 /** The longest gap between consecutive instants of `times` (sorted) inside [from, to]. */
@@ -192,7 +185,7 @@ async function runEngine(engine: Engine) {
 }
 
 async function main() {
-  const engines = await chooseEngines();
+  const engines = await resolveEngines(engineChoice, { withoutPostgres: 'fail' });
   const setup = describeSetup({ engine: engines.join('+'), count, submitRate, action, filter: '{}' });
   console.log(setupLine(setup));
   warnIfBusy(setup);

@@ -33,7 +33,6 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
 import {
   describeSetup,
@@ -47,21 +46,22 @@ import {
 } from './support/common.js';
 import { startBuiltServer } from './support/built-server.js';
 import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
-import { BENCH_ADMIN, type Engine } from './support/outbox.js';
+import { engineOption, flagOption, parseBenchArgs, tagOption, wholeNumberOption } from './support/options.js';
+import { BENCH_ADMIN } from './support/outbox.js';
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    count: { type: 'string', default: '1000000' },
-    rounds: { type: 'string', default: '20' },
-    tag: { type: 'string' },
-    cold: { type: 'boolean', default: false },
-  },
+const {
+  engine,
+  count,
+  rounds,
+  tag,
+  cold: isCold,
+} = parseBenchArgs({
+  engine: engineOption(),
+  count: wholeNumberOption(1_000_000),
+  rounds: wholeNumberOption(20),
+  tag: tagOption(),
+  cold: flagOption(),
 });
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const count = Number(values.count);
-const rounds = Number(values.rounds);
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const GOALS = { login: 300, next: 100, filter: 100, search: 150, detail: 100 } as const;
@@ -218,20 +218,20 @@ async function measure(page: Page, probe: Probe, kind: string, arg: string, acti
 }
 
 async function main(): Promise<void> {
-  const store = await prepareDemoStore({ engine, count, tag: values.tag });
+  const store = await prepareDemoStore({ engine, count, tag });
   const setup = describeSetup({
     engine,
     count,
     rounds,
     server: 'server/dist/main.js (child process, WORKER=off)',
-    store: values.cold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
+    store: isCold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
     browser: `${chromiumPath} headless via playwright-core, 1280×800`,
   });
   console.log('Console latency in Chromium: login → rows, filter change → rows, search keystroke → rows, row click → detail');
   console.log(setupLine(setup));
   warnIfBusy(setup);
 
-  if (!values.cold) await warmDemoStore(engine, store.dataDir, store.databaseUrl);
+  if (!isCold) await warmDemoStore(engine, store.dataDir, store.databaseUrl);
   const server = await startBuiltServer(store.dataDir, store.databaseUrl);
   const browser = await chromium.launch({
     executablePath: chromiumPath,

@@ -8,7 +8,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { createAuthService } from '../server/src/auth/auth.service.js';
 import { systemClock } from '../server/src/clock.js';
@@ -29,16 +28,13 @@ import {
   writeResult,
 } from './support/common.js';
 import { benchMail } from './support/mails.js';
-import { createScratchDatabase, postgresAdminUrl, postgresReachable } from './support/postgres.js';
+import { parseBenchArgs, resolveEngines, wholeNumberOption, wholeNumbersOption } from './support/options.js';
+import { createScratchDatabase } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
 
-const { values } = parseArgs({ options: { count: { type: 'string', default: '10000' }, processes: { type: 'string', default: '1,2' } } });
-const count = Number(values.count);
-const processCounts = values.processes.split(',').map(Number);
-if (!(await postgresReachable())) {
-  console.log(`skipped: no PostgreSQL answers at ${new URL(postgresAdminUrl).host} (set OUTBOX_BENCH_POSTGRES_URL)`);
-  process.exit(0);
-}
+const { count, processes: processCounts } = parseBenchArgs({ count: wholeNumberOption(10_000), processes: wholeNumbersOption([1, 2]) });
+// PostgreSQL only: without one the run ends here, saying so.
+await resolveEngines('postgres', { withoutPostgres: 'skip' });
 
 const setup = describeSetup({
   engine: 'postgres',

@@ -4,17 +4,18 @@
  * prebuilt messages to the same sink with the same pool size and concurrency. Goal: worker / raw >= 0.8.
  *
  *   npx tsx bench/delivery.ts [--count 5000] [--rounds 1] [--engine auto|sqlite|postgres|all] [--sink process|inline] [--profile]
- *                             [--recipients 1] [--verp]
+ *                             [--recipients 1] [--verp] [--concurrency N]
  *
  * The sink is the embedded capture relay with `store: false`, in its own process by default (a provider is
  * another machine; `--sink inline` runs it in this process). The worker is built as server/src/main.ts
- * builds it, from a config made by loadConfig (WORKER_CONCURRENCY 20 → 5 pooled connections by default).
+ * builds it, from a config made by loadConfig (WORKER_CONCURRENCY 50 → 10 pooled connections by default;
+ * `--concurrency N` sets it).
  * The mails are queued first through the submission service with WORKER off, then the clock starts when
  * the worker starts and stops when the ProviderSent counter reaches N.
  *
  * Both paths are bound by round trips between two processes on loopback rather than by CPU, so a single
  * run varies by ±20% here; `--rounds 3` repeats raw + worker three times and judges the median ratio.
- * `--engine auto` (default) adds PostgreSQL when one answers at OUTBOX_BENCH_POSTGRES_URL.
+ * `--engine auto` (default) adds PostgreSQL when one answers at OUTBOX_BENCH_POSTGRES_URL; `all` stops when none does.
  *
  * CPU per mail is given for this process and, on PostgreSQL, for the database's server processes (the run's
  * backends, read from /proc: the server must run on this machine). `--profile` writes a CPU profile of each
@@ -24,9 +25,7 @@
  * worker as BOUNCE_DOMAIN does, one envelope per recipient, each from its own return path (docs/bounces.md): the
  * two together measure what one envelope per recipient costs.
  */
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
-import { loadConfig } from '../server/src/config.js';
 import { startCaptureRelay } from '../server/src/delivery/capture-relay.js';
 import { createRelayTransport, type RelayTransport } from '../server/src/delivery/relay-transport.js';
 import { createReturnPathCodec } from '../server/src/bounces/return-path.js';
@@ -53,42 +52,46 @@ import {
 import { startCpuProfile } from './support/cpu-profile.js';
 import { benchMail, benchRawMessage } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
-import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
+import {
+  choiceOption,
+  enginesOption,
+  flagOption,
+  parseBenchArgs,
+  resolveEngines,
+  wholeNumberOption,
+  workerConcurrencyOption,
+} from './support/options.js';
+import { postgresBackendCpu } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
-import { createBenchWorker, relayPoolSize } from './support/bench-worker.js';
+import { benchWorkerConfig, createBenchWorker, relayPoolSize } from './support/bench-worker.js';
 
 const GOAL_RATIO = 0.8;
 const DRAIN_TIMEOUT_MS = 60_000;
 
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '5000' },
-    engine: { type: 'string', default: 'auto' },
-    sink: { type: 'string', default: 'process' },
-    concurrency: { type: 'string' },
-    rounds: { type: 'string', default: '1' },
-    profile: { type: 'boolean', default: false },
-    recipients: { type: 'string', default: '1' },
-    verp: { type: 'boolean', default: false },
-  },
+const {
+  count,
+  engine: engineChoice,
+  sink: sinkPlace,
+  concurrency: concurrencyText,
+  rounds: roundCount,
+  profile: isProfiling,
+  recipients: recipientsPerMail,
+  verp: isVerp,
+} = parseBenchArgs({
+  count: wholeNumberOption(5000),
+  engine: enginesOption('auto', ['auto', 'sqlite', 'postgres', 'all']),
+  sink: choiceOption('process', ['process', 'inline']),
+  concurrency: workerConcurrencyOption(),
+  rounds: wholeNumberOption(1),
+  profile: flagOption(),
+  recipients: wholeNumberOption(1),
+  verp: flagOption(),
 });
-const recipientsPerMail = Math.max(1, Number(values.recipients));
-const verp = values.verp ? createReturnPathCodec('bench-return-path-secret', 'bounces.bench.test') : undefined;
-const count = Number(values.count);
-const roundCount = Math.max(1, Number(values.rounds));
-const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
+const verp = isVerp ? createReturnPathCodec('bench-return-path-secret', 'bounces.bench.test') : undefined;
+const config = benchWorkerConfig(concurrencyText);
 // Exactly as main.ts sizes the relay pool.
 const concurrency = config.workerConcurrency;
 const maxConnections = relayPoolSize(concurrency);
-
-async function chooseEngines(): Promise<Engine[]> {
-  if (values.engine === 'sqlite' || values.engine === 'postgres') return [values.engine];
-  const reachable = await postgresReachable();
-  if (values.engine === 'all' && !reachable) throw new Error(`--engine all: no PostgreSQL answers at ${new URL(postgresAdminUrl).host}`);
-  if (!reachable)
-    console.log(`(PostgreSQL half skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
-  return reachable ? ['sqlite', 'postgres'] : ['sqlite'];
-}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -219,7 +222,7 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     const measureCpu = cpuMeter(sinkPid);
     const measureBackends = engine === 'postgres' ? await postgresBackendCpu(store.db) : undefined;
     const versionsBefore = engine === 'postgres' ? await rowVersions(store.db) : undefined;
-    const stopProfile = values.profile ? await startCpuProfile() : undefined;
+    const stopProfile = isProfiling ? await startCpuProfile() : undefined;
     const started = performance.now();
     worker.start();
     let counts = await getStatusCounts(store.db);
@@ -259,8 +262,8 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
 }
 
 async function main(): Promise<void> {
-  const engines = await chooseEngines();
-  const sinkDir = values.sink === 'inline' ? makeTempDir('outbox-bench-sink-') : undefined;
+  const engines = await resolveEngines(engineChoice, { withoutPostgres: 'fail' });
+  const sinkDir = sinkPlace === 'inline' ? makeTempDir('outbox-bench-sink-') : undefined;
   const inlineSink = sinkDir ? await startCaptureRelay({ dataDir: sinkDir, store: false }) : undefined;
   const processSink = inlineSink ? undefined : await startSinkProcess();
   const sinkUrl = inlineSink?.url ?? processSink!.url;
@@ -271,7 +274,7 @@ async function main(): Promise<void> {
     rounds: roundCount,
     workerConcurrency: concurrency,
     poolConnections: maxConnections,
-    sink: values.sink === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process',
+    sink: sinkPlace === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process',
   });
   console.log('Delivery rate: Queued → ProviderSent by the worker vs a raw pooled nodemailer loop, same sink');
   console.log(setupLine(setup));

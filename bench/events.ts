@@ -10,7 +10,6 @@
  *
  *   npx tsx bench/events.ts [--mails 5000] [--engine sqlite|postgres|all]
  */
-import { parseArgs } from 'node:util';
 import type { SubmitMailRequest } from '@outbox/contract';
 import { createAuthService } from '../server/src/auth/auth.service.js';
 import { ManualClock } from '../server/src/clock.js';
@@ -22,10 +21,13 @@ import { createMailService } from '../server/src/mail/mail.service.js';
 import { createSubmissionService } from '../server/src/submission/submission.service.js';
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
-import { createScratchDatabase, postgresReachable } from './support/postgres.js';
+import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
+import { createScratchDatabase } from './support/postgres.js';
 
-const { values } = parseArgs({ options: { mails: { type: 'string', default: '5000' }, engine: { type: 'string', default: 'all' } } });
-const MAILS = Number(values.mails);
+const { mails: MAILS, engine: engineChoice } = parseBenchArgs({
+  mails: wholeNumberOption(5000),
+  engine: enginesOption('all', ['sqlite', 'postgres', 'all']),
+});
 const BATCH = 50;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -111,7 +113,7 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
   };
 }
 
-const engines = values.engine === 'all' ? ['sqlite', ...((await postgresReachable()) ? ['postgres'] : [])] : [values.engine!];
+const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
 const setup = describeSetup({ engine: engines.join('+'), mails: MAILS, batch: BATCH });
 console.log('Application events: the cost of a group commit of 50 delivery outcomes, events on vs off, alternating');
 console.log(setupLine(setup));

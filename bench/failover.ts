@@ -18,12 +18,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { benchDir, describeSetup, formatNumber, printTable, setupLine, verdict, warnIfBusy, writeResult } from './support/common.js';
+import { parseBenchArgs, wholeNumberOption } from './support/options.js';
 
-const { values } = parseArgs({ options: { flood: { type: 'string', default: '5000' } } });
-const flood = Number(values.flood);
-if (!Number.isInteger(flood) || flood < 100) throw new Error('--flood must be a whole number of at least 100');
+const { flood } = parseBenchArgs({ flood: wholeNumberOption(5000, { min: 100 }) });
 
 const setup = describeSetup({ engine: 'sqlite', flood, relays: 'two smtp-sink processes', batch: 500 });
 console.log(setupLine(setup));

@@ -10,25 +10,17 @@
  *   npx tsx bench/idle-latency.ts [--engine sqlite|postgres] [--count 200]
  */
 import http from 'node:http';
-import { parseArgs } from 'node:util';
 import type { Mail } from '@outbox/contract';
 import { loadConfig } from '../server/src/config.js';
 import { describeSetup, printTable, setupLine, sleep, summarize, verdict, warnIfBusy, writeResult } from './support/common.js';
 import { benchMail } from './support/mails.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { engineOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox } from './support/outbox.js';
 import { preciseNow, startTimedSink } from './support/timed-sink.js';
 
 const GOAL_P99_MS = 100;
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    count: { type: 'string', default: '200' },
-  },
-});
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const count = Number(values.count);
+const { engine, count } = parseBenchArgs({ engine: engineOption(), count: wholeNumberOption(200) });
 
 function post(agent: http.Agent, url: string, apiKey: string, body: string): Promise<{ status: number; json: { data?: Mail[] } }> {
   const target = new URL(url);

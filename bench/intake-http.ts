@@ -14,7 +14,6 @@
  *                                [--profile]  (a CPU profile of the server's thread per phase, bench/results/profiles/)
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import {
@@ -35,31 +34,32 @@ import {
 } from './support/common.js';
 import { runLoadInChild, type LoadResult, type LoadSpec } from './support/http-load.js';
 import { startCpuProfile } from './support/cpu-profile.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { engineOption, flagOption, parseBenchArgs, positiveNumberOption, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox } from './support/outbox.js';
 import { upsertSuppressions } from '../server/src/suppression/suppression.repository.js';
 
 const GOAL_SINGLE = 2_000;
 const GOAL_BATCH = 20_000;
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    connections: { type: 'string', default: '32' },
-    seconds: { type: 'string', default: '10' },
-    'batch-connections': { type: 'string', default: '4' },
-    'batch-seconds': { type: 'string', default: '10' },
-    'batch-size': { type: 'string', default: '500' },
-    suppressions: { type: 'string', default: '0' },
-    profile: { type: 'boolean', default: false },
-  },
+const {
+  engine,
+  connections,
+  seconds,
+  'batch-connections': batchConnections,
+  'batch-seconds': batchSeconds,
+  'batch-size': batchSize,
+  suppressions,
+  profile: isProfiling,
+} = parseBenchArgs({
+  engine: engineOption(),
+  connections: wholeNumberOption(32),
+  seconds: positiveNumberOption(10),
+  'batch-connections': wholeNumberOption(4),
+  'batch-seconds': positiveNumberOption(10),
+  'batch-size': wholeNumberOption(500),
+  suppressions: wholeNumberOption(0, { min: 0 }),
+  profile: flagOption(),
 });
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const connections = Number(values.connections);
-const seconds = Number(values.seconds);
-const batchConnections = Number(values['batch-connections']);
-const batchSeconds = Number(values['batch-seconds']);
-const batchSize = Number(values['batch-size']);
 
 interface Phase {
   name: string;
@@ -91,7 +91,6 @@ async function main(): Promise<void> {
   const outbox = await startBenchOutbox({ engine, label: 'intake_http', env: { WORKER: 'off' } });
   try {
     // None of the load's recipients is listed: every submission pays the lookup, none is suppressed.
-    const suppressions = Number(values.suppressions);
     for (let i = 0; i < suppressions; i += 1000) {
       const entries = Array.from({ length: Math.min(1000, suppressions - i) }, (_, j) => ({
         address: `listed-${i + j}@suppressed.example`,
@@ -111,7 +110,7 @@ async function main(): Promise<void> {
       goal: number,
       spec: Pick<LoadSpec, 'body' | 'connections' | 'durationMs'> & { extraHeaders?: Record<string, string> },
     ): Promise<Phase> => {
-      const stopProfile = values.profile ? await startCpuProfile() : undefined;
+      const stopProfile = isProfiling ? await startCpuProfile() : undefined;
       const cpuBefore = cpuTimeMs();
       const { extraHeaders, ...load } = spec;
       const headers = { ...base.headers, ...extraHeaders };

@@ -9,21 +9,15 @@
  *   npx tsx bench/intake-inject.ts [--engine sqlite|postgres] [--rounds 10] [--batch-size 500]
  */
 import { loadavg } from 'node:os';
-import { parseArgs } from 'node:util';
 import { benchMail } from './support/mails.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { engineOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox } from './support/outbox.js';
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    rounds: { type: 'string', default: '10' },
-    'batch-size': { type: 'string', default: '500' },
-  },
-});
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const rounds = Number(values.rounds);
-const batchSize = Number(values['batch-size']);
+const {
+  engine,
+  rounds,
+  'batch-size': batchSize,
+} = parseBenchArgs({ engine: engineOption(), rounds: wholeNumberOption(10), 'batch-size': wholeNumberOption(500) });
 
 const outbox = await startBenchOutbox({ engine, label: 'intake_inject', env: { WORKER: 'off' } });
 try {

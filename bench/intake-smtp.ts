@@ -17,7 +17,6 @@
  * and prints its summary: self time by package and by function.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 // start() needs a fixed SMTP_PORT (0 there means "off"), so the benchmark picks a free one first.
@@ -37,27 +36,26 @@ import {
   resultsDir,
 } from './support/common.js';
 import { startCpuProfile } from './support/cpu-profile.js';
-import { startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
+import { choiceOption, engineOption, flagOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox, type BenchOutbox } from './support/outbox.js';
 import { runSmtpLoadInChild } from './support/smtp-load.js';
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    client: { type: 'string', default: 'both' },
-    count: { type: 'string', default: '5000' },
-    connections: { type: 'string', default: '8' },
-    concurrency: { type: 'string', default: '32' },
-    profile: { type: 'boolean', default: false },
-  },
+const {
+  engine,
+  client: clientChoice,
+  count,
+  connections,
+  concurrency,
+  profile: isProfiling,
+} = parseBenchArgs({
+  engine: engineOption(),
+  client: choiceOption('both', ['both', 'nodemailer', 'pipelining']),
+  count: wholeNumberOption(5000),
+  connections: wholeNumberOption(8),
+  concurrency: wholeNumberOption(32),
+  profile: flagOption(),
 });
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const clients = (values.client === 'both' ? ['pipelining', 'nodemailer'] : [values.client]) as Array<'nodemailer' | 'pipelining'>;
-if (clients.some((client) => client !== 'nodemailer' && client !== 'pipelining'))
-  throw new Error('--client is both, nodemailer or pipelining');
-const count = Number(values.count);
-const connections = Number(values.connections);
-const concurrency = Number(values.concurrency);
+const clients = clientChoice === 'both' ? (['pipelining', 'nodemailer'] as const) : [clientChoice];
 const MAX_MS = 45_000;
 
 interface ClientFigures {
@@ -87,7 +85,7 @@ async function measure(outbox: BenchOutbox, client: 'nodemailer' | 'pipelining',
   // Warm-up: JIT, prepared statements, sessions.
   await withTimeout(runSmtpLoadInChild({ ...spec, count: Math.min(500, count), firstIndex }), 60_000, `${client} warm-up`);
   const queuedBefore = await queuedNow();
-  const stopProfile = values.profile ? await startCpuProfile() : undefined;
+  const stopProfile = isProfiling ? await startCpuProfile() : undefined;
   const cpuBefore = cpuTimeMs();
   const result = await withTimeout(
     runSmtpLoadInChild({ ...spec, count, firstIndex: firstIndex + 100_000 }),

@@ -33,13 +33,11 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { LANE_CODES, MailStatus } from '@outbox/contract';
-import { loadConfig } from '../server/src/config.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { startArrivalSink } from './support/arrival-sink.js';
-import { createBenchWorker, relayPoolSize } from './support/bench-worker.js';
+import { benchWorkerConfig, createBenchWorker, relayPoolSize } from './support/bench-worker.js';
 import {
   cpuTimeMs,
   describeSetup,
@@ -56,7 +54,15 @@ import {
 } from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
-import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
+import {
+  enginesOption,
+  parseBenchArgs,
+  positiveNumberOption,
+  resolveEngines,
+  wholeNumberOption,
+  workerConcurrencyOption,
+} from './support/options.js';
+import { postgresBackendCpu } from './support/postgres.js';
 
 const GOAL_P99_MS = 1_000;
 const GOAL_BULK_SHARE = 0.1;
@@ -69,38 +75,28 @@ const TAIL_MAX_MS = 15_000;
 const BULK_SENDER = 'news@news.example';
 const shopSender = (n: number) => `shop-${n}@shop.example`;
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'all' },
-    bulk: { type: 'string', default: '100000' },
-    seconds: { type: 'string', default: '30' },
-    interval: { type: 'string', default: '100' },
-    'per-tick': { type: 'string', default: '1' },
-    /** WORKER_CONCURRENCY, as bench/delivery.ts --concurrency (the config's default otherwise). */
-    concurrency: { type: 'string' },
-  },
+const {
+  engine: engineChoice,
+  bulk: bulkCount,
+  seconds,
+  interval: intervalMs,
+  'per-tick': perTick,
+  concurrency: concurrencyText,
+} = parseBenchArgs({
+  engine: enginesOption('all', ['sqlite', 'postgres', 'all']),
+  bulk: wholeNumberOption(100_000),
+  seconds: positiveNumberOption(30),
+  interval: positiveNumberOption(100),
+  'per-tick': wholeNumberOption(1),
+  concurrency: workerConcurrencyOption(),
 });
-if (!['sqlite', 'postgres', 'all'].includes(values.engine)) throw new Error('--engine is sqlite, postgres or all');
-const bulkCount = Number(values.bulk);
-const seconds = Number(values.seconds);
-const intervalMs = Number(values.interval);
-const perTick = Number(values['per-tick']);
-if (![bulkCount, perTick].every(Number.isInteger) || bulkCount < 1 || perTick < 1 || !(seconds > 0) || !(intervalMs > 0))
-  throw new Error('--bulk and --per-tick are positive integers, --seconds and --interval positive numbers');
-const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
+const config = benchWorkerConfig(concurrencyText);
 // As bench/delivery.ts and main.ts size the relay pool.
 const concurrency = config.workerConcurrency;
 const maxConnections = relayPoolSize(concurrency);
 
 /** Milliseconds since the epoch with sub-millisecond resolution: the arrival sink's clock, in another process. */
 const preciseNow = () => performance.timeOrigin + performance.now();
-
-async function chooseEngines(): Promise<Engine[]> {
-  const wanted: Engine[] = values.engine === 'all' ? ['sqlite', 'postgres'] : [values.engine as Engine];
-  if (!wanted.includes('postgres') || (await postgresReachable())) return wanted;
-  console.log(`(PostgreSQL skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
-  return wanted.filter((engine) => engine !== 'postgres');
-}
 
 interface EngineResult {
   engine: Engine;
@@ -321,11 +317,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
 }
 
 async function main(): Promise<void> {
-  const engines = await chooseEngines();
-  if (engines.length === 0) {
-    console.log('nothing to measure');
-    return;
-  }
+  const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
   const setup = describeSetup({
     engine: engines.join('+'),
     bulk: bulkCount,

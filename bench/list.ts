@@ -5,6 +5,7 @@
  * asked `--samples` times one after the other (fewer when that takes over 2 s; at least 20), after 5 warm-ups.
  *
  *   npx tsx bench/list.ts [--count 200000] [--engine sqlite|postgres] [--samples 200] [--deep-pages 10000] [--fresh] [--drop] [--only TEXT] [--tag NAME]
+ *                         [--random N] [--seed 20]
  *
  * Cases: every sort, status filters, text search (a common word, a rare one, one that matches nothing, a
  * medium one), received-date ranges (relative to the newest mail) and their combinations.
@@ -22,7 +23,6 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import {
@@ -39,7 +39,16 @@ import {
 } from './support/common.js';
 import { prepareDemoStore } from './support/demo-store.js';
 import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
-import { operatorToken, startBenchOutbox, type BenchOutbox, type Engine } from './support/outbox.js';
+import {
+  engineOption,
+  flagOption,
+  optionalWholeNumberOption,
+  parseBenchArgs,
+  tagOption,
+  textOption,
+  wholeNumberOption,
+} from './support/options.js';
+import { operatorToken, startBenchOutbox, type BenchOutbox } from './support/outbox.js';
 
 /**
  * The column of each sort, and the list's cursor format (server/src/list/list-plan.ts), written out here so
@@ -62,31 +71,22 @@ const GOAL_DEEP_RATIO = 1.5;
 const LIMIT = 50;
 const MEASURE_BUDGET_MS = 2_000;
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    count: { type: 'string', default: '200000' },
-    samples: { type: 'string', default: '200' },
-    'deep-pages': { type: 'string', default: '10000' },
-    fresh: { type: 'boolean', default: false },
-    drop: { type: 'boolean', default: false },
-    /** Only the cases whose name contains this text (to rerun a few when the machine is quieter). */
-    only: { type: 'string' },
-    /**
-     * Appended to the kept store's name: several worktrees on one PostgreSQL server (each with its own
-     * migrations) must not share bench_list_<count>.
-     */
-    tag: { type: 'string' },
-    /** The random workload instead of the fixed cases: this many queries, each asked once (below). */
-    random: { type: 'string' },
-    seed: { type: 'string', default: '20' },
-  },
+const values = parseBenchArgs({
+  engine: engineOption(),
+  count: wholeNumberOption(200_000),
+  samples: wholeNumberOption(200),
+  'deep-pages': wholeNumberOption(10_000),
+  fresh: flagOption(),
+  drop: flagOption(),
+  /** Only the cases whose name contains this text (to rerun a few when the machine is quieter). */
+  only: textOption(),
+  /** The kept store's tag: bench_list_<count>_<tag>. */
+  tag: tagOption(),
+  /** The random workload instead of the fixed cases: this many queries, each asked once (below). */
+  random: optionalWholeNumberOption(),
+  seed: wholeNumberOption(20, { min: 0 }),
 });
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const count = Number(values.count);
-const samples = Number(values.samples);
-const deepPages = Number(values['deep-pages']);
+const { engine, count, samples, 'deep-pages': deepPages } = values;
 
 interface Case {
   name: string;
@@ -232,10 +232,11 @@ async function main(): Promise<void> {
       ).t ?? Date.now(),
     );
     if (values.random !== undefined) {
-      await runRandom(outbox, token, newest, Number(values.random), Number(values.seed), setup, databaseName);
+      await runRandom(outbox, token, newest, values.random, values.seed, setup, databaseName);
       return;
     }
-    const cases = values.only ? CASES.filter((c) => c.name.includes(values.only!)) : CASES;
+    const { only } = values;
+    const cases = only ? CASES.filter((c) => c.name.includes(only)) : CASES;
     for (const c of cases) {
       const column = SORT_COLUMNS[c.sort];
       const receivedFrom = c.lastHours !== undefined ? newest - c.lastHours * 3_600_000 : undefined;

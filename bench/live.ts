@@ -17,7 +17,6 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { chromium } from 'playwright-core';
 import { systemClock } from '../server/src/clock.js';
@@ -44,25 +43,21 @@ import {
   writeResult,
 } from './support/common.js';
 import { benchMail } from './support/mails.js';
+import { engineOption, parseBenchArgs, textOption, wholeNumberOption } from './support/options.js';
 import { BENCH_ADMIN, operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import { startSinkProcess } from './support/sink-process.js';
 import { start } from '../server/src/main.js';
 
-const { values } = parseArgs({
-  options: {
-    samples: { type: 'string', default: '40' },
-    count: { type: 'string', default: '5000' },
-    clients: { type: 'string', default: '50' },
-    engine: { type: 'string', default: 'sqlite' },
-    child: { type: 'string' },
-  },
+const { samples, count, clients, engine, child } = parseBenchArgs({
+  samples: wholeNumberOption(40),
+  count: wholeNumberOption(5000),
+  clients: wholeNumberOption(50),
+  engine: engineOption(),
+  /** Set by this file when it forks itself as the stream readers' process (below). */
+  child: textOption(),
 });
 
 async function main(): Promise<void> {
-  const engine = values.engine as Engine;
-  const samples = Number(values.samples);
-  const count = Number(values.count);
-  const clients = Number(values.clients);
   const setup = describeSetup({ engine, samples, count, clients, flushMs: 300 });
   console.log(setupLine(setup));
   warnIfBusy(setup);
@@ -246,8 +241,8 @@ async function deliveryRun(engine: Engine, count: number, clients: number) {
 
 // The stream readers' process: opens a stream per token, counts `mail` events and bytes without parsing the
 // JSON (a browser's work is not the server's), and reports on request.
-if (values.child) {
-  const { baseUrl, tokens } = JSON.parse(values.child) as { baseUrl: string; tokens: string[] };
+if (child) {
+  const { baseUrl, tokens } = JSON.parse(child) as { baseUrl: string; tokens: string[] };
   const controller = new AbortController();
   const tally = tokens.map(() => ({ events: 0, bytes: 0, ended: false }));
   const statuses = await Promise.all(

@@ -37,10 +37,8 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { MailStatus } from '@outbox/contract';
-import { loadConfig } from '../server/src/config.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import {
@@ -64,9 +62,18 @@ import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
 import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
 import { benchMail } from './support/mails.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
-import { postgresAdminUrl, postgresBackendCpu, postgresReachable } from './support/postgres.js';
+import {
+  enginesOption,
+  flagOption,
+  parseBenchArgs,
+  resolveEngines,
+  tagOption,
+  wholeNumberOption,
+  workerConcurrencyOption,
+} from './support/options.js';
+import { postgresAdminUrl, postgresBackendCpu } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
-import { createBenchWorker, relayPoolSize } from './support/bench-worker.js';
+import { benchWorkerConfig, createBenchWorker, relayPoolSize } from './support/bench-worker.js';
 
 const GOAL_P99_MS = 50;
 const GOAL_MAILS_PER_SECOND = 1_000;
@@ -75,40 +82,32 @@ const POLL_MS = 50;
 /** The queries start once the worker has sent this many mails (its pool connected, its first claims done), or after RAMP_MAX_MS. */
 const RAMP_MAX_MS = 2_000;
 
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '1000000' },
-    engine: { type: 'string', default: 'all' },
-    queries: { type: 'string', default: '300' },
-    seed: { type: 'string', default: '20' },
-    deliver: { type: 'string', default: '20000' },
-    /** WORKER_CONCURRENCY, as bench/delivery.ts --concurrency (the config's default otherwise). */
-    concurrency: { type: 'string' },
-    /** The kept store's tag, as bench/list.ts --tag. */
-    tag: { type: 'string' },
-    /** Skip reading the store into the page cache first. */
-    cold: { type: 'boolean', default: false },
-  },
+const {
+  count,
+  engine: engineChoice,
+  queries: queryCount,
+  seed,
+  deliver,
+  concurrency: concurrencyText,
+  tag,
+  cold: isCold,
+} = parseBenchArgs({
+  count: wholeNumberOption(1_000_000),
+  engine: enginesOption('all', ['sqlite', 'postgres', 'all']),
+  queries: wholeNumberOption(300),
+  seed: wholeNumberOption(20, { min: 0 }),
+  deliver: wholeNumberOption(20_000),
+  concurrency: workerConcurrencyOption(),
+  /** The kept store's tag, as bench/list.ts --tag. */
+  tag: tagOption(),
+  /** Skip reading the store into the page cache first. */
+  cold: flagOption(),
 });
-if (!['sqlite', 'postgres', 'all'].includes(values.engine)) throw new Error('--engine is sqlite, postgres or all');
-const count = Number(values.count);
-const queryCount = Number(values.queries);
-const seed = Number(values.seed);
-const deliver = Number(values.deliver);
-if (![count, queryCount, seed, deliver].every(Number.isInteger) || count < 1 || queryCount < 1 || deliver < 1)
-  throw new Error('--count, --queries and --deliver are positive integers, --seed an integer');
-const config = loadConfig({ ...(values.concurrency ? { WORKER_CONCURRENCY: values.concurrency } : {}) });
+const config = benchWorkerConfig(concurrencyText);
 // As bench/delivery.ts and main.ts size the relay pool.
 const concurrency = config.workerConcurrency;
 const maxConnections = relayPoolSize(concurrency);
 const rampSent = 2 * concurrency;
-
-async function chooseEngines(): Promise<Engine[]> {
-  const wanted: Engine[] = values.engine === 'all' ? ['sqlite', 'postgres'] : [values.engine as Engine];
-  if (!wanted.includes('postgres') || (await postgresReachable())) return wanted;
-  console.log(`(PostgreSQL skipped: nothing answers at ${new URL(postgresAdminUrl).host}; set OUTBOX_BENCH_POSTGRES_URL)`);
-  return wanted.filter((engine) => engine !== 'postgres');
-}
 
 const describeQuery = (a: RandomQuery & { ms: number }) =>
   `${a.ms.toFixed(1)} ms: sort=${a.sort} ${a.order}${a.statuses ? ` status=${a.statuses.join(',')}` : ''}${a.q ? ` q=${a.q} (${a.decade})` : ''}${a.lastHours !== undefined ? ` last ${a.lastHours} h` : ''}`;
@@ -189,11 +188,11 @@ interface EngineResult {
 }
 
 async function runEngine(engine: Engine, sink: { url: string; pid: number }): Promise<EngineResult> {
-  const kept = await prepareDemoStore({ engine, count, tag: values.tag });
+  const kept = await prepareDemoStore({ engine, count, tag });
   const copy = await copyStore(engine, kept);
   console.log(`${engine}: copied the kept store of ${formatNumber(count)} mails in ${copy.seconds.toFixed(1)} s`);
   try {
-    if (!values.cold) await warmDemoStore(engine, copy.dataDir ?? kept.dataDir, copy.databaseUrl);
+    if (!isCold) await warmDemoStore(engine, copy.dataDir ?? kept.dataDir, copy.databaseUrl);
     const outbox = await startBenchOutbox({
       engine,
       label: 'mixed',
@@ -342,11 +341,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
 }
 
 async function main(): Promise<void> {
-  const engines = await chooseEngines();
-  if (engines.length === 0) {
-    console.log('nothing to measure');
-    return;
-  }
+  const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
   const setup = describeSetup({
     engine: engines.join('+'),
     count,
@@ -359,7 +354,7 @@ async function main(): Promise<void> {
     sink: 'capture relay (store:false) in a child process',
     server: 'start(config) in this process, worker built as bench/delivery.ts, on a copy of the kept store',
     client: 'node:http keep-alive, sequential',
-    store: values.cold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
+    store: isCold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
   });
   console.log(`List under delivery load: GET /api/v1/mail/list?limit=50 (bench/list.ts --random) while the worker drains a queue`);
   console.log(setupLine(setup));

@@ -18,7 +18,6 @@
  */
 import fs from 'node:fs';
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import { chromium, type CDPSession } from 'playwright-core';
 import { createAuthService } from '../server/src/auth/auth.service.js';
 import { systemClock } from '../server/src/clock.js';
@@ -38,26 +37,19 @@ import {
   writeResult,
 } from './support/common.js';
 import { prepareDemoStore } from './support/demo-store.js';
-import { BENCH_ADMIN, type Engine } from './support/outbox.js';
+import { engineOption, parseBenchArgs, tagOption, wholeNumberOption } from './support/options.js';
+import { BENCH_ADMIN } from './support/outbox.js';
 import { copyDatabase } from './support/postgres.js';
 import { fillCounters } from './support/statistics.js';
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    count: { type: 'string', default: '1000000' },
-    tag: { type: 'string' },
-    rounds: { type: 'string', default: '10' },
-    apps: { type: 'string', default: '100' },
-    days: { type: 'string', default: '30' },
-  },
+const { engine, count, tag, rounds, apps, days } = parseBenchArgs({
+  engine: engineOption(),
+  count: wholeNumberOption(1_000_000),
+  tag: tagOption(),
+  rounds: wholeNumberOption(10),
+  apps: wholeNumberOption(100),
+  days: wholeNumberOption(30),
 });
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const count = Number(values.count);
-const rounds = Number(values.rounds);
-const apps = Number(values.apps);
-const days = Number(values.days);
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const GOAL_MS = 300;
 
@@ -77,7 +69,7 @@ const PAGE_HELPERS = String.raw`(() => {
 })();`;
 
 async function main(): Promise<void> {
-  const kept = await prepareDemoStore({ engine, count, tag: values.tag });
+  const kept = await prepareDemoStore({ engine, count, tag });
   const setup = describeSetup({
     engine,
     count,

@@ -9,15 +9,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseArgs } from 'node:util';
 import { buildApp } from '../server/src/app.js';
 import { ManualClock } from '../server/src/clock.js';
 import { openStore } from '../server/src/store/connection.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
+import { parseBenchArgs, wholeNumberOption } from './support/options.js';
 
-const { values } = parseArgs({ options: { requests: { type: 'string', default: '50' }, rounds: { type: 'string', default: '6' } } });
-const REQUESTS = Number(values.requests);
-const ROUNDS = Number(values.rounds);
+const { requests: REQUESTS, rounds: ROUNDS } = parseBenchArgs({ requests: wholeNumberOption(50), rounds: wholeNumberOption(6) });
 const IMAGES = 20;
 
 const image = Buffer.alloc(40 * 1024, 7);

@@ -17,7 +17,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { MAIL_SORTS, MailStatus } from '@outbox/contract';
 import { createAuthService } from '../server/src/auth/auth.service.js';
 import { openStore } from '../server/src/store/connection.js';
@@ -35,30 +34,31 @@ import {
   writeResult,
 } from './support/common.js';
 import { benchMail } from './support/mails.js';
-import { createScratchDatabase, postgresReachable, type ScratchDatabase } from './support/postgres.js';
+import { enginesOption, parseBenchArgs, positiveNumberOption, resolveEngines, wholeNumberOption } from './support/options.js';
+import type { Engine } from './support/outbox.js';
+import { createScratchDatabase, type ScratchDatabase } from './support/postgres.js';
 import { startSinkProcess } from './support/sink-process.js';
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'all' },
-    minutes: { type: 'string', default: '10' },
-    interval: { type: 'string', default: '30' },
-    consoles: { type: 'string', default: '20' },
-    'intake-rate': { type: 'string', default: '50' },
-    seed: { type: 'string', default: '11' },
-  },
+const {
+  engine: engineChoice,
+  minutes,
+  interval,
+  consoles,
+  'intake-rate': intakeRate,
+  seed,
+} = parseBenchArgs({
+  engine: enginesOption('all', ['sqlite', 'postgres', 'all']),
+  minutes: positiveNumberOption(10),
+  interval: positiveNumberOption(30),
+  consoles: wholeNumberOption(20),
+  'intake-rate': positiveNumberOption(50),
+  seed: wholeNumberOption(11, { min: 0 }),
 });
-const durationMs = process.env.OUTBOX_SOAK_SECONDS ? Number(process.env.OUTBOX_SOAK_SECONDS) * 1000 : Number(values.minutes) * 60_000;
-const intervalMs = Math.min(Number(values.interval) * 1000, Math.max(5_000, durationMs / 6));
-const consoles = Number(values.consoles);
-const intakeRate = Number(values['intake-rate']);
-const seed = Number(values.seed);
-for (const [name, value] of Object.entries({ durationMs, intervalMs, consoles, intakeRate, seed }))
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`);
-type Engine = 'sqlite' | 'postgres';
-const isEngine = (value: string | undefined): value is Engine => value === 'sqlite' || value === 'postgres';
-if (values.engine !== 'all' && !isEngine(values.engine)) throw new Error('--engine is sqlite, postgres or all');
-const engines: Engine[] = isEngine(values.engine) ? [values.engine] : ['sqlite', 'postgres'];
+const durationMs = process.env.OUTBOX_SOAK_SECONDS ? Number(process.env.OUTBOX_SOAK_SECONDS) * 1000 : minutes * 60_000;
+if (!Number.isFinite(durationMs) || durationMs <= 0) throw new Error('OUTBOX_SOAK_SECONDS must be a positive number');
+const intervalMs = Math.min(interval * 1000, Math.max(5_000, durationMs / 6));
+// Ten minutes a half: a PostgreSQL that does not answer stops the run before the SQLite half, not after it.
+const engines = await resolveEngines(engineChoice, { withoutPostgres: 'fail' });
 
 const ADMIN = { username: 'soak', password: 'soak-password-not-secret' };
 
@@ -110,10 +110,7 @@ interface Counters {
 async function soak(engine: Engine) {
   const dataDir = makeTempDir(`outbox-soak-${engine}-`);
   let scratch: ScratchDatabase | undefined;
-  if (engine === 'postgres') {
-    if (!(await postgresReachable())) throw new Error('PostgreSQL does not answer at OUTBOX_BENCH_POSTGRES_URL');
-    scratch = await createScratchDatabase('soak');
-  }
+  if (engine === 'postgres') scratch = await createScratchDatabase('soak');
   const sink = await startSinkProcess();
   let server: ChildProcess | undefined;
   try {

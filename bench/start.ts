@@ -9,7 +9,6 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { freePort, waitUntil } from '../server/test/support/net.js';
 import {
   benchDir,
@@ -23,15 +22,13 @@ import {
   warnIfBusy,
   writeResult,
 } from './support/common.js';
+import { parseBenchArgs, textOption, wholeNumberOption } from './support/options.js';
 
-const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '10' }, entry: { type: 'string', default: 'server/dist/main.js' } },
-});
-const rounds = Number(values.rounds);
-const entry = path.resolve(benchDir, '..', values.entry);
-if (!fs.existsSync(entry)) throw new Error(`${values.entry} does not exist: run \`npm run build\` first`);
+const { rounds, entry: entryPath } = parseBenchArgs({ rounds: wholeNumberOption(10), entry: textOption('server/dist/main.js') });
+const entry = path.resolve(benchDir, '..', entryPath);
+if (!fs.existsSync(entry)) throw new Error(`${entryPath} does not exist: run \`npm run build\` first`);
 
-const setup = describeSetup({ engine: 'sqlite', rounds, entry: values.entry });
+const setup = describeSetup({ engine: 'sqlite', rounds, entry: entryPath });
 console.log('Server start: process spawned → /healthz answers 200 (migrated store, worker and SMTP off)');
 console.log(setupLine(setup));
 warnIfBusy(setup);

@@ -21,7 +21,6 @@
  *   npx tsx bench/stats.ts [--apps 100] [--days 30] [--history-days 0] [--runs 50] [--mails 2000] [--engine sqlite|postgres|all]
  */
 import os from 'node:os';
-import { parseArgs } from 'node:util';
 import type { SubmitMailRequest } from '@outbox/contract';
 import { buildApp } from '../server/src/app.js';
 import { createAuthService, type ApiKeyPrincipal } from '../server/src/auth/auth.service.js';
@@ -40,24 +39,25 @@ import { writeStatistics } from '../server/src/statistics/statistics.repository.
 import { openStore, type Store } from '../server/src/store/connection.js';
 import { prepareJson } from '../server/src/submission/submission-preparation.js';
 import { describeSetup, makeTempDir, printTable, removeDir, setupLine, summarize, warnIfBusy, writeResult } from './support/common.js';
-import { createScratchDatabase, postgresBackendCpu, postgresReachable } from './support/postgres.js';
+import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
+import { createScratchDatabase, postgresBackendCpu } from './support/postgres.js';
 import { fillCounters } from './support/statistics.js';
 
-const { values } = parseArgs({
-  options: {
-    apps: { type: 'string', default: '100' },
-    days: { type: 'string', default: '30' },
-    'history-days': { type: 'string', default: '0' },
-    runs: { type: 'string', default: '50' },
-    mails: { type: 'string', default: '2000' },
-    engine: { type: 'string', default: 'all' },
-  },
+const {
+  apps: APPS,
+  days: DAYS,
+  'history-days': HISTORY_DAYS,
+  runs: RUNS,
+  mails: MAILS,
+  engine: engineChoice,
+} = parseBenchArgs({
+  apps: wholeNumberOption(100),
+  days: wholeNumberOption(30),
+  'history-days': wholeNumberOption(0, { min: 0 }),
+  runs: wholeNumberOption(50),
+  mails: wholeNumberOption(2000),
+  engine: enginesOption('all', ['sqlite', 'postgres', 'all']),
 });
-const APPS = Number(values.apps);
-const DAYS = Number(values.days);
-const HISTORY_DAYS = Number(values['history-days']);
-const RUNS = Number(values.runs);
-const MAILS = Number(values.mails);
 const BATCH = 50;
 const NOW = Date.parse('2026-11-26T10:30:00Z');
 
@@ -267,7 +267,7 @@ async function measureCost(store: Store): Promise<CostFigures> {
   return { intake: figures('intake'), delivery: figures('delivery'), countUsPerMail: (used.user + used.system) / (loops * BATCH) };
 }
 
-const engines = values.engine === 'all' ? ['sqlite', ...((await postgresReachable()) ? ['postgres'] : [])] : [values.engine!];
+const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
 const setup = describeSetup({
   engine: engines.join('+'),
   apps: APPS,

@@ -9,33 +9,32 @@
  * on a loaded machine is the server's CPU time per accepted mail (process.cpuUsage), printed beside mails/s.
  *
  *   npx tsx bench/suppression-cost.ts [--engine sqlite|postgres] [--rounds 3] [--seconds 6] [--listed 10000]
+ *                                     [--connections 32] [--batch-connections 4] [--batch-size 500]
  */
-import { parseArgs } from 'node:util';
 import { upsertSuppressions, type NewSuppression } from '../server/src/suppression/suppression.repository.js';
 import { suppressionCheckFor } from '../server/src/suppression/suppression-check.js';
 import { describeSetup, formatNumber, printTable, rate, setupLine, warnIfBusy, withTimeout, writeResult } from './support/common.js';
 import { runLoadInChild, type LoadSpec } from './support/http-load.js';
-import { startBenchOutbox, type Engine } from './support/outbox.js';
+import { engineOption, parseBenchArgs, positiveNumberOption, wholeNumberOption } from './support/options.js';
+import { startBenchOutbox } from './support/outbox.js';
 
-const { values } = parseArgs({
-  options: {
-    engine: { type: 'string', default: 'sqlite' },
-    rounds: { type: 'string', default: '3' },
-    seconds: { type: 'string', default: '6' },
-    connections: { type: 'string', default: '32' },
-    'batch-connections': { type: 'string', default: '4' },
-    'batch-size': { type: 'string', default: '500' },
-    listed: { type: 'string', default: '10000' },
-  },
+const {
+  engine,
+  rounds,
+  seconds,
+  connections,
+  'batch-connections': batchConnections,
+  'batch-size': batchSize,
+  listed,
+} = parseBenchArgs({
+  engine: engineOption(),
+  rounds: wholeNumberOption(3),
+  seconds: positiveNumberOption(6),
+  connections: wholeNumberOption(32),
+  'batch-connections': wholeNumberOption(4),
+  'batch-size': wholeNumberOption(500),
+  listed: wholeNumberOption(10_000, { min: 0 }),
 });
-const engine = values.engine as Engine;
-if (engine !== 'sqlite' && engine !== 'postgres') throw new Error('--engine is sqlite or postgres');
-const rounds = Number(values.rounds);
-const seconds = Number(values.seconds);
-const connections = Number(values.connections);
-const batchConnections = Number(values['batch-connections']);
-const batchSize = Number(values['batch-size']);
-const listed = Number(values.listed);
 
 type Case = 'empty' | 'listed' | 'hits';
 const CASES: Case[] = ['empty', 'listed', 'hits'];

@@ -6,22 +6,19 @@
  *
  *   npx tsx bench/upgrade-queue.ts [--count 1000000] [--engine sqlite|postgres|all]
  */
-import { parseArgs } from 'node:util';
 import { Migrator, sql, type Kysely } from 'kysely';
 import { openStore } from '../server/src/store/connection.js';
 import { migrateToLatest, migrations } from '../server/src/store/migrate.js';
 import type { Database } from '../server/src/store/schema.js';
 import { describeSetup, formatNumber, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
-import { createScratchDatabase, postgresReachable } from './support/postgres.js';
+import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
+import { createScratchDatabase } from './support/postgres.js';
 
-const { values } = parseArgs({
-  options: {
-    count: { type: 'string', default: '1000000' },
-    engine: { type: 'string', default: 'all' },
-  },
+const { count, engine: engineChoice } = parseBenchArgs({
+  count: wholeNumberOption(1_000_000),
+  engine: enginesOption('all', ['sqlite', 'postgres', 'all']),
 });
-const count = Number(values.count);
-const engines = values.engine === 'all' ? (['sqlite', 'postgres'] as const) : [values.engine as 'sqlite' | 'postgres'];
+const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
 
 /**
  * `count` mails of the schema before 022, made by one INSERT … SELECT over a series: the status by the row's
@@ -52,10 +49,6 @@ async function fill(db: Kysely<Database>, engine: 'sqlite' | 'postgres', now: nu
 const rows: Array<Array<string | number>> = [];
 const figures: Record<string, unknown> = {};
 for (const engine of engines) {
-  if (engine === 'postgres' && !(await postgresReachable())) {
-    console.log('PostgreSQL is not reachable on 127.0.0.1:5432: its half is left out.');
-    continue;
-  }
   const dataDir = makeTempDir('outbox-bench-upgrade-');
   const database = engine === 'postgres' ? await createScratchDatabase('upgrade') : undefined;
   const store = await openStore({ dataDir, databaseUrl: database?.url, migrate: false });
@@ -100,7 +93,7 @@ for (const engine of engines) {
     removeDir(dataDir);
   }
 }
-const setup = describeSetup({ engine: values.engine ?? 'all', count });
+const setup = describeSetup({ engine: engineChoice, count });
 warnIfBusy(setup);
 printTable(['engine', 'mails', 'queue rows', 'leases', 'fill s', 'migration 022 s'], rows);
 console.log(setupLine(setup));

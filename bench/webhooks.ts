@@ -14,7 +14,6 @@ import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { MailStatus } from '@outbox/contract';
 import { sql } from 'kysely';
 import { systemClock } from '../server/src/clock.js';
@@ -36,7 +35,7 @@ import {
 import { createBenchWorker } from './support/bench-worker.js';
 import { benchMail } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
-import { postgresAdminUrl, postgresReachable } from './support/postgres.js';
+import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
 import { startSinkProcess } from './support/sink-process.js';
 
 const GOAL_LOSS = 0.15;
@@ -182,22 +181,16 @@ async function run(engine: Engine, webhooks: boolean, n: number, sinkUrl: string
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      count: { type: 'string', default: '10000' },
-      engine: { type: 'string', default: 'auto' },
-      rounds: { type: 'string', default: '1' },
-    },
+  const {
+    count,
+    engine: engineChoice,
+    rounds,
+  } = parseBenchArgs({
+    count: wholeNumberOption(10_000),
+    engine: enginesOption('auto', ['auto', 'sqlite', 'postgres', 'all']),
+    rounds: wholeNumberOption(1),
   });
-  const count = Number(values.count);
-  const rounds = Math.max(1, Number(values.rounds));
-  let engines: Engine[];
-  if (values.engine === 'sqlite' || values.engine === 'postgres') engines = [values.engine];
-  else {
-    const reachable = await postgresReachable();
-    if (values.engine === 'all' && !reachable) throw new Error(`--engine all: no PostgreSQL answers at ${new URL(postgresAdminUrl).host}`);
-    engines = reachable ? ['sqlite', 'postgres'] : ['sqlite'];
-  }
+  const engines = await resolveEngines(engineChoice, { withoutPostgres: 'fail' });
   const config = loadConfig({});
   const setup = describeSetup({
     engine: engines.join('+'),

@@ -5,7 +5,7 @@
  * paying for its health and throttling bookkeeping as in production), and a logger that keeps the first warnings
  * and errors, to explain a failed run.
  */
-import type { Config } from '../../server/src/config.js';
+import { loadConfig, type Config } from '../../server/src/config.js';
 import { systemClock } from '../../server/src/clock.js';
 import { createRelayRouter } from '../../server/src/delivery/relay-router.js';
 import { createRelayTransport } from '../../server/src/delivery/relay-transport.js';
@@ -13,6 +13,11 @@ import { createRetryPolicy } from '../../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../../server/src/delivery/worker.js';
 import { routingDirectoryFor } from '../../server/src/relays/routing-table.js';
 import type { Store } from '../../server/src/store/connection.js';
+
+/** The config a benchmark builds its worker from: the defaults, with `--concurrency` as WORKER_CONCURRENCY when given. */
+export function benchWorkerConfig(concurrency: string | undefined): Config {
+  return loadConfig({ ...(concurrency ? { WORKER_CONCURRENCY: concurrency } : {}) });
+}
 
 /** The relay pool's connections for a worker of `concurrency` sends, as main.ts sizes it. */
 export function relayPoolSize(concurrency: number): number {

@@ -6,6 +6,7 @@
  */
 import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
+import { forEachScheme } from '../support/looks';
 
 test.describe('Applications', () => {
   test.describe.configure({ timeout: 120_000 });
@@ -86,8 +87,7 @@ test.describe('Applications', () => {
 
   test('Beyond the spec: the panel and its rotate form read in light and dark (axe, screenshots)', async ({ app, page }) => {
     await app.login();
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
+    await forEachScheme(page, async (scheme) => {
       await page.getByRole('button', { name: 'Applications' }).click();
       const panel = page.getByRole('dialog', { name: 'Applications' });
       // The suite's own application (`apikey create e2e`, made by the command line) is always there.
@@ -100,6 +100,6 @@ test.describe('Applications', () => {
       await row.getByRole('button', { name: 'Cancel' }).click();
       await page.keyboard.press('Escape');
       await expect(panel).toHaveCount(0);
-    }
+    });
   });
 });

@@ -13,6 +13,7 @@ import type { Page } from '@playwright/test';
 import type { Mail, MailDetail } from '@outbox/contract';
 import { axeViolations } from '../support/axe';
 import { expect as baseExpect, test } from '../support/fixtures';
+import { forEachScheme } from '../support/looks';
 import { freePort, startServer, type RunningServer } from '../support/server';
 import { sendOverSmtp } from '../support/smtp';
 
@@ -163,12 +164,11 @@ test.describe('Bounces in the console (a server of its own: worker, BOUNCE_DOMAI
     await expect(report.getByRole('time')).toHaveAttribute('title', /^\d{4}-\d\d-\d\dT/);
     await expect(recipients.getByText('bounced (after the relay accepted it)')).toBeVisible();
 
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
+    await forEachScheme(page, async (scheme) => {
       expect(await axeViolations(page, { include: '[role="dialog"]' }), scheme).toEqual([]);
       await recipients.scrollIntoViewIfNeeded();
       await page.screenshot({ path: test.info().outputPath(`drawer-bounce-${scheme}.png`) });
-    }
+    });
     await page.keyboard.press('Escape');
 
     // The address is on the suppression list, with the report's diagnostic and the mail.

@@ -6,18 +6,11 @@
  * application opens the mails list filtered to it. A mail submitted over SMTP while the Overview is open shows in
  * its figures within 5 s, without a reload.
  */
-import AxeBuilder from '@axe-core/playwright';
-import type { Page } from '@playwright/test';
 import type { Statistics } from '@outbox/contract';
+import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
+import { forEachLook } from '../support/looks';
 import { submitOverSmtp } from '../support/smtp';
-
-async function seriousViolations(page: Page) {
-  const results = await new AxeBuilder({ page }).include('[role="dialog"]').analyze();
-  return results.violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.length} × ${violation.nodes[0]?.target.join(' ')}`);
-}
 
 test.describe('Overview', () => {
   test.describe.configure({ timeout: 180_000 });
@@ -104,18 +97,11 @@ test.describe('Overview', () => {
     const row = applications.getByRole('row').filter({ has: page.getByRole('button', { name, exact: true }) });
     await expect(row).toBeVisible();
 
-    for (const size of [
-      { width: 1440, height: 900 },
-      { width: 1024, height: 700 },
-    ]) {
-      await page.setViewportSize(size);
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        await expect(chart.locator('canvas')).toBeVisible();
-        expect(await seriousViolations(page), `Overview ${scheme} ${size.width}×${size.height}`).toEqual([]);
-        await page.screenshot({ path: test.info().outputPath(`overview-${scheme}-${size.width}.png`) });
-      }
-    }
+    await forEachLook(page, async ({ scheme, width, height }) => {
+      await expect(chart.locator('canvas')).toBeVisible();
+      expect(await axeViolations(page, { include: '[role="dialog"]' }), `Overview ${scheme} ${width}×${height}`).toEqual([]);
+      await page.screenshot({ path: test.info().outputPath(`overview-${scheme}-${width}.png`) });
+    });
     await page.emulateMedia({ colorScheme: 'light' });
 
     // The application's name opens the mails list filtered to it.

@@ -9,7 +9,7 @@
 import type { APIRequestContext } from '@playwright/test';
 import { axeViolations } from '../support/axe';
 import { expect, test } from '../support/fixtures';
-import { forEachLook } from '../support/looks';
+import { forEachLook, forEachScheme } from '../support/looks';
 
 /** The API behind the console's back, for the screenshots' scenery and for leaving the server as it was found. */
 function relaysApi(request: APIRequestContext, token: string) {
@@ -186,15 +186,14 @@ test.describe('Relays', () => {
     await app.login();
     const strip = page.getByRole('region', { name: 'Queue health' });
     const relayDown = strip.getByRole('button', { name: 'Relay down: sendgrid-eu' });
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
+    await forEachScheme(page, async (scheme) => {
       await expect(relayDown).toBeVisible();
       expect(await axeViolations(page, { include: '.health' }), scheme).toEqual([]);
       await page.screenshot({
         path: test.info().outputPath(`strip-relay-down-${scheme}.png`),
         clip: { x: 0, y: 0, width: 1280, height: 200 },
       });
-    }
+    });
     await relayDown.click();
     await expect(page.getByRole('dialog', { name: 'Relays' })).toBeVisible();
     await page.keyboard.press('Escape');

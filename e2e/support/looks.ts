@@ -19,13 +19,20 @@ export const SIZES: readonly (readonly [width: number, height: number])[] = [
   [1024, 700],
 ];
 
-/** Puts the page in each look in turn (scheme first, then size) and runs `step` in it. */
-export async function forEachLook(page: Page, step: (look: Look) => Promise<void>): Promise<void> {
+/** Puts the page in each scheme in turn, at the size it has, and runs `step` in it. */
+export async function forEachScheme(page: Page, step: (scheme: Scheme) => Promise<void>): Promise<void> {
   for (const scheme of SCHEMES) {
     await page.emulateMedia({ colorScheme: scheme });
+    await step(scheme);
+  }
+}
+
+/** Puts the page in each look in turn (scheme first, then size) and runs `step` in it. */
+export async function forEachLook(page: Page, step: (look: Look) => Promise<void>): Promise<void> {
+  await forEachScheme(page, async (scheme) => {
     for (const [width, height] of SIZES) {
       await page.setViewportSize({ width, height });
       await step({ scheme, width, height });
     }
-  }
+  });
 }

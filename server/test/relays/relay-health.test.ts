@@ -24,6 +24,7 @@ import { createTestContext, type TestContext } from '../support/context.js';
 import { waitUntil } from '../support/net.js';
 import { freshEnvironment, startInProcess, type OutboxEnvironment } from '../support/outbox-process.js';
 import { busiestSecond, createRelayFixture } from '../support/relay-fixture.js';
+import type { TestRelay } from '../support/test-relay.js';
 
 type Running = Awaited<ReturnType<typeof startInProcess>>;
 
@@ -85,6 +86,22 @@ async function submit(running: Running, key: string, count: number, subject: str
 async function counts(running: Running, headers: Record<string, string>): Promise<Record<string, number>> {
   const response = await running.app.inject({ method: 'GET', url: '/api/v1/mail/list?limit=1', headers });
   return (response.json() as { meta: { counts: Record<string, number> } }).meta.counts;
+}
+
+/** Submits one mail every half second until `peer` has received one: a route or a probe takes effect within seconds. */
+async function submitUntilReceived(running: Running, key: string, peer: TestRelay, subject: string, timeoutMs: number, what: string) {
+  await waitUntil(
+    async () => {
+      if (peer.received.length > 0) return true;
+      await submit(running, key, 1, subject);
+      return false;
+    },
+    { timeoutMs, intervalMs: 500, what },
+  );
+}
+
+async function relaysDown(running: Running, headers: Record<string, string>): Promise<string[] | undefined> {
+  return (await get<QueueHealth>(running, '/api/v1/queue/health', headers))[0]!.relaysDown;
 }
 
 async function metrics(running: Running): Promise<string> {
@@ -200,16 +217,9 @@ describe('a relay that stops', () => {
     // The worker reads routes at most 2 s old: the first mail may still go to the default relay.
     await submit(api, key, 1, 'first');
     await waitUntil(async () => (await relayOf(api, headers, 'default')).workers === 1, { timeoutMs: 10_000, what: 'the worker’s report' });
-    await waitUntil(
-      async () => {
-        if (primary.received.length > 0) return true;
-        await submit(api, key, 1, 'warm');
-        return false;
-      },
-      { timeoutMs: 20_000, intervalMs: 500, what: 'a mail through the primary' },
-    );
+    await submitUntilReceived(api, key, primary, 'warm', 20_000, 'a mail through the primary');
     await waitUntil(async () => (await relayOf(api, headers, 'primary')).state === 'up', { timeoutMs: 5_000, what: 'primary up' });
-    expect((await get<QueueHealth>(api, '/api/v1/queue/health', headers))[0]!.relaysDown).toEqual([]);
+    expect(await relaysDown(api, headers)).toEqual([]);
 
     await primary.close();
     const stoppedAt = Date.now();
@@ -223,7 +233,7 @@ describe('a relay that stops', () => {
     const down = await relayOf(api, headers, 'primary');
     expect(down).toMatchObject({ state: 'down', workers: 1, lastError: expect.stringContaining('ECONNREFUSED') });
     expect(Date.parse(down.since!)).toBeGreaterThanOrEqual(stoppedAt - 1000);
-    expect((await get<QueueHealth>(api, '/api/v1/queue/health', headers))[0]!.relaysDown).toEqual(['primary']);
+    expect(await relaysDown(api, headers)).toEqual(['primary']);
     expect(await metrics(api)).toContain('outbox_relay_state{relay="primary",state="down"} 1');
     // The mails failed over to the default relay at once.
     await waitUntil(() => fallback.received.filter((m) => /Subject: outage/.test(m.raw.toString())).length === 3, {
@@ -237,16 +247,9 @@ describe('a relay that stops', () => {
 
     // Back on its port: a probe brings it back (1 s after it went down, then 2 s…), and with it the mails.
     const back = await fixture.startPeer(primaryPort);
-    await waitUntil(
-      async () => {
-        if (back.received.length > 0) return true;
-        await submit(api, key, 1, 'probe');
-        return false;
-      },
-      { timeoutMs: 30_000, intervalMs: 500, what: 'a mail through the restarted primary' },
-    );
+    await submitUntilReceived(api, key, back, 'probe', 30_000, 'a mail through the restarted primary');
     await waitUntil(async () => (await relayOf(api, headers, 'primary')).state === 'up', { timeoutMs: 5_000, what: 'primary up again' });
-    expect((await get<QueueHealth>(api, '/api/v1/queue/health', headers))[0]!.relaysDown).toEqual([]);
+    expect(await relaysDown(api, headers)).toEqual([]);
     await waitUntil(async () => (await alertOf()).state === 'resolved', {
       timeoutMs: 15_000,
       intervalMs: 100,

@@ -9,13 +9,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ApiKeyPrincipal } from '../../src/auth/auth.service.js';
 import { auth, getMailDetail, loginAs, type TestContext } from '../support/context.js';
 import { closedPort } from '../support/net.js';
-import { startTestRelay, type TestRelay } from '../support/test-relay.js';
+import { createRelayFixture } from '../support/relay-fixture.js';
+import type { TestRelay } from '../support/test-relay.js';
 import { createWorkerHarness, type WorkerHarness } from '../support/worker-harness.js';
 
+// First, so that its peers close after the harness's worker that sends to them has stopped.
+const fixture = createRelayFixture();
+const peer = fixture.startPeer;
 let harness: WorkerHarness;
 let context: TestContext;
 let token: string;
-const extraRelays: TestRelay[] = [];
 
 beforeEach(async () => {
   harness = await createWorkerHarness();
@@ -25,14 +28,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await harness.close();
-  for (const relay of extraRelays.splice(0)) await relay.close();
 });
-
-async function peer(port = 0): Promise<TestRelay> {
-  const relay = await startTestRelay(port);
-  extraRelays.push(relay);
-  return relay;
-}
 
 async function addRelay(name: string, url: string, extra: object = {}): Promise<number> {
   const response = await context.app.inject({
@@ -48,6 +44,16 @@ async function addRelay(name: string, url: string, extra: object = {}): Promise<
 async function putRoutes(routes: object[]): Promise<void> {
   const response = await context.app.inject({ method: 'PUT', url: '/api/v1/routes', headers: auth(token), payload: { routes } });
   expect(response.statusCode, response.body).toBe(200);
+}
+
+/** `primary` on a port nothing listens on, then `backup` on a peer: the route of every mail, in that order. */
+async function routeToUnreachablePrimary(): Promise<{ port: number; backup: TestRelay }> {
+  const port = await closedPort();
+  const backup = await peer();
+  await addRelay('primary', `smtp://127.0.0.1:${port}`);
+  await addRelay('backup', backup.url);
+  await putRoutes([{ match: {}, relays: ['primary', 'backup'] }]);
+  return { port, backup };
 }
 
 async function application(name: string): Promise<ApiKeyPrincipal> {
@@ -138,11 +144,7 @@ describe('routes', () => {
 
 describe('failover', () => {
   it('a primary that cannot be reached: every mail goes through the fallback at once, none twice, no attempt spent; traffic returns once the primary is back', async () => {
-    const port = await closedPort();
-    const backup = await peer();
-    await addRelay('primary', `smtp://127.0.0.1:${port}`);
-    await addRelay('backup', backup.url);
-    await putRoutes([{ match: {}, relays: ['primary', 'backup'] }]);
+    const { port, backup } = await routeToUnreachablePrimary();
     const shop = await application('shop');
     const ids: number[] = [];
     for (let i = 0; i < 20; i++) ids.push(await submit(shop, { to: `user${i}@example.com`, subject: `mail ${i}` }));
@@ -187,11 +189,7 @@ describe('failover', () => {
 
 describe('failover with one envelope per recipient', () => {
   it('each recipient’s envelope fails over on its own: every one reaches the fallback once, with its return path', async () => {
-    const port = await closedPort();
-    const backup = await peer();
-    await addRelay('primary', `smtp://127.0.0.1:${port}`);
-    await addRelay('backup', backup.url);
-    await putRoutes([{ match: {}, relays: ['primary', 'backup'] }]);
+    const { backup } = await routeToUnreachablePrimary();
     const shop = await application('shop');
     const [created] = await context.services.submissions.submitJson(
       shop,

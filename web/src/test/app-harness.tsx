@@ -1,3 +1,4 @@
+import type { MailListResponse } from '@outbox/contract';
 import { QueryClient } from '@tanstack/react-query';
 import { render, screen } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
@@ -34,6 +35,18 @@ export function renderApp(options: { firstPageWaitMs?: number } = {}) {
     </AppProvider>,
   );
   return { user, queryClient, ...view };
+}
+
+/** Answers every list call with `list`, and records each one's URL (the view's query string). */
+export function handleMailList(list: MailListResponse): URL[] {
+  const urls: URL[] = [];
+  server.use(
+    http.get('/api/v1/mail/list', ({ request }) => {
+      urls.push(new URL(request.url));
+      return HttpResponse.json(list);
+    }),
+  );
+  return urls;
 }
 
 /** Answers the login call with `token` and records what was posted. */

@@ -1,4 +1,4 @@
-import type { Instance, Mail, MailListResponse, QueueHealth, Relay, RelayHealth, Route } from '@outbox/contract';
+import type { AlertRuleStatus, Instance, Mail, MailListResponse, QueueHealth, Relay, RelayHealth, Route } from '@outbox/contract';
 
 let nextId = 1;
 
@@ -111,6 +111,21 @@ export function buildRoute(overrides: Partial<Route> = {}): Route {
     position: 0,
     match: { application: null, senderDomain: null, recipientDomain: null, lane: null },
     relays: ['sendgrid-eu', 'default'],
+    ...overrides,
+  };
+}
+
+export function buildAlertRule(overrides: Partial<AlertRuleStatus> = {}): AlertRuleStatus {
+  return {
+    rule: 'failure_rate',
+    title: 'Delivery failure rate',
+    state: 'ok',
+    since: null,
+    value: null,
+    threshold: 0.2,
+    unit: 'ratio',
+    summary: 'No delivery attempts in the last 15 min',
+    lastEvaluatedAt: '2026-11-23T10:00:00.000Z',
     ...overrides,
   };
 }

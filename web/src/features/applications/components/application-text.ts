@@ -6,6 +6,11 @@ export function mailsText(application: Application): string {
   return application.mailsLast24hIsLowerBound ? `${count}+` : count;
 }
 
+/** How long an application's final mails keep their content, as the table says it. */
+export function contentText(days: number | null): string {
+  return days === null ? 'Default' : days === 0 ? 'Removed once final' : `${days} ${days === 1 ? 'day' : 'days'}`;
+}
+
 /** `operator:ops` → `ops`; `cli` → `command line`; unknown (keys made before applications were managed) → `—`. */
 export function creatorText(createdBy: string | null): string {
   if (createdBy === null) return '—';

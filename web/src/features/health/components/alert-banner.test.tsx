@@ -4,24 +4,10 @@ import { http, HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import type { AlertRuleStatus, AlertsResponse } from '@outbox/contract';
 import { createTestQueryClient } from '../../../test/app-harness';
+import { buildAlertRule } from '../../../test/factories';
 import { server } from '../../../test/server';
 import { alertKeys } from '../api/get-alerts';
 import { AlertBanner } from './alert-banner';
-
-function rule(overrides: Partial<AlertRuleStatus>): AlertRuleStatus {
-  return {
-    rule: 'failure_rate',
-    title: 'Delivery failure rate',
-    state: 'ok',
-    since: null,
-    value: null,
-    threshold: 0.2,
-    unit: 'ratio',
-    summary: 'No delivery attempts in the last 15 min',
-    lastEvaluatedAt: '2026-11-23T10:00:00.000Z',
-    ...overrides,
-  };
-}
 
 function serve(data: AlertRuleStatus[]) {
   const auth: (string | null)[] = [];
@@ -46,13 +32,13 @@ function serve(data: AlertRuleStatus[]) {
 describe('alert banner', () => {
   it('shows each firing rule with its title, since when and its sentence, as an alert; not the others', async () => {
     const auth = serve([
-      rule({
+      buildAlertRule({
         state: 'firing',
         since: '2026-11-23T10:02:00.000Z',
         value: 0.42,
         summary: '42% of 50 delivery attempts failed in the last 15 min (threshold 20%, at least 20 attempts)',
       }),
-      rule({ rule: 'no_worker', title: 'No worker running', state: 'pending', summary: 'No live worker while 3 mails are due' }),
+      buildAlertRule({ rule: 'no_worker', title: 'No worker running', state: 'pending', summary: 'No live worker while 3 mails are due' }),
     ]);
     render(
       <QueryClientProvider client={createTestQueryClient()}>
@@ -72,7 +58,7 @@ describe('alert banner', () => {
   });
 
   it('shows nothing while no rule fires, and appears when its query is refreshed (what the live event does)', async () => {
-    serve([rule({ state: 'resolved', since: '2026-11-23T09:00:00.000Z' })]);
+    serve([buildAlertRule({ state: 'resolved', since: '2026-11-23T09:00:00.000Z' })]);
     const client = createTestQueryClient();
     render(
       <QueryClientProvider client={client}>
@@ -82,7 +68,7 @@ describe('alert banner', () => {
     await expect.poll(() => client.getQueryData(alertKeys.all)).toBeDefined();
     expect(screen.queryByRole('alert')).toBeNull();
     serve([
-      rule({
+      buildAlertRule({
         rule: 'no_worker',
         title: 'No worker running',
         state: 'firing',

@@ -4,7 +4,11 @@ import { Button } from '../../../components/ui/button';
 import { downloadRawMail, useMailDetail } from '../api/get-mail';
 import { HtmlBody } from './html-body';
 import { useMailWebhookDeliveries } from '../api/get-mail-webhook-deliveries';
-import { Attachments, ContentRemoved, EventLog, Headers, Recipients, Summary, WebhookDeliveries } from './mail-detail-sections';
+import { EventLog } from './mail-event-log';
+import { Attachments, ContentRemoved, Headers } from './mail-message-sections';
+import { Recipients } from './mail-recipients';
+import { Summary } from './mail-summary';
+import { WebhookDeliveries } from './mail-webhook-deliveries';
 
 export interface DrawerActions {
   onDequeue: (id: number) => void;

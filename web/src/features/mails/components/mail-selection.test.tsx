@@ -1,25 +1,11 @@
-import type { MailListResponse } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { act, render, screen, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
-import { createTestQueryClient } from '../../../test/app-harness';
+import { createTestQueryClient, handleMailList } from '../../../test/app-harness';
 import { buildMail, buildMailList } from '../../../test/factories';
-import { server } from '../../../test/server';
 import { MailsListView } from './mails-list-view';
 import type { MailSelection } from './use-mail-selection';
-
-function serveList(list: MailListResponse) {
-  const urls: URL[] = [];
-  server.use(
-    http.get('/api/v1/mail/list', ({ request }) => {
-      urls.push(new URL(request.url));
-      return HttpResponse.json(list);
-    }),
-  );
-  return urls;
-}
 
 function renderView() {
   const user = userEvent.setup();
@@ -44,7 +30,7 @@ const mails = [buildMail({ id: 11, status: 0, subject: 'one' }), buildMail({ id:
 
 describe('row selection (the selection column)', () => {
   it('the header checkbox selects the page; a row checkbox toggles its row without opening it', async () => {
-    serveList(buildMailList(mails));
+    handleMailList(buildMailList(mails));
     const { user, seen } = renderView();
     const all = await screen.findByRole('checkbox', { name: 'Select all on this page' });
     await screen.findByText('one');
@@ -62,7 +48,7 @@ describe('row selection (the selection column)', () => {
 
   it('"select all matching" selects the whole filter (the footer counts it) until a row is unticked', async () => {
     window.history.replaceState(null, '', '/?status=0,4');
-    serveList(buildMailList(mails, { total: 120 }));
+    handleMailList(buildMailList(mails, { total: 120 }));
     const { user, seen } = renderView();
     await screen.findByText('one');
     expect(seen.selection!.canSelectAllMatching).toBe(false);
@@ -84,7 +70,7 @@ describe('row selection (the selection column)', () => {
 
   it('one application\'s list offers no "select all matching" (a bulk filter has no application), only its rows', async () => {
     window.history.replaceState(null, '', '/?status=0,4&application=7');
-    const urls = serveList(buildMailList(mails, { total: 120 }));
+    const urls = handleMailList(buildMailList(mails, { total: 120 }));
     const { user, seen } = renderView();
     await screen.findByText('one');
     expect(urls.at(-1)!.searchParams.get('application')).toBe('7');
@@ -97,7 +83,7 @@ describe('row selection (the selection column)', () => {
 
   it('narrowing to an application (the Overview\'s click) ends a "select all matching" of the wider list', async () => {
     window.history.replaceState(null, '', '/?status=0,4');
-    serveList(buildMailList(mails, { total: 120 }));
+    handleMailList(buildMailList(mails, { total: 120 }));
     const seen: { selection: MailSelection | null } = { selection: null };
     const client = createTestQueryClient();
     const view = (filterRequest: { filters: { application: string } } | null) => (

@@ -1,11 +1,10 @@
 /** The list view with a live stream served by MSW as it arrives (a ReadableStream the test writes to). */
-import type { MailListResponse } from '@outbox/contract';
 import { QueryClientProvider } from '@tanstack/react-query';
 import { render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createTestQueryClient } from '../../../test/app-harness';
+import { createTestQueryClient, handleMailList } from '../../../test/app-harness';
 import { buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
 import { MailsListView } from '../components/mails-list-view';
@@ -41,17 +40,6 @@ function handleEvents(): Connection[] {
   return connections;
 }
 
-function handleList(list: MailListResponse) {
-  const urls: URL[] = [];
-  server.use(
-    http.get('/api/v1/mail/list', ({ request }) => {
-      urls.push(new URL(request.url));
-      return HttpResponse.json(list);
-    }),
-  );
-  return urls;
-}
-
 function renderView() {
   const user = userEvent.setup();
   render(
@@ -80,7 +68,7 @@ afterEach(() => {
 describe('live updates in the list view', () => {
   it('reads the stream with the token header, updates a row in place (Processing → ProviderSent brings Delete) and the counts, without reloading', async () => {
     const connections = handleEvents();
-    const urls = handleList(
+    const urls = handleMailList(
       buildMailList([buildMail({ id: 1, status: 2, providerSentDate: null }), buildMail({ id: 2, status: 0 })], {
         total: 2,
         counts: { '0': 1, '2': 1 },
@@ -108,7 +96,7 @@ describe('live updates in the list view', () => {
 
   it('counts new mails of the view in a "N new — show" button instead of inserting rows; the button loads page 1 again', async () => {
     const connections = handleEvents();
-    const urls = handleList(buildMailList([buildMail({ id: 1, status: 3 })]));
+    const urls = handleMailList(buildMailList([buildMail({ id: 1, status: 3 })]));
     const user = renderView();
     await waitFor(() => expect(connections).toHaveLength(1));
     await waitFor(() => expect(rowOf(1)).toBeTruthy());
@@ -125,7 +113,7 @@ describe('live updates in the list view', () => {
 
   it('says so while the stream is down and reconnects with Last-Event-ID', async () => {
     const connections = handleEvents();
-    handleList(buildMailList([buildMail({ id: 1 })], { counts: { '0': 1, '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 } }));
+    handleMailList(buildMailList([buildMail({ id: 1 })], { counts: { '0': 1, '1': 0, '2': 0, '3': 0, '4': 0, '5': 0 } }));
     renderView();
     await waitFor(() => expect(connections).toHaveLength(1));
     connections[0]!.send('counts', { counts: { '0': 0, '1': 0, '2': 0, '3': 2, '4': 0, '5': 0 } }, 'abc.41');
@@ -141,7 +129,7 @@ describe('live updates in the list view', () => {
 
   it('counts new failures in the tab title while the tab is hidden, and drops the count when it is shown', async () => {
     const connections = handleEvents();
-    handleList(buildMailList([buildMail({ id: 1 })]));
+    handleMailList(buildMailList([buildMail({ id: 1 })]));
     document.title = 'Outbox console';
     renderView();
     await waitFor(() => expect(connections).toHaveLength(1));

@@ -12,7 +12,7 @@ import userEvent from '@testing-library/user-event';
 import { http, HttpResponse } from 'msw';
 import { describe, expect, it, vi } from 'vitest';
 import { createTestQueryClient, handleLogin, logIn, renderApp } from '../../../test/app-harness';
-import { buildMail, buildMailList } from '../../../test/factories';
+import { buildAlertRule, buildMail, buildMailList } from '../../../test/factories';
 import { server } from '../../../test/server';
 import { createLiveStatisticsRefresh } from '../api/overview-api';
 import { OverviewPanel } from './overview-panel';
@@ -144,28 +144,8 @@ function serveOverview() {
     http.get('/api/v1/alerts', () =>
       HttpResponse.json({
         data: [
-          {
-            rule: 'failure_rate',
-            title: 'Delivery failure rate',
-            state: 'ok',
-            since: null,
-            value: null,
-            threshold: 0.2,
-            unit: 'ratio',
-            summary: '',
-            lastEvaluatedAt: null,
-          },
-          {
-            rule: 'bounce_rate',
-            title: 'Bounce rate',
-            state: 'ok',
-            since: null,
-            value: null,
-            threshold: 0.05,
-            unit: 'ratio',
-            summary: '',
-            lastEvaluatedAt: null,
-          },
+          buildAlertRule({ summary: '', lastEvaluatedAt: null }),
+          buildAlertRule({ rule: 'bounce_rate', title: 'Bounce rate', threshold: 0.05, summary: '', lastEvaluatedAt: null }),
         ],
         meta: { at: '2026-11-25T10:30:00.000Z', firing: 0, evaluationIntervalSeconds: 30, history: [] },
       }),

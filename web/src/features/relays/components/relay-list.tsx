@@ -5,6 +5,7 @@ import { LocalTime } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
+import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import { useCreateRelay } from '../api/create-relay';
 import { useDeleteRelay } from '../api/delete-relay';
@@ -239,9 +240,7 @@ export function RelayList({ token, onClose }: { token: string; onClose: () => vo
           onCancel={() => startEditing({ kind: 'none' })}
         />
       )}
-      <p role="status" className="muted relays__notice">
-        {notice}
-      </p>
+      <PanelNotice text={notice} />
       {failure ? (
         <p className="modal__error" role="alert">
           {failure}

@@ -1,6 +1,7 @@
 import { useEffect, useId, useReducer, useRef, useState } from 'react';
 import { DEFAULT_RELAY_NAME, LANES, type Application, type Route } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import { useApplications } from '../api/list-applications';
 import { useRelays } from '../api/list-relays';
@@ -136,9 +137,7 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
           Close
         </Button>
       </div>
-      <p role="status" className="muted relays__notice">
-        {changed ? 'Unsaved changes.' : notice}
-      </p>
+      <PanelNotice text={changed ? 'Unsaved changes.' : notice} />
       {refusal ? (
         <p id={errorId} className="modal__error" role="alert">
           {refusal.text}

@@ -7,6 +7,7 @@ import { LocalTime } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
+import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import {
   addSuppression,
@@ -217,9 +218,7 @@ export function SuppressionList({ token }: { token: string }) {
           onCancel={() => setAdding(false)}
         />
       ) : null}
-      <p role="status" className="muted suppressions__notice">
-        {notice}
-      </p>
+      <PanelNotice text={notice} />
       {failure ? (
         <p className="modal__error" role="alert">
           {failure}

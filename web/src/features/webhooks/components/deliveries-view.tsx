@@ -5,6 +5,7 @@ import { Button } from '../../../components/ui/button';
 import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { LocalTime as Time } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import { replay, useDeliveries, webhookKeys } from '../api/webhooks-api';
 import { attemptText } from './webhook-text';
@@ -137,9 +138,7 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
           Replay failed
         </Button>
       </div>
-      <p role="status" className="muted webhooks__notice">
-        {notice ?? ''}
-      </p>
+      <PanelNotice text={notice} />
       <PanelTable
         label="Delivery log"
         columns={columns}

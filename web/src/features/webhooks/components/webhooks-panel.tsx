@@ -7,6 +7,7 @@ import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
+import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import {
   createEndpoint,
@@ -208,9 +209,7 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
               Close
             </Button>
           </div>
-          <p role="status" className="muted webhooks__notice">
-            {notice ?? ''}
-          </p>
+          <PanelNotice text={notice} />
           <PanelTable
             label="Webhook endpoints"
             columns={columns}
