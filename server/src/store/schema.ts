@@ -2,6 +2,10 @@
  * The tables as Kysely sees them. Instants are stored as integer milliseconds since the epoch on both
  * engines (sortable, portable, no time-zone surprises); `provider_sent_at` uses 0 for "not sent yet" so
  * that keyset paging on it needs no NULL handling, and the mail service maps 0 back to null.
+ *
+ * One file, longer than a module here usually is, on purpose: it is Kysely's one `Database` type, a table per
+ * interface and nothing else, and test/store/schema-matches-database.test.ts reads it whole against the migrated
+ * store on both engines.
  */
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
 
