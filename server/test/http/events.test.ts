@@ -142,8 +142,10 @@ describe('GET /api/v1/events', () => {
     // And a few batches for the whole burst, not one per change: 6–7 for a burst of 300 in 1.7 s on a quiet
     // machine; at load 20 that burst took 22 s and arrived in 63, still under one per flush interval of it.
     expect(batches.length).toBeLessThanOrEqual(Math.ceil(burstMs / 300) + 2);
-    // At least two changes a batch on average, whatever the load (at load 12 here: 80 batches for 300).
-    expect(batches.length).toBeLessThan(ids.length / 2);
+    // Changes were coalesced: fewer batches than changes, whatever the load. (At load 12 here: 80 batches for 300;
+    // at load 34, two full suites at once, 84 for 120: the bound above, one per flush interval, is the one that
+    // holds at any speed.)
+    expect(batches.length).toBeLessThan(ids.length);
     // 300 requests took 22 s at load 20, past the 30 s default at load 25.
   }, 120_000);
 
