@@ -8,7 +8,8 @@
  *    (the app listening in this process, one keep-alive connection, an operator's token and an API key), the 30-day
  *    hourly answer for every application, for one application, and the daily one: median and p95 of `--runs`
  *    requests each, and the CPU each request cost on average (this process's, which serves it and reads the answer,
- *    and on PostgreSQL the server's backends too, from /proc): on a shared, loaded machine the wall time's p95 is mostly the other work's, the CPU much less so.
+ *    and on PostgreSQL the server's backends too, from /proc): on a shared, loaded machine the wall time's p95 is
+ *    mostly the other work's, the CPU much less so.
  *    The size of the counters table is what matters here, not the number of mails: a read is one row per hour.
  * 2. Counting. A group of 50 new mails (`insertMails`) and a group commit of 50 delivery outcomes
  *    (`applyTransitions` + the recipients' UPDATE), as intake and the worker make them, each timed whole and its
