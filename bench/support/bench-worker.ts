@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { systemClock } from '../../server/src/clock.js';
 import { createRelayRouter } from '../../server/src/delivery/relay-router.js';
 import { createRelayTransport } from '../../server/src/delivery/relay-transport.js';
-import { createRetryPolicy } from '../../server/src/delivery/retry-policy.js';
+import { retryPolicyFromSettings } from '../../server/src/delivery/retry-policy.js';
 import { createDeliveryWorker } from '../../server/src/delivery/worker.js';
 import { routingDirectoryFor } from '../../server/src/relays/routing-table.js';
 import type { Store } from '../../server/src/store/connection.js';
@@ -58,12 +58,7 @@ export function createBenchWorker(options: {
     clock: systemClock,
     transport,
     router,
-    retryPolicy: createRetryPolicy({
-      maxAttempts: config.retryMaxAttempts,
-      maxAgeMs: config.retryMaxAgeMs,
-      baseDelayMs: config.retryBaseDelayMs,
-      maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
-    }),
+    retryPolicy: retryPolicyFromSettings(config),
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseSeconds * 1000,
     logger: log,

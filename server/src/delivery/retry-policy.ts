@@ -77,3 +77,20 @@ export function createRetryPolicy(options: RetryPolicyOptions = {}): RetryPolicy
     },
   };
 }
+
+/**
+ * The policy the RETRY_* variables set (config/worker-settings.ts), as every worker process builds it: delays
+ * double up to an hour, or up to the base delay when that is longer.
+ */
+export function retryPolicyFromSettings(settings: {
+  retryMaxAttempts: number;
+  retryMaxAgeMs: number;
+  retryBaseDelayMs: number;
+}): RetryPolicy {
+  return createRetryPolicy({
+    maxAttempts: settings.retryMaxAttempts,
+    maxAgeMs: settings.retryMaxAgeMs,
+    baseDelayMs: settings.retryBaseDelayMs,
+    maxDelayMs: Math.max(HOUR_MS, settings.retryBaseDelayMs),
+  });
+}

@@ -13,7 +13,7 @@ import { startCaptureRelay, type CaptureRelay } from '../delivery/capture-relay.
 import { createDkimSigner } from '../delivery/dkim.js';
 import { createRelayRouter, type RelayRouter } from '../delivery/relay-router.js';
 import { createRelayTransport, type RelayTransport } from '../delivery/relay-transport.js';
-import { createRetryPolicy } from '../delivery/retry-policy.js';
+import { retryPolicyFromSettings } from '../delivery/retry-policy.js';
 import { createDeliveryWorker, type DeliveryWorker } from '../delivery/worker.js';
 import { createRelayHealthPublisher, type RelayHealthPublisher } from '../relays/relay-health-publisher.js';
 import { routingDirectoryFor } from '../relays/routing-table.js';
@@ -104,12 +104,7 @@ export async function startDelivery(config: Config, parts: DeliveryParts): Promi
     workerId: instanceId,
     transport,
     router,
-    retryPolicy: createRetryPolicy({
-      maxAttempts: config.retryMaxAttempts,
-      maxAgeMs: config.retryMaxAgeMs,
-      baseDelayMs: config.retryBaseDelayMs,
-      maxDelayMs: Math.max(3_600_000, config.retryBaseDelayMs),
-    }),
+    retryPolicy: retryPolicyFromSettings(config),
     concurrency: config.workerConcurrency,
     leaseMs: config.leaseSeconds * 1000,
     pollIntervalMs: config.workerIdlePollMs,
