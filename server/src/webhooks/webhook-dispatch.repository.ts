@@ -4,9 +4,9 @@
  * PostgreSQL picks with FOR UPDATE SKIP LOCKED, so instances fan out and claim disjoint rows without waiting;
  * SQLite has one writer, so a pick and its update in one transaction cannot interleave with another.
  */
-import { sql } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { DbOrTrx, Engine } from '../store/connection.js';
-import type { ApplicationEventRow } from '../store/schema.js';
+import type { ApplicationEventRow, WebhookDeliveryTable } from '../store/schema.js';
 
 /** Rows per multi-row statement: far under SQLite's bound parameters. */
 const CHUNK = 400;
@@ -29,18 +29,9 @@ export async function markFannedOut(db: DbOrTrx, seqs: number[], at: number): Pr
       .execute();
   }
 }
-export interface NewDelivery {
-  endpoint_id: number;
-  event_seq: number;
-  event_id: string;
-  event_type: string;
-  mail_id: number | null;
-  state: string;
-  next_attempt_at: number;
-  lease_owner: string | null;
-  created_at: number;
-  updated_at: number;
-}
+
+/** A delivery as the fan-out makes it: every column of the table's but its id and step, due at once. */
+export type NewDelivery = Required<Omit<Insertable<WebhookDeliveryTable>, 'id' | 'step'>> & { next_attempt_at: number };
 
 /**
  * Inserts deliveries (an existing (endpoint, event) pair is left alone) and answers the ids of those it
