@@ -88,17 +88,22 @@ export const LIVE_REFRESH_MS: Readonly<{ statistics: number; perApplication: num
 function throttle(run: () => void, everyMs: number, now: () => number): { call: () => void; stop: () => void } {
   let last = Number.NEGATIVE_INFINITY;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  // A timer may fire up to a millisecond before `now` says its delay has passed (the event loop's clock is cached
+  // and whole milliseconds): it waits out the rest, so two runs are never closer than `everyMs`.
+  const schedule = () => {
+    timer = setTimeout(
+      () => {
+        if (now() < last + everyMs) return schedule();
+        timer = undefined;
+        last = now();
+        run();
+      },
+      Math.max(0, last + everyMs - now()),
+    );
+  };
   return {
     call() {
-      if (timer !== undefined) return;
-      timer = setTimeout(
-        () => {
-          timer = undefined;
-          last = now();
-          run();
-        },
-        Math.max(0, last + everyMs - now()),
-      );
+      if (timer === undefined) schedule();
     },
     stop: () => clearTimeout(timer),
   };
