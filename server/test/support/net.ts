@@ -2,23 +2,45 @@
  * Loopback ports and bounded waiting, shared by every test and benchmark that needs them (one copy, so a fix
  * to the probe or the deadline lands everywhere at once).
  */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
 
+/** The first port of the kernel's ephemeral range (Linux's default where it cannot be read). */
+function firstEphemeralPort(): number {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 12_000) return low;
+  } catch {
+    // Not Linux: its default is below macOS's (49152) too.
+  }
+  return 32_768;
+}
+
+const FIRST_PORT = 10_000;
+
+function canListen(port: number): Promise<boolean> {
+  const probe = net.createServer();
+  return new Promise((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}
+
 /**
- * A loopback port that was free a moment ago: bound on port 0, read and released. The OS does not hand the
- * same port out again at once, so a test can give it to a listener it starts next (where 0 means "off", as
- * for `SMTP_PORT`, or where the test must know the port before the process starts).
+ * A loopback port that was free a moment ago, for a listener the test starts next (where 0 means "off", as for
+ * `SMTP_PORT`, or where the test must know the port before the process starts). It is drawn at random below the
+ * kernel's ephemeral range: a port from `listen(0)` comes from that range, and before the test's listener bound it
+ * an outgoing connection of another test could take it as its local port (EADDRINUSE, seen in a full run beside two
+ * busy loops). Below the range only another probe can take it, and the draw makes that unlikely.
  */
 export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('The port probe has no address');
-  return address.port;
+  const span = firstEphemeralPort() - FIRST_PORT;
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = FIRST_PORT + crypto.randomInt(span);
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`No free loopback port found between ${FIRST_PORT} and ${FIRST_PORT + span - 1} in 100 draws`);
 }
 
 /**
