@@ -6,16 +6,16 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 
-/** The first port of the kernel's ephemeral range (Linux's default where it cannot be read). */
-function firstEphemeralPort(): number {
+/** The first port of the kernel's ephemeral range, read once (Linux's default where it cannot be read). */
+const FIRST_EPHEMERAL_PORT = ((): number => {
   try {
     const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
     if (Number.isInteger(low) && low > 12_000) return low;
   } catch {
-    // Not Linux: its default is below macOS's (49152) too.
+    // Not Linux: 32768 is below macOS's range (from 49152) as well.
   }
   return 32_768;
-}
+})();
 
 const FIRST_PORT = 10_000;
 
@@ -35,7 +35,7 @@ function canListen(port: number): Promise<boolean> {
  * busy loops). Below the range only another probe can take it, and the draw makes that unlikely.
  */
 export async function freePort(): Promise<number> {
-  const span = firstEphemeralPort() - FIRST_PORT;
+  const span = FIRST_EPHEMERAL_PORT - FIRST_PORT;
   for (let attempt = 0; attempt < 100; attempt++) {
     const port = FIRST_PORT + crypto.randomInt(span);
     if (await canListen(port)) return port;
