@@ -2,9 +2,8 @@ import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { AddSuppressionRequest, Suppression, SuppressionImportResponse } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
-import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { LocalTime } from '../../../components/ui/local-time';
-import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { PanelNotice } from '../../../components/ui/panel-notice';
@@ -66,7 +65,6 @@ export function SuppressionList({ token }: { token: string }) {
   const [confirmRemove, setConfirmRemove] = useState<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const list = useSuppressions(token, search);
-  const entries = list.data?.pages.flatMap((page) => page.data) ?? [];
 
   const refresh = () => void queryClient.invalidateQueries({ queryKey: suppressionKeys.all });
   const report = (text: string) => {
@@ -231,17 +229,14 @@ export function SuppressionList({ token }: { token: string }) {
           ))}
         </ul>
       ) : null}
-      <PanelTable
+      <PagedPanelTable
         label="Suppressed addresses"
         columns={columns}
-        rows={entries}
         rowKey={(entry) => entry.address}
-        load={list}
+        pages={list}
         emptyText={search.trim() !== '' ? 'No suppressed address matches this search.' : 'No suppressed addresses.'}
         errorText="The suppression list could not be loaded."
-      >
-        <LoadMoreButton pages={list} />
-      </PanelTable>
+      />
     </>
   );
 }
