@@ -1,6 +1,7 @@
 import type { AuditEntry } from '@outbox/contract';
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { LocalTime } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
@@ -98,11 +99,7 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
           </Button>
         </span>
       </div>
-      {downloadFailed ? (
-        <p className="modal__error" role="alert">
-          The CSV could not be downloaded; try again.
-        </p>
-      ) : null}
+      <ErrorMessage text={downloadFailed ? 'The CSV could not be downloaded; try again.' : null} />
       <PagedPanelTable
         label="Audit entries"
         className="audit__table"

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Relay } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { LocalTime } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
@@ -235,11 +236,7 @@ export function RelayList({ token, onClose }: { token: string; onClose: () => vo
         />
       )}
       <PanelNotice text={notice} />
-      {failure ? (
-        <p className="modal__error" role="alert">
-          {failure}
-        </p>
-      ) : null}
+      <ErrorMessage text={failure} />
       {isHealthUnknown ? (
         <p className="muted relays__note">
           {health.isError

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { AddSuppressionRequest, Suppression, SuppressionImportResponse } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { LocalTime } from '../../../components/ui/local-time';
 import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
@@ -217,11 +218,7 @@ export function SuppressionList({ token }: { token: string }) {
         />
       ) : null}
       <PanelNotice text={notice} />
-      {failure ? (
-        <p className="modal__error" role="alert">
-          {failure}
-        </p>
-      ) : null}
+      <ErrorMessage text={failure} />
       {refusedLines.length > 0 ? (
         <ul className="suppressions__refused" aria-label="Refused lines">
           {refusedLines.map((line) => (
