@@ -20,14 +20,13 @@ import { freePort } from '../server/test/support/net.js';
 import {
   cpuPercent,
   cpuTimeMs,
-  describeSetup,
   formatNumber,
+  printSetup,
   printTable,
   rate,
-  setupLine,
+  runMain,
   summarize,
   verdict,
-  warnIfBusy,
   withTimeout,
   writeResult,
 } from './support/common.js';
@@ -149,7 +148,7 @@ async function main(): Promise<void> {
   });
   const warmup = Math.min(300, count);
   const MAX_MS = 45_000;
-  const setup = describeSetup({
+  const setup = printSetup('Bounce listener: RFC 3464 hard bounces kept and applied (250 after DATA) per second', {
     engine,
     count,
     connections,
@@ -158,9 +157,6 @@ async function main(): Promise<void> {
     server: 'start(config) in this process',
     client: 'nodemailer pool in a child process, no AUTH, TCP_NODELAY',
   });
-  console.log('Bounce listener: RFC 3464 hard bounces kept and applied (250 after DATA) per second');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   const port = await freePort();
   const outbox = await startBenchOutbox({
@@ -289,8 +285,5 @@ if (process.argv.includes('--child')) {
     );
   });
 } else {
-  main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  runMain(main);
 }

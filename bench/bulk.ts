@@ -21,23 +21,12 @@ import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { insertDemoMails } from '../server/src/demo/demo-data.js';
 import { openStore } from '../server/src/store/connection.js';
 import { startArrivalSink } from './support/arrival-sink.js';
-import {
-  describeSetup,
-  formatNumber,
-  makeTempDir,
-  printTable,
-  removeDir,
-  setupLine,
-  sleep,
-  summarize,
-  verdict,
-  warnIfBusy,
-  writeResult,
-} from './support/common.js';
+import { preciseNow } from './support/discarding-sink.js';
+import { formatNumber, printSetup, printTable, sleep, summarize, verdict, writeResult } from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import { choiceOption, enginesOption, parseBenchArgs, positiveNumberOption, resolveEngines, wholeNumberOption } from './support/options.js';
-import { createScratchDatabase } from './support/postgres.js';
+import { createScratchPlace } from './support/scratch-store.js';
 
 const STALL_GOAL_MS = 1000;
 const AROUND_MS = 3000;
@@ -84,9 +73,9 @@ function longestGap(times: number[], from: number, to: number): number {
 }
 
 async function runEngine(engine: Engine) {
-  const dataDir = makeTempDir(`outbox-bench-bulk-${engine}-`);
-  const scratch = engine === 'postgres' ? await createScratchDatabase('bulk') : undefined;
-  const store = await openStore({ dataDir, databaseUrl: scratch?.url });
+  const place = await createScratchPlace(engine, 'bulk');
+  const { dataDir, databaseUrl } = place;
+  const store = await openStore({ dataDir, databaseUrl });
   const fillStarted = performance.now();
   await insertDemoMails(store, { count, now: Date.now(), batchSize: 5000 });
   const statusCounts = Object.fromEntries(await getStatusCounts(store.db));
@@ -97,7 +86,7 @@ async function runEngine(engine: Engine) {
   const outbox = await startBenchOutbox({
     engine,
     dataDir,
-    ...(scratch ? { databaseUrl: scratch.url } : {}),
+    ...(databaseUrl ? { databaseUrl } : {}),
     env: { WORKER: 'on', RELAY_URL: sink.url, RELAY_TLS: 'off' },
     label: 'bulk',
   });
@@ -112,7 +101,7 @@ async function runEngine(engine: Engine) {
     const inFlight = new Set<Promise<void>>();
     while (submitting) {
       const sender = `bulk-bench-${sequence++}@example.com`;
-      const at = performance.timeOrigin + performance.now();
+      const at = preciseNow();
       const call = fetch(`${outbox.baseUrl}/api/v1/mail`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Token ${outbox.apiKey}` },
@@ -138,9 +127,9 @@ async function runEngine(engine: Engine) {
     await sleep(AROUND_MS);
     const before = await fetch(`${outbox.baseUrl}/api/v1/mail/list?limit=1`, { headers: { authorization: `Token ${token}` } });
     const expectedCount = ((await before.json()) as { meta: { total: number } }).meta.total;
-    const bulkStart = performance.timeOrigin + performance.now();
+    const bulkStart = preciseNow();
     const response = await postJson(`${outbox.baseUrl}/api/v1/mail/bulk`, token, { action, filter: {}, expectedCount });
-    const bulkEnd = performance.timeOrigin + performance.now();
+    const bulkEnd = preciseNow();
     const body = response.body as { data?: Array<{ done: number; skipped: Array<{ reason: string; count: number }> }> };
     if (response.status !== 200 || !body.data?.[0]) throw new Error(`bulk answered ${response.status}: ${JSON.stringify(body)}`);
     const result = body.data[0];
@@ -179,16 +168,13 @@ async function runEngine(engine: Engine) {
     await submitter.catch(() => undefined);
     await outbox.close();
     await sink.stop();
-    removeDir(dataDir);
-    await scratch?.drop();
+    await place.remove();
   }
 }
 
 async function main() {
   const engines = await resolveEngines(engineChoice, { withoutPostgres: 'fail' });
-  const setup = describeSetup({ engine: engines.join('+'), count, submitRate, action, filter: '{}' });
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
+  const setup = printSetup(undefined, { engine: engines.join('+'), count, submitRate, action, filter: '{}' });
   const results = [];
   for (const engine of engines) results.push(await runEngine(engine));
   printTable(

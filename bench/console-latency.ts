@@ -34,16 +34,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { chromium, type CDPSession, type Page } from 'playwright-core';
-import {
-  describeSetup,
-  printTable,
-  setupLine,
-  summarize,
-  verdict,
-  warnIfBusy,
-  writeResult,
-  type LatencySummary,
-} from './support/common.js';
+import { printSetup, printTable, summarize, verdict, writeResult, type LatencySummary } from './support/common.js';
 import { startBuiltServer } from './support/built-server.js';
 import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
 import { engineOption, flagOption, parseBenchArgs, tagOption, wholeNumberOption } from './support/options.js';
@@ -219,7 +210,7 @@ async function measure(page: Page, probe: Probe, kind: string, arg: string, acti
 
 async function main(): Promise<void> {
   const store = await prepareDemoStore({ engine, count, tag });
-  const setup = describeSetup({
+  const setup = printSetup('Console latency in Chromium: login → rows, filter change → rows, search keystroke → rows, row click → detail', {
     engine,
     count,
     rounds,
@@ -227,9 +218,6 @@ async function main(): Promise<void> {
     store: isCold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
     browser: `${chromiumPath} headless via playwright-core, 1280×800`,
   });
-  console.log('Console latency in Chromium: login → rows, filter change → rows, search keystroke → rows, row click → detail');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   if (!isCold) await warmDemoStore(engine, store.dataDir, store.databaseUrl);
   const server = await startBuiltServer(store.dataDir, store.databaseUrl);

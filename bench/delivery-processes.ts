@@ -15,57 +15,38 @@ import { createMailService } from '../server/src/mail/mail.service.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { createSubmissionService } from '../server/src/submission/submission.service.js';
 import { openStore } from '../server/src/store/connection.js';
-import {
-  benchDir,
-  describeSetup,
-  formatNumber,
-  makeTempDir,
-  printTable,
-  rate,
-  removeDir,
-  setupLine,
-  sleep,
-  writeResult,
-} from './support/common.js';
-import { benchMail } from './support/mails.js';
+import { benchDir, formatNumber, printSetup, printTable, rate, sleep, writeResult } from './support/common.js';
+import { queueMails } from './support/mails.js';
 import { parseBenchArgs, resolveEngines, wholeNumberOption, wholeNumbersOption } from './support/options.js';
-import { createScratchDatabase } from './support/postgres.js';
+import { createScratchPlace } from './support/scratch-store.js';
 import { startSinkProcess } from './support/sink-process.js';
 
 const { count, processes: processCounts } = parseBenchArgs({ count: wholeNumberOption(10_000), processes: wholeNumbersOption([1, 2]) });
 // PostgreSQL only: without one the run ends here, saying so.
 await resolveEngines('postgres', { withoutPostgres: 'skip' });
 
-const setup = describeSetup({
+const setup = printSetup('Delivery rate on PostgreSQL with one and two worker processes', {
   engine: 'postgres',
   count,
   processes: processCounts.join(','),
   workerConcurrency: 50,
   sink: 'capture relay (store:false) in a child process',
 });
-console.log('Delivery rate on PostgreSQL with one and two worker processes');
-console.log(setupLine(setup));
 
 const serverDir = path.resolve(benchDir, '../server');
 const sink = await startSinkProcess();
 const results: Array<{ processes: number; seconds: number; mailsPerSecond: number }> = [];
 try {
   for (const processes of processCounts) {
-    const database = await createScratchDatabase(`procs${processes}`);
-    const dataDir = makeTempDir('outbox-bench-procs-');
-    const store = await openStore({ dataDir, databaseUrl: database.url, maxConnections: 4 });
+    const place = await createScratchPlace('postgres', `procs${processes}`);
+    const { dataDir, databaseUrl } = place;
+    const store = await openStore({ dataDir, databaseUrl, maxConnections: 4 });
     const children: ChildProcess[] = [];
     try {
       const auth = createAuthService({ store, clock: systemClock, sessionTtlSeconds: 3600 });
       const principal = (await auth.findApiKeyPrincipal(await auth.createApiKey('bench')))!;
       const submissions = createSubmissionService({ store, clock: systemClock, mails: createMailService({ store, clock: systemClock }) });
-      for (let offset = 0; offset < count; offset += 500) {
-        await submissions.submitJson(
-          principal,
-          Array.from({ length: Math.min(500, count - offset) }, (_, i) => benchMail(offset + i)),
-          true,
-        );
-      }
+      await queueMails(submissions, principal, count);
       // Workers start with the queue full; each logs once it runs, then the clock starts.
       const ready: Array<Promise<void>> = [];
       for (let i = 0; i < processes; i++) {
@@ -73,7 +54,7 @@ try {
           cwd: serverDir,
           env: {
             ...process.env,
-            DATABASE_URL: database.url,
+            DATABASE_URL: databaseUrl,
             DATA_DIR: dataDir,
             PORT: 'off',
             SMTP_PORT: 'off',
@@ -110,8 +91,7 @@ try {
         ),
       );
       await store.close();
-      await database.drop();
-      removeDir(dataDir);
+      await place.remove();
     }
   }
 } finally {

@@ -36,21 +36,20 @@ import type { Database } from '../server/src/store/schema.js';
 import {
   cpuPercent,
   cpuTimeMs,
-  describeSetup,
   formatNumber,
   makeTempDir,
+  printSetup,
   printTable,
   rate,
   removeDir,
   resultsDir,
-  setupLine,
+  runMain,
   sleep,
   verdict,
-  warnIfBusy,
   writeResult,
 } from './support/common.js';
 import { startCpuProfile } from './support/cpu-profile.js';
-import { benchMail, benchRawMessage } from './support/mails.js';
+import { benchMail, benchRawMessage, queueMails } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import {
   choiceOption,
@@ -197,14 +196,13 @@ async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: n
     const { store, services } = outbox.running;
     const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
     const queueStarted = performance.now();
-    for (let start = 0; start < n; start += 500) {
-      const batch = Array.from({ length: Math.min(500, n - start) }, (_, i) => {
-        const mail = benchMail(start + i);
-        const extra = Array.from({ length: recipientsPerMail - 1 }, (_, r) => ({ recipientMail: `cc${r}-${start + i}@example.com` }));
+    await queueMails(services.submissions, principal, n, {
+      mailAt: (i) => {
+        const mail = benchMail(i);
+        const extra = Array.from({ length: recipientsPerMail - 1 }, (_, r) => ({ recipientMail: `cc${r}-${i}@example.com` }));
         return { ...mail, to: [...mail.to, ...extra] };
-      });
-      await services.submissions.submitJson(principal, batch, true);
-    }
+      },
+    });
     const queueMs = performance.now() - queueStarted;
 
     // As main.ts builds it (its logger keeps the first warnings and errors, to explain a failed run).
@@ -268,7 +266,7 @@ async function main(): Promise<void> {
   const processSink = inlineSink ? undefined : await startSinkProcess();
   const sinkUrl = inlineSink?.url ?? processSink!.url;
 
-  const setup = describeSetup({
+  const setup = printSetup('Delivery rate: Queued → ProviderSent by the worker vs a raw pooled nodemailer loop, same sink', {
     engine: engines.join('+'),
     count,
     rounds: roundCount,
@@ -276,10 +274,7 @@ async function main(): Promise<void> {
     poolConnections: maxConnections,
     sink: sinkPlace === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process',
   });
-  console.log('Delivery rate: Queued → ProviderSent by the worker vs a raw pooled nodemailer loop, same sink');
-  console.log(setupLine(setup));
   console.log(`worker's mails: ${recipientsPerMail} recipient(s) each; envelopes: ${verp ? 'one per recipient (--verp)' : 'one per mail'}`);
-  warnIfBusy(setup);
 
   try {
     // Warm both paths (JIT, pool connections) with a small run first.
@@ -409,7 +404,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

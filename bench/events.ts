@@ -19,10 +19,11 @@ import { createRetryPolicy } from '../server/src/delivery/retry-policy.js';
 import { listMailApplicationEvents } from '../server/src/events/application-events.repository.js';
 import { createMailService } from '../server/src/mail/mail.service.js';
 import { createSubmissionService } from '../server/src/submission/submission.service.js';
-import { openStore, type Store } from '../server/src/store/connection.js';
-import { describeSetup, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
+import type { Store } from '../server/src/store/connection.js';
+import { printSetup, printTable, writeResult } from './support/common.js';
 import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
-import { createScratchDatabase } from './support/postgres.js';
+import { queueMails } from './support/mails.js';
+import { openScratchStore } from './support/scratch-store.js';
 
 const { mails: MAILS, engine: engineChoice } = parseBenchArgs({
   mails: wholeNumberOption(5000),
@@ -47,13 +48,7 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
     text: 'Thanks!',
     idempotencyKey: `order-${i}`,
   });
-  for (let start = 0; start < MAILS; start += 500) {
-    await submissions.submitJson(
-      principal,
-      Array.from({ length: Math.min(500, MAILS - start) }, (_, i) => request(start + i)),
-      true,
-    );
-  }
+  await queueMails(submissions, principal, MAILS, { mailAt: request });
   const retryPolicy = createRetryPolicy();
   // One commit per mode, each writing a batch at once (a full group commits without waiting: batchSize).
   let committed = 0;
@@ -114,16 +109,16 @@ async function measure(store: Store): Promise<Record<'on' | 'off', { wallMs: num
 }
 
 const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
-const setup = describeSetup({ engine: engines.join('+'), mails: MAILS, batch: BATCH });
-console.log('Application events: the cost of a group commit of 50 delivery outcomes, events on vs off, alternating');
-console.log(setupLine(setup));
-warnIfBusy(setup);
+const setup = printSetup('Application events: the cost of a group commit of 50 delivery outcomes, events on vs off, alternating', {
+  engine: engines.join('+'),
+  mails: MAILS,
+  batch: BATCH,
+});
 const rows: Array<Array<string | number>> = [];
 const figures: Record<string, unknown> = {};
 for (const engine of engines) {
-  const dataDir = makeTempDir('outbox-bench-events-');
-  const scratch = engine === 'postgres' ? await createScratchDatabase('events') : undefined;
-  const store = await openStore({ dataDir, ...(scratch ? { databaseUrl: scratch.url } : {}) });
+  const scratch = await openScratchStore(engine, 'events');
+  const { store } = scratch;
   try {
     const result = await measure(store);
     figures[engine] = result;
@@ -136,9 +131,7 @@ for (const engine of engines) {
       `${Math.round(result.on.cpuUsPerOutcome - result.off.cpuUsPerOutcome)} µs`,
     ]);
   } finally {
-    await store.close();
-    await scratch?.drop();
-    removeDir(dataDir);
+    await scratch.close();
   }
 }
 printTable(['engine', 'commit ms (off)', 'commit ms (on)', 'CPU µs/outcome (off)', 'CPU µs/outcome (on)', 'events cost'], rows);

@@ -24,6 +24,7 @@ import type { MatchSource, ListFilter } from '../server/src/list/list-plan.js';
 import { LIST_SORTS, type Position } from '../server/src/list/list-sorts.js';
 import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import type { Database } from '../server/src/store/schema.js';
+import { newestReceivedAt } from './support/random-list.js';
 
 const databaseUrl = process.env.DATABASE_URL;
 const engine = databaseUrl ? 'postgres' : 'sqlite';
@@ -123,14 +124,7 @@ for (const sort of MAIL_SORTS) {
     readIndexPage(db, engine, page(sort, { statuses: [1, 5] })),
   );
 }
-const newest = Number(
-  (
-    await db
-      .selectFrom('mails')
-      .select((eb) => eb.fn.max('received_at').as('t'))
-      .executeTakeFirstOrThrow()
-  ).t ?? Date.now(),
-);
+const newest = await newestReceivedAt(db);
 const hoursAgo = (hours: number) => newest - hours * 3_600_000;
 // The count (the matches' ids, up to the cap + 1) decides between gather and walk; a search with statuses is
 // counted through whichever of the two sources reads fewer rows (chooseMatchSource).

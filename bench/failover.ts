@@ -18,14 +18,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { benchDir, describeSetup, formatNumber, printTable, setupLine, verdict, warnIfBusy, writeResult } from './support/common.js';
+import { benchDir, formatNumber, printSetup, printTable, verdict, writeResult } from './support/common.js';
 import { parseBenchArgs, wholeNumberOption } from './support/options.js';
 
 const { flood } = parseBenchArgs({ flood: wholeNumberOption(5000, { min: 100 }) });
 
-const setup = describeSetup({ engine: 'sqlite', flood, relays: 'two smtp-sink processes', batch: 500 });
-console.log(setupLine(setup));
-warnIfBusy(setup);
+const setup = printSetup(undefined, { engine: 'sqlite', flood, relays: 'two smtp-sink processes', batch: 500 });
 
 const serverDir = path.join(benchDir, '..', 'server');
 const run = spawnSync('npx', ['vitest', 'run', 'test/relays/relay-failover-peers.test.ts'], {

@@ -12,11 +12,12 @@
 import http from 'node:http';
 import type { Mail } from '@outbox/contract';
 import { loadConfig } from '../server/src/config.js';
-import { describeSetup, printTable, setupLine, sleep, summarize, verdict, warnIfBusy, writeResult } from './support/common.js';
+import { printSetup, printTable, runMain, sleep, summarize, verdict, writeResult } from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { engineOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
 import { startBenchOutbox } from './support/outbox.js';
-import { preciseNow, startTimedSink } from './support/timed-sink.js';
+import { preciseNow } from './support/discarding-sink.js';
+import { startTimedSink } from './support/timed-sink.js';
 
 const GOAL_P99_MS = 100;
 
@@ -50,7 +51,7 @@ function post(agent: http.Agent, url: string, apiKey: string, body: string): Pro
 
 async function main(): Promise<void> {
   const sink = await startTimedSink();
-  const setup = describeSetup({
+  const setup = printSetup('Idle latency: accepted → delivery start (MAIL FROM at the relay), worker on, store idle', {
     engine,
     count,
     spacingMs: '20-50 random',
@@ -58,9 +59,6 @@ async function main(): Promise<void> {
     relay: 'timed smtp-server sink in this process',
     client: 'node:http keep-alive, one request at a time',
   });
-  console.log('Idle latency: accepted → delivery start (MAIL FROM at the relay), worker on, store idle');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   const outbox = await startBenchOutbox({ engine, label: 'idle_latency', env: { WORKER: 'on', RELAY_URL: sink.url } });
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -120,7 +118,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

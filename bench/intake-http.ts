@@ -19,18 +19,17 @@ import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import {
   cpuPercent,
   cpuTimeMs,
-  describeSetup,
   formatNumber,
+  type LatencySummary,
+  printSetup,
   printTable,
-  resultsDir,
   rate,
-  setupLine,
+  resultsDir,
+  runMain,
   summarize,
   verdict,
-  warnIfBusy,
   withTimeout,
   writeResult,
-  type LatencySummary,
 } from './support/common.js';
 import { runLoadInChild, type LoadResult, type LoadSpec } from './support/http-load.js';
 import { startCpuProfile } from './support/cpu-profile.js';
@@ -73,7 +72,7 @@ interface Phase {
 }
 
 async function main(): Promise<void> {
-  const setup = describeSetup({
+  const setup = printSetup('HTTP intake: POST /api/v1/mail, accepted (202) mails per second', {
     engine,
     connections,
     seconds,
@@ -84,9 +83,6 @@ async function main(): Promise<void> {
     server: 'start(config) in this process',
     client: 'node:http keep-alive in a child process',
   });
-  console.log('HTTP intake: POST /api/v1/mail, accepted (202) mails per second');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   const outbox = await startBenchOutbox({ engine, label: 'intake_http', env: { WORKER: 'off' } });
   try {
@@ -218,7 +214,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

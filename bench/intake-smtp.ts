@@ -24,16 +24,15 @@ import { freePort } from '../server/test/support/net.js';
 import {
   cpuPercent,
   cpuTimeMs,
-  describeSetup,
   formatNumber,
+  printSetup,
   printTable,
   rate,
-  setupLine,
+  resultsDir,
+  runMain,
   summarize,
-  warnIfBusy,
   withTimeout,
   writeResult,
-  resultsDir,
 } from './support/common.js';
 import { startCpuProfile } from './support/cpu-profile.js';
 import { choiceOption, engineOption, flagOption, parseBenchArgs, wholeNumberOption } from './support/options.js';
@@ -127,7 +126,7 @@ async function measure(outbox: BenchOutbox, client: 'nodemailer' | 'pipelining',
 }
 
 async function main(): Promise<void> {
-  const setup = describeSetup({
+  const setup = printSetup('SMTP intake: messages accepted (250 after DATA) per second by the submission listener', {
     engine,
     count,
     connections,
@@ -137,9 +136,6 @@ async function main(): Promise<void> {
     server: 'start(config) in this process',
     client: 'in a child process, AUTH PLAIN, TCP_NODELAY; nodemailer pool or RFC 2920 pipelining over net.Socket',
   });
-  console.log('SMTP intake: messages accepted (250 after DATA) per second by the submission listener');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   const smtpPort = await freePort();
   const outbox = await startBenchOutbox({ engine, label: 'intake_smtp', env: { WORKER: 'off', SMTP_PORT: String(smtpPort) } });
@@ -171,7 +167,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

@@ -37,22 +37,22 @@ import { sql } from 'kysely';
 import { LANE_CODES, MailStatus } from '@outbox/contract';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { startArrivalSink } from './support/arrival-sink.js';
+import { preciseNow } from './support/discarding-sink.js';
 import { benchWorkerConfig, createBenchWorker, relayPoolSize } from './support/bench-worker.js';
 import {
   cpuTimeMs,
-  describeSetup,
   formatNumber,
+  type LatencySummary,
+  printSetup,
   printTable,
   rate,
-  setupLine,
+  runMain,
   sleep,
   summarize,
   verdict,
-  warnIfBusy,
   writeResult,
-  type LatencySummary,
 } from './support/common.js';
-import { benchMail } from './support/mails.js';
+import { benchMail, QUEUE_BATCH, queueMails } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import {
   enginesOption,
@@ -66,7 +66,6 @@ import { postgresBackendCpu } from './support/postgres.js';
 
 const GOAL_P99_MS = 1_000;
 const GOAL_BULK_SHARE = 0.1;
-const BATCH = 500;
 const POLL_MS = 50;
 /** The window opens once the worker has sent its first mails (its pool connected), or after RAMP_MAX_MS. */
 const RAMP_MAX_MS = 2_000;
@@ -94,9 +93,6 @@ const config = benchWorkerConfig(concurrencyText);
 // As bench/delivery.ts and main.ts size the relay pool.
 const concurrency = config.workerConcurrency;
 const maxConnections = relayPoolSize(concurrency);
-
-/** Milliseconds since the epoch with sub-millisecond resolution: the arrival sink's clock, in another process. */
-const preciseNow = () => performance.timeOrigin + performance.now();
 
 interface EngineResult {
   engine: Engine;
@@ -135,19 +131,16 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
     // The flood, queued with the worker off, as bench/delivery.ts queues its mails.
     const fillStarted = performance.now();
     let lastReport = fillStarted;
-    for (let start = 0; start < bulkCount; start += BATCH) {
-      const batch = Array.from({ length: Math.min(BATCH, bulkCount - start) }, (_, i) =>
-        benchMail(start + i, { fromName: 'Acme News', fromMail: BULK_SENDER, subject: `Newsletter ${start + i}` }),
-      );
-      await services.submissions.submitJson(news, batch, true);
-      if (performance.now() - lastReport > 10_000) {
+    await queueMails(services.submissions, news, bulkCount, {
+      mailAt: (i) => benchMail(i, { fromName: 'Acme News', fromMail: BULK_SENDER, subject: `Newsletter ${i}` }),
+      onBatch: (done) => {
+        if (performance.now() - lastReport <= 10_000) return;
         lastReport = performance.now();
-        const done = start + batch.length;
         console.log(
           `${engine}: queued ${formatNumber(done)} of ${formatNumber(bulkCount)} (${formatNumber(rate(done, lastReport - fillStarted))}/s)`,
         );
-      }
-    }
+      },
+    });
     const fillMs = performance.now() - fillStarted;
     const { rows: queued } = await sql<{ lane: number; api_key_id: number; n: number | string }>`
       select lane, api_key_id, count(*) as n from mail_queue group by lane, api_key_id`.execute(store.db);
@@ -156,7 +149,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
       throw new Error(`the queue should hold ${bulkCount} bulk mails of news (key ${news.id}) and nothing else: ${JSON.stringify(queued)}`);
     console.log(
       `${engine}: queued ${formatNumber(bulkCount)} bulk mails of news in ${(fillMs / 1000).toFixed(1)} s ` +
-        `(${formatNumber(rate(bulkCount, fillMs))} mails/s through submitJson, batches of ${BATCH})`,
+        `(${formatNumber(rate(bulkCount, fillMs))} mails/s through submitJson, batches of ${QUEUE_BATCH})`,
     );
 
     const {
@@ -318,7 +311,7 @@ async function runEngine(engine: Engine): Promise<EngineResult> {
 
 async function main(): Promise<void> {
   const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
-  const setup = describeSetup({
+  const setup = printSetup('Lanes: single transactional mails of one application while another application’s bulk queue drains', {
     engine: engines.join('+'),
     bulk: bulkCount,
     seconds,
@@ -330,9 +323,6 @@ async function main(): Promise<void> {
     server: 'start(config) in this process, worker built as bench/delivery.ts and woken on new mail as main.ts',
     intake: 'submission service submitJson (news: batches of 500 before the worker starts; shop: during the window)',
   });
-  console.log('Lanes: single transactional mails of one application while another application’s bulk queue drains');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   const results: EngineResult[] = [];
   for (const engine of engines) results.push(await runEngine(engine));
@@ -400,7 +390,4 @@ async function main(): Promise<void> {
   if (results.some((r) => r.transactional.count === 0 || r.bulkInWindow + r.transactionalInWindow === 0)) process.exitCode = 1;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

@@ -26,19 +26,19 @@ import os from 'node:os';
 import { sql } from 'kysely';
 import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import {
-  describeSetup,
   formatNumber,
+  httpGet,
+  type LatencySummary,
+  printSetup,
   printTable,
-  setupLine,
+  runMain,
+  type Setup,
   summarize,
   verdict,
-  warnIfBusy,
   writeResult,
-  type LatencySummary,
-  httpGet,
 } from './support/common.js';
 import { prepareDemoStore } from './support/demo-store.js';
-import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
+import { listUrl, newestReceivedAt, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
 import {
   engineOption,
   flagOption,
@@ -196,7 +196,7 @@ interface CaseResult {
 
 async function main(): Promise<void> {
   const prepared = await prepareStore();
-  const setup = describeSetup({
+  const setup = printSetup('List endpoint: GET /api/v1/mail/list?limit=50, page 1 and a deep page, per sort and filter', {
     engine,
     count,
     limit: LIMIT,
@@ -205,9 +205,6 @@ async function main(): Promise<void> {
     server: 'start(config) in this process, WORKER=off',
     client: 'node:http keep-alive, sequential',
   });
-  console.log('List endpoint: GET /api/v1/mail/list?limit=50, page 1 and a deep page, per sort and filter');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   const outbox = await startBenchOutbox({
     engine,
@@ -223,14 +220,7 @@ async function main(): Promise<void> {
     const token = await operatorToken(outbox);
     const { db } = outbox.running.store;
 
-    const newest = Number(
-      (
-        await db
-          .selectFrom('mails')
-          .select((eb) => eb.fn.max('received_at').as('t'))
-          .executeTakeFirstOrThrow()
-      ).t ?? Date.now(),
-    );
+    const newest = await newestReceivedAt(db);
     if (values.random !== undefined) {
       await runRandom(outbox, token, newest, values.random, values.seed, setup, databaseName);
       return;
@@ -380,7 +370,7 @@ async function runRandom(
   newest: number,
   n: number,
   seed: number,
-  setup: ReturnType<typeof describeSetup>,
+  setup: Setup,
   databaseName: string | undefined,
 ) {
   const random = seededRandom(seed);
@@ -462,7 +452,4 @@ async function runRandom(
   console.log(`\nresult: ${file}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

@@ -29,20 +29,18 @@ import {
   benchDir,
   cpuPercent,
   cpuTimeMs,
-  describeSetup,
   formatNumber,
   makeTempDir,
+  printSetup,
   printTable,
   rate,
   removeDir,
-  setupLine,
   sleep,
   summarize,
   verdict,
-  warnIfBusy,
   writeResult,
 } from './support/common.js';
-import { benchMail } from './support/mails.js';
+import { benchMail, queueMails } from './support/mails.js';
 import { engineOption, parseBenchArgs, textOption, wholeNumberOption } from './support/options.js';
 import { BENCH_ADMIN, operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import { startSinkProcess } from './support/sink-process.js';
@@ -58,9 +56,7 @@ const { samples, count, clients, engine, child } = parseBenchArgs({
 });
 
 async function main(): Promise<void> {
-  const setup = describeSetup({ engine, samples, count, clients, flushMs: 300 });
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
+  const setup = printSetup(undefined, { engine, samples, count, clients, flushMs: 300 });
   const latency = await storeToRow(engine, samples);
   // 0, N, 0 again: the second run without streams shows how much this machine's noise alone moves the figures.
   const withNone = await deliveryRun(engine, count, 0);
@@ -169,13 +165,7 @@ async function deliveryRun(engine: Engine, count: number, clients: number) {
   try {
     const { store, services } = outbox.running;
     const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
-    for (let first = 0; first < count; first += 500) {
-      await services.submissions.submitJson(
-        principal,
-        Array.from({ length: Math.min(500, count - first) }, (_, i) => benchMail(first + i)),
-        true,
-      );
-    }
+    await queueMails(services.submissions, principal, count);
     let readers: ReturnType<typeof fork> | undefined;
     if (clients > 0) {
       // One session per console, as 50 operators' browsers would hold (a token keeps at most 8 streams).

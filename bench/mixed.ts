@@ -44,23 +44,22 @@ import { SQLITE_FILE_NAME } from '../server/src/store/connection.js';
 import {
   cpuPercent,
   cpuTimeMs,
-  describeSetup,
   formatNumber,
+  httpGet,
+  type LatencySummary,
   makeTempDir,
+  printSetup,
   printTable,
   removeDir,
-  setupLine,
+  runMain,
   sleep,
   summarize,
   verdict,
-  warnIfBusy,
   writeResult,
-  type LatencySummary,
-  httpGet,
 } from './support/common.js';
 import { prepareDemoStore, warmDemoStore } from './support/demo-store.js';
-import { listUrl, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
-import { benchMail } from './support/mails.js';
+import { listUrl, newestReceivedAt, randomQuery, searchTerms, seededRandom, type RandomQuery } from './support/random-list.js';
+import { queueMails } from './support/mails.js';
 import { operatorToken, startBenchOutbox, type Engine } from './support/outbox.js';
 import {
   enginesOption,
@@ -205,14 +204,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
       const token = await operatorToken(outbox);
 
       // The queries' inputs, from the kept store's mails (as bench/list.ts --random sees them), before queueing.
-      const newest = Number(
-        (
-          await store.db
-            .selectFrom('mails')
-            .select((eb) => eb.fn.max('received_at').as('t'))
-            .executeTakeFirstOrThrow()
-        ).t ?? Date.now(),
-      );
+      const newest = await newestReceivedAt(store.db);
       const random = seededRandom(seed);
       const terms = await searchTerms(store.db, random, count);
       console.log(`${engine}: search terms per decade: ${[...terms].map(([d, t]) => `${d} ${t.length}`).join(', ')}`);
@@ -220,10 +212,7 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
       // --deliver mails queued with the worker off, as bench/delivery.ts queues them.
       const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
       const queueStarted = performance.now();
-      for (let start = 0; start < deliver; start += 500) {
-        const batch = Array.from({ length: Math.min(500, deliver - start) }, (_, i) => benchMail(start + i));
-        await services.submissions.submitJson(principal, batch, true);
-      }
+      await queueMails(services.submissions, principal, deliver);
       const queueSeconds = (performance.now() - queueStarted) / 1000;
       console.log(`${engine}: queued ${formatNumber(deliver)} mails in ${queueSeconds.toFixed(1)} s`);
 
@@ -342,23 +331,23 @@ async function runEngine(engine: Engine, sink: { url: string; pid: number }): Pr
 
 async function main(): Promise<void> {
   const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
-  const setup = describeSetup({
-    engine: engines.join('+'),
-    count,
-    deliver,
-    queries: queryCount,
-    seed,
-    limit: LIMIT,
-    workerConcurrency: concurrency,
-    poolConnections: maxConnections,
-    sink: 'capture relay (store:false) in a child process',
-    server: 'start(config) in this process, worker built as bench/delivery.ts, on a copy of the kept store',
-    client: 'node:http keep-alive, sequential',
-    store: isCold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
-  });
-  console.log(`List under delivery load: GET /api/v1/mail/list?limit=50 (bench/list.ts --random) while the worker drains a queue`);
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
+  const setup = printSetup(
+    `List under delivery load: GET /api/v1/mail/list?limit=50 (bench/list.ts --random) while the worker drains a queue`,
+    {
+      engine: engines.join('+'),
+      count,
+      deliver,
+      queries: queryCount,
+      seed,
+      limit: LIMIT,
+      workerConcurrency: concurrency,
+      poolConnections: maxConnections,
+      sink: 'capture relay (store:false) in a child process',
+      server: 'start(config) in this process, worker built as bench/delivery.ts, on a copy of the kept store',
+      client: 'node:http keep-alive, sequential',
+      store: isCold ? 'as the kernel left it (--cold)' : 'read into the page cache first',
+    },
+  );
 
   const sink = await startSinkProcess();
   const results: EngineResult[] = [];
@@ -444,7 +433,4 @@ async function main(): Promise<void> {
   console.log(`\nresult: ${file}`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

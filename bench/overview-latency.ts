@@ -24,18 +24,7 @@ import { systemClock } from '../server/src/clock.js';
 import { HOUR_MS } from '../server/src/statistics/statistics-moves.js';
 import { openStore } from '../server/src/store/connection.js';
 import { startBuiltServer } from './support/built-server.js';
-import {
-  cpuTimeMs,
-  describeSetup,
-  makeTempDir,
-  printTable,
-  removeDir,
-  setupLine,
-  summarize,
-  verdict,
-  warnIfBusy,
-  writeResult,
-} from './support/common.js';
+import { cpuTimeMs, makeTempDir, printSetup, printTable, removeDir, summarize, verdict, writeResult } from './support/common.js';
 import { prepareDemoStore } from './support/demo-store.js';
 import { engineOption, parseBenchArgs, tagOption, wholeNumberOption } from './support/options.js';
 import { BENCH_ADMIN } from './support/outbox.js';
@@ -70,7 +59,7 @@ const PAGE_HELPERS = String.raw`(() => {
 
 async function main(): Promise<void> {
   const kept = await prepareDemoStore({ engine, count, tag });
-  const setup = describeSetup({
+  const setup = printSetup('Overview: click → first chart drawn, in Chromium', {
     engine,
     count,
     rounds,
@@ -79,9 +68,6 @@ async function main(): Promise<void> {
     server: 'server/dist/main.js (child process, WORKER=off)',
     browser: `${chromiumPath} headless via playwright-core, 1440×900`,
   });
-  console.log('Overview: click → first chart drawn, in Chromium');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
 
   // A copy of the kept store: the applications and statistics written below must not stay in it.
   const dataDir = makeTempDir('outbox-bench-overview-');

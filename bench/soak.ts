@@ -20,23 +20,11 @@ import path from 'node:path';
 import { MAIL_SORTS, MailStatus } from '@outbox/contract';
 import { createAuthService } from '../server/src/auth/auth.service.js';
 import { openStore } from '../server/src/store/connection.js';
-import {
-  benchDir,
-  describeSetup,
-  formatNumber,
-  makeTempDir,
-  printTable,
-  removeDir,
-  setupLine,
-  sleep,
-  summarize,
-  warnIfBusy,
-  writeResult,
-} from './support/common.js';
+import { benchDir, formatNumber, printSetup, printTable, sleep, summarize, writeResult } from './support/common.js';
 import { benchMail } from './support/mails.js';
 import { enginesOption, parseBenchArgs, positiveNumberOption, resolveEngines, wholeNumberOption } from './support/options.js';
 import type { Engine } from './support/outbox.js';
-import { createScratchDatabase, type ScratchDatabase } from './support/postgres.js';
+import { createScratchPlace } from './support/scratch-store.js';
 import { startSinkProcess } from './support/sink-process.js';
 
 const {
@@ -108,13 +96,12 @@ interface Counters {
 }
 
 async function soak(engine: Engine) {
-  const dataDir = makeTempDir(`outbox-soak-${engine}-`);
-  let scratch: ScratchDatabase | undefined;
-  if (engine === 'postgres') scratch = await createScratchDatabase('soak');
+  const place = await createScratchPlace(engine, 'soak');
+  const { dataDir, databaseUrl } = place;
   const sink = await startSinkProcess();
   let server: ChildProcess | undefined;
   try {
-    const store = await openStore({ dataDir, databaseUrl: scratch?.url, maxConnections: 1 });
+    const store = await openStore({ dataDir, databaseUrl, maxConnections: 1 });
     const apiKey = await createAuthService({ store, clock: { now: Date.now }, sessionTtlSeconds: 86_400 }).createApiKey('soak');
     await store.close();
 
@@ -132,7 +119,7 @@ async function soak(engine: Engine) {
         OUTBOX_ADMIN_USER: ADMIN.username,
         OUTBOX_ADMIN_PASSWORD: ADMIN.password,
         OUTBOX_CONSOLE_DIR: path.join(benchDir, 'no-console'),
-        ...(scratch ? { DATABASE_URL: scratch.url } : { DATABASE_URL: '' }),
+        DATABASE_URL: databaseUrl ?? '',
       },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -273,22 +260,21 @@ async function soak(engine: Engine) {
       await exited;
     }
     await sink.stop();
-    removeDir(dataDir);
-    await scratch?.drop();
+    await place.remove();
   }
 }
 
-const setup = describeSetup({
-  engine: engines.join('+'),
-  seconds: durationMs / 1000,
-  intervalSeconds: intervalMs / 1000,
-  consoles,
-  intakeRate,
-  seed,
-});
-console.log(`Soak: intake ${intakeRate} mails/s + ${consoles} consoles listing + delivery, ${durationMs / 1000} s per engine`);
-console.log(setupLine(setup));
-warnIfBusy(setup);
+const setup = printSetup(
+  `Soak: intake ${intakeRate} mails/s + ${consoles} consoles listing + delivery, ${durationMs / 1000} s per engine`,
+  {
+    engine: engines.join('+'),
+    seconds: durationMs / 1000,
+    intervalSeconds: intervalMs / 1000,
+    consoles,
+    intakeRate,
+    seed,
+  },
+);
 
 let failed = false;
 const results: Record<string, unknown> = {};

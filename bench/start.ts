@@ -10,28 +10,18 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { freePort, waitUntil } from '../server/test/support/net.js';
-import {
-  benchDir,
-  cpuTimeMs,
-  describeSetup,
-  makeTempDir,
-  printTable,
-  removeDir,
-  setupLine,
-  summarize,
-  warnIfBusy,
-  writeResult,
-} from './support/common.js';
+import { benchDir, cpuTimeMs, makeTempDir, printSetup, printTable, removeDir, summarize, writeResult } from './support/common.js';
 import { parseBenchArgs, textOption, wholeNumberOption } from './support/options.js';
 
 const { rounds, entry: entryPath } = parseBenchArgs({ rounds: wholeNumberOption(10), entry: textOption('server/dist/main.js') });
 const entry = path.resolve(benchDir, '..', entryPath);
 if (!fs.existsSync(entry)) throw new Error(`${entryPath} does not exist: run \`npm run build\` first`);
 
-const setup = describeSetup({ engine: 'sqlite', rounds, entry: entryPath });
-console.log('Server start: process spawned → /healthz answers 200 (migrated store, worker and SMTP off)');
-console.log(setupLine(setup));
-warnIfBusy(setup);
+const setup = printSetup('Server start: process spawned → /healthz answers 200 (migrated store, worker and SMTP off)', {
+  engine: 'sqlite',
+  rounds,
+  entry: entryPath,
+});
 
 /** Starts the server once; resolves with its wall time and CPU (ms) to the first 200 from /healthz. */
 async function startOnce(dataDir: string): Promise<{ wallMs: number; cpuMs: number }> {

@@ -38,21 +38,12 @@ import { moveStatusCounts } from '../server/src/mail/write/counters.js';
 import { insertMails } from '../server/src/mail/write/create.js';
 import { countLatency, countStatistic, createStatisticsMoves, HOUR_MS } from '../server/src/statistics/statistics-moves.js';
 import { writeStatistics } from '../server/src/statistics/statistics.repository.js';
-import { openStore, type Store } from '../server/src/store/connection.js';
+import type { Store } from '../server/src/store/connection.js';
 import { prepareJson } from '../server/src/submission/submission-preparation.js';
-import {
-  describeSetup,
-  httpGet,
-  makeTempDir,
-  printTable,
-  removeDir,
-  setupLine,
-  summarize,
-  warnIfBusy,
-  writeResult,
-} from './support/common.js';
+import { httpGet, printSetup, printTable, summarize, writeResult } from './support/common.js';
 import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
-import { createScratchDatabase, postgresBackendCpu } from './support/postgres.js';
+import { openScratchStore } from './support/scratch-store.js';
+import { postgresBackendCpu } from './support/postgres.js';
 import { fillCounters } from './support/statistics.js';
 
 const {
@@ -286,7 +277,7 @@ async function measureCost(store: Store): Promise<CostFigures> {
 }
 
 const engines = await resolveEngines(engineChoice, { withoutPostgres: 'skip' });
-const setup = describeSetup({
+const setup = printSetup(`Statistics: GET /api/v1/stats over ${DAYS} days of hours for ${APPS} applications, and the cost of counting`, {
   engine: engines.join('+'),
   apps: APPS,
   days: DAYS,
@@ -295,17 +286,13 @@ const setup = describeSetup({
   mails: MAILS,
   batch: BATCH,
 });
-console.log(`Statistics: GET /api/v1/stats over ${DAYS} days of hours for ${APPS} applications, and the cost of counting`);
-console.log(setupLine(setup));
-warnIfBusy(setup);
 const queryRows: Array<Array<string | number>> = [];
 const costRows: Array<Array<string | number>> = [];
 const results: Record<string, unknown> = {};
 for (const engine of engines) {
   for (const part of ['query', 'cost'] as const) {
-    const dataDir = makeTempDir('outbox-bench-stats-');
-    const scratch = engine === 'postgres' ? await createScratchDatabase(`stats_${part}`) : undefined;
-    const store = await openStore({ dataDir, ...(scratch ? { databaseUrl: scratch.url } : {}) });
+    const scratch = await openScratchStore(engine, `stats_${part}`);
+    const { store } = scratch;
     try {
       if (part === 'query') {
         const q = await measureQuery(store);
@@ -345,9 +332,7 @@ for (const engine of engines) {
         }
       }
     } finally {
-      await store.close();
-      await scratch?.drop();
-      removeDir(dataDir);
+      await scratch.close();
     }
   }
 }

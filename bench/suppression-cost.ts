@@ -13,7 +13,7 @@
  */
 import { upsertSuppressions, type NewSuppression } from '../server/src/suppression/suppression.repository.js';
 import { suppressionCheckFor } from '../server/src/suppression/suppression-check.js';
-import { describeSetup, formatNumber, printTable, rate, setupLine, warnIfBusy, withTimeout, writeResult } from './support/common.js';
+import { formatNumber, printSetup, printTable, rate, runMain, withTimeout, writeResult } from './support/common.js';
 import { runLoadInChild, type LoadSpec } from './support/http-load.js';
 import { engineOption, parseBenchArgs, positiveNumberOption, wholeNumberOption } from './support/options.js';
 import { startBenchOutbox } from './support/outbox.js';
@@ -54,10 +54,16 @@ interface Sample {
 }
 
 async function main(): Promise<void> {
-  const setup = describeSetup({ engine, rounds, seconds, connections, batchConnections, batchSize, listed, worker: 'off' });
-  console.log('Suppression check: HTTP intake CPU per mail with an empty list, a long list, and a list that hits');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
+  const setup = printSetup('Suppression check: HTTP intake CPU per mail with an empty list, a long list, and a list that hits', {
+    engine,
+    rounds,
+    seconds,
+    connections,
+    batchConnections,
+    batchSize,
+    listed,
+    worker: 'off',
+  });
 
   const outbox = await startBenchOutbox({ engine, label: 'suppression_cost', env: { WORKER: 'off' } });
   const db = outbox.running.store.db;
@@ -179,7 +185,4 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)]!;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runMain(main);

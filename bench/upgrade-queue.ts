@@ -7,12 +7,11 @@
  *   npx tsx bench/upgrade-queue.ts [--count 1000000] [--engine sqlite|postgres|all]
  */
 import { Migrator, sql, type Kysely } from 'kysely';
-import { openStore } from '../server/src/store/connection.js';
 import { migrateToLatest, migrations } from '../server/src/store/migrate.js';
 import type { Database } from '../server/src/store/schema.js';
-import { describeSetup, formatNumber, makeTempDir, printTable, removeDir, setupLine, warnIfBusy, writeResult } from './support/common.js';
+import { describeSetup, formatNumber, printTable, setupLine, warnIfBusy, writeResult } from './support/common.js';
 import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
-import { createScratchDatabase } from './support/postgres.js';
+import { openScratchStore } from './support/scratch-store.js';
 
 const { count, engine: engineChoice } = parseBenchArgs({
   count: wholeNumberOption(1_000_000),
@@ -49,9 +48,8 @@ async function fill(db: Kysely<Database>, engine: 'sqlite' | 'postgres', now: nu
 const rows: Array<Array<string | number>> = [];
 const figures: Record<string, unknown> = {};
 for (const engine of engines) {
-  const dataDir = makeTempDir('outbox-bench-upgrade-');
-  const database = engine === 'postgres' ? await createScratchDatabase('upgrade') : undefined;
-  const store = await openStore({ dataDir, databaseUrl: database?.url, migrate: false });
+  const scratch = await openScratchStore(engine, 'upgrade', { migrate: false });
+  const { store } = scratch;
   try {
     const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations(store) } });
     const before = await migrator.migrateTo('021-bounce-reports-with-mail');
@@ -88,9 +86,7 @@ for (const engine of engines) {
       upgradeSeconds: upgradeMs / 1000,
     };
   } finally {
-    await store.close();
-    await database?.drop();
-    removeDir(dataDir);
+    await scratch.close();
   }
 }
 const setup = describeSetup({ engine: engineChoice, count });

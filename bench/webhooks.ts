@@ -20,20 +20,9 @@ import { systemClock } from '../server/src/clock.js';
 import { loadConfig } from '../server/src/config.js';
 import { getStatusCounts } from '../server/src/mail/mail.repository.js';
 import { createWebhookDispatcher } from '../server/src/webhooks/dispatcher.js';
-import {
-  cpuTimeMs,
-  describeSetup,
-  formatNumber,
-  printTable,
-  rate,
-  setupLine,
-  sleep,
-  verdict,
-  warnIfBusy,
-  writeResult,
-} from './support/common.js';
+import { cpuTimeMs, formatNumber, printSetup, printTable, rate, runMain, sleep, verdict, writeResult } from './support/common.js';
 import { createBenchWorker } from './support/bench-worker.js';
-import { benchMail } from './support/mails.js';
+import { queueMails } from './support/mails.js';
 import { startBenchOutbox, type Engine } from './support/outbox.js';
 import { enginesOption, parseBenchArgs, resolveEngines, wholeNumberOption } from './support/options.js';
 import { startSinkProcess } from './support/sink-process.js';
@@ -69,10 +58,7 @@ if (process.argv.includes('--receiver')) {
   });
   process.on('disconnect', () => process.exit(0));
 } else {
-  void main().catch((error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  });
+  runMain(main);
 }
 
 interface Receiver {
@@ -123,10 +109,7 @@ async function run(engine: Engine, webhooks: boolean, n: number, sinkUrl: string
     const { store, services } = outbox.running;
     const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
     if (webhooks) await services.webhooks.createEndpoint({ url: receiver.url, description: 'bench: every event' }, 'bench');
-    for (let start = 0; start < n; start += 500) {
-      const batch = Array.from({ length: Math.min(500, n - start) }, (_, i) => benchMail(start + i));
-      await services.submissions.submitJson(principal, batch, true);
-    }
+    await queueMails(services.submissions, principal, n);
     await receiver.reset();
     // As main.ts builds it (bench/support/bench-worker.ts).
     const { worker, transport } = createBenchWorker({
@@ -192,7 +175,7 @@ async function main(): Promise<void> {
   });
   const engines = await resolveEngines(engineChoice, { withoutPostgres: 'fail' });
   const config = loadConfig({});
-  const setup = describeSetup({
+  const setup = printSetup('Webhooks: N mails delivered with webhooks off, then with one endpoint subscribed to every event', {
     engine: engines.join('+'),
     count,
     rounds,
@@ -201,9 +184,6 @@ async function main(): Promise<void> {
     sink: 'capture relay (store:false) in a child process',
     receiver: 'node:http answering 200, in a child process',
   });
-  console.log('Webhooks: N mails delivered with webhooks off, then with one endpoint subscribed to every event');
-  console.log(setupLine(setup));
-  warnIfBusy(setup);
   const sink = await startSinkProcess();
   const receiver = await startReceiverProcess();
   const runs: Run[] = [];

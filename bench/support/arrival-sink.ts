@@ -4,37 +4,21 @@
  * cannot delay the clock that judges it. `arrivals()` asks the child for what it has seen so far.
  */
 import { fork } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { SMTPServer } from 'smtp-server';
+import { listenDiscardingSink } from './discarding-sink.js';
 
 type ToChild = { type: 'arrivals' } | { type: 'stop' };
 type FromChild = { type: 'ready'; url: string } | { type: 'arrivals'; arrivals: Array<[string, number]> };
 
 async function runChild(): Promise<void> {
   const arrivals: Array<[string, number]> = [];
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    disableReverseLookup: true,
-    logger: false,
-    onMailFrom(address, _session, callback) {
-      arrivals.push([address.address.toLowerCase(), performance.timeOrigin + performance.now()]);
-      callback();
-    },
-    onData(stream, _session, callback) {
-      stream.resume();
-      stream.once('end', () => callback(null, 'OK: discarded'));
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
+  const sink = await listenDiscardingSink((sender, at) => arrivals.push([sender, at]));
   process.on('message', (message: ToChild) => {
     if (message.type === 'arrivals') process.send?.({ type: 'arrivals', arrivals } satisfies FromChild);
-    else server.close(() => process.exit(0));
+    else void sink.close().then(() => process.exit(0));
   });
   process.on('disconnect', () => process.exit(0));
-  process.send?.({ type: 'ready', url: `smtp://127.0.0.1:${port}` } satisfies FromChild);
+  process.send?.({ type: 'ready', url: sink.url } satisfies FromChild);
 }
 
 export interface ArrivalSink {

@@ -71,6 +71,18 @@ export function setupLine(setup: Setup): string {
   return `setup: node ${node}, ${cpuCount}× ${cpuModel}, ${memoryGb} GB, ${platform}, load ${loadAverage.join('/')}, commit ${commit}; ${extra}`;
 }
 
+/**
+ * Before a run: what it measures (`title`), the setup line and, on a busy machine, the warning. Returns the setup,
+ * for the results file.
+ */
+export function printSetup(title: string | undefined, knobs: { engine: string } & Record<string, unknown>): Setup {
+  const setup = describeSetup(knobs);
+  if (title !== undefined) console.log(title);
+  console.log(setupLine(setup));
+  warnIfBusy(setup);
+  return setup;
+}
+
 export interface LatencySummary {
   count: number;
   mean: number;
@@ -138,6 +150,14 @@ export function printTable(header: string[], rows: Array<Array<string | number>>
   console.log(line(cells[0]!));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const row of cells.slice(1)) console.log(line(row));
+}
+
+/** Runs a benchmark's main function: a failure prints its error and ends the process with status 1 at once. */
+export function runMain(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
 }
 
 /** Rejects when `promise` takes longer than `ms`: every benchmark is bounded in time. */

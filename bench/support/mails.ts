@@ -3,6 +3,8 @@
  * ~1 KB text body and a short HTML body), distinct per index so nothing is deduplicated or cached.
  */
 import type { SubmitMailRequest } from '@outbox/contract';
+import type { ApiKeyPrincipal } from '../../server/src/auth/auth.service.js';
+import type { SubmissionService } from '../../server/src/submission/submission.service.js';
 
 const TEXT = `Hello,
 
@@ -53,4 +55,25 @@ export function benchRawMessage(index: number): { envelope: { from: string; to: 
     TEXT.replace(/\n/g, '\r\n'),
   ].join('\r\n');
   return { envelope: { from: 'orders@shop.example', to: [to] }, raw };
+}
+
+/** How many mails one submission call carries when a benchmark fills a queue. */
+export const QUEUE_BATCH = 500;
+
+/**
+ * Queues `count` mails (`mailAt(i)`: benchMail unless said) through the submission service, QUEUE_BATCH a call, as
+ * POST /api/v1/mail with an array writes them: the real writer, with its checks and counters. `onBatch` hears how
+ * many are queued after each call.
+ */
+export async function queueMails(
+  submissions: Pick<SubmissionService, 'submitJson'>,
+  principal: ApiKeyPrincipal,
+  count: number,
+  { mailAt = benchMail, onBatch }: { mailAt?: (index: number) => SubmitMailRequest; onBatch?: (queued: number) => void } = {},
+): Promise<void> {
+  for (let start = 0; start < count; start += QUEUE_BATCH) {
+    const batch = Array.from({ length: Math.min(QUEUE_BATCH, count - start) }, (_, i) => mailAt(start + i));
+    await submissions.submitJson(principal, batch, true);
+    onBatch?.(start + batch.length);
+  }
 }

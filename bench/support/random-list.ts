@@ -7,6 +7,15 @@ import { MAIL_SORTS, type MailSort } from '@outbox/contract';
 import { formatNumber } from './common.js';
 import type { BenchOutbox } from './outbox.js';
 
+/** The newest mail's received_at (now, in an empty store): the queries' date ranges count back from it. */
+export async function newestReceivedAt(db: BenchOutbox['running']['store']['db']): Promise<number> {
+  const newest = await db
+    .selectFrom('mails')
+    .select((eb) => eb.fn.max('received_at').as('t'))
+    .executeTakeFirstOrThrow();
+  return Number(newest.t ?? Date.now());
+}
+
 /** mulberry32: a small seeded generator, so that a run's queries can be asked again. */
 export function seededRandom(seed: number): () => number {
   let state = seed | 0;

@@ -3,8 +3,7 @@
  * of a message on a pooled connection), keyed by the envelope sender, so the idle-latency benchmark can tell
  * which of its mails arrived and when. Everything is accepted and discarded.
  */
-import { performance } from 'node:perf_hooks';
-import { SMTPServer } from 'smtp-server';
+import { listenDiscardingSink } from './discarding-sink.js';
 
 export interface TimedSink {
   url: string;
@@ -13,38 +12,20 @@ export interface TimedSink {
   close(): Promise<void>;
 }
 
-/** Milliseconds since the epoch with the resolution of performance.now(). */
-export const preciseNow = () => performance.timeOrigin + performance.now();
-
 export async function startTimedSink(): Promise<TimedSink> {
   const seen = new Map<string, number>();
   const waiters = new Map<string, (at: number) => void>();
-  const server = new SMTPServer({
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    disableReverseLookup: true,
-    logger: false,
-    onMailFrom(address, _session, callback) {
-      const at = preciseNow();
-      const sender = address.address.toLowerCase();
-      const waiter = waiters.get(sender);
-      if (waiter) {
-        waiters.delete(sender);
-        waiter(at);
-      } else {
-        seen.set(sender, at);
-      }
-      callback();
-    },
-    onData(stream, _session, callback) {
-      stream.resume();
-      stream.once('end', () => callback(null, 'OK: discarded'));
-    },
+  const sink = await listenDiscardingSink((sender, at) => {
+    const waiter = waiters.get(sender);
+    if (waiter) {
+      waiters.delete(sender);
+      waiter(at);
+    } else {
+      seen.set(sender, at);
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
   return {
-    url: `smtp://127.0.0.1:${port}`,
+    url: sink.url,
     waitForMailFrom(sender, timeoutMs) {
       const key = sender.toLowerCase();
       const already = seen.get(key);
@@ -63,6 +44,6 @@ export async function startTimedSink(): Promise<TimedSink> {
         });
       });
     },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => sink.close(),
   };
 }

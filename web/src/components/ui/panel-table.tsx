@@ -1,4 +1,5 @@
 import { Fragment, type ReactNode } from 'react';
+import { LoadMoreButton, type MorePages } from './load-more-button';
 
 /** One column of a side panel's table: declared once, its header and its cell together. */
 export interface PanelColumn<Row> {
@@ -104,5 +105,24 @@ export function PanelTable<Row>({
       </table>
       {children}
     </div>
+  );
+}
+
+/** A TanStack infinite query of pages of rows, as the paged table reads it. */
+export interface PanelPages<Row> extends PanelTableLoad, MorePages {
+  data?: { pages: readonly { data: readonly Row[] }[] } | undefined;
+}
+
+export type PagedPanelTableProps<Row> = Omit<PanelTableProps<Row>, 'rows' | 'load' | 'children'> & { pages: PanelPages<Row> };
+
+/**
+ * The table of a side panel whose rows come a page at a time (audit log, deliveries, suppressions, unmatched
+ * reports): the rows of every page loaded, and Load more under them while a next page exists.
+ */
+export function PagedPanelTable<Row>({ pages, ...table }: PagedPanelTableProps<Row>) {
+  return (
+    <PanelTable {...table} rows={pages.data?.pages.flatMap((page) => page.data) ?? []} load={pages}>
+      <LoadMoreButton pages={pages} />
+    </PanelTable>
   );
 }

@@ -1,12 +1,12 @@
 import './applications.css';
 import { useState } from 'react';
 import { LANES, type Application, type ApplicationWithKey, type Lane } from '@outbox/contract';
-import { Button } from '../../../components/ui/button';
 import { LocalTime as Time } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { PanelNotice } from '../../../components/ui/panel-notice';
+import { PanelAddToolbar } from '../../../components/ui/panel-toolbar';
 import { useApplications } from '../api/applications-api';
 import { ApplicationRowActions, type RowActionKind } from './application-row-actions';
 import { contentText, creatorText, mailsText } from './application-text';
@@ -137,14 +137,7 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
       {creating ? (
         <NewApplicationForm create={actions.create} draft={draft} onDraftChange={setDraft} onCancel={() => setCreating(false)} />
       ) : (
-        <div className="panel__toolbar">
-          <Button variant="primary" size="small" onClick={() => setCreating(true)} data-autofocus>
-            New application
-          </Button>
-          <Button size="small" variant="ghost" onClick={onClose}>
-            Close
-          </Button>
-        </div>
+        <PanelAddToolbar addText="New application" onAdd={() => setCreating(true)} onClose={onClose} />
       )}
       <PanelNotice text={notice} />
       <PanelTable

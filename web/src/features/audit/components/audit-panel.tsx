@@ -1,10 +1,10 @@
 import type { AuditEntry } from '@outbox/contract';
 import { useState } from 'react';
 import { Button } from '../../../components/ui/button';
-import { LoadMoreButton } from '../../../components/ui/load-more-button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { LocalTime } from '../../../components/ui/local-time';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
-import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { downloadAuditCsv, useAuditLog, type AuditFilters } from '../api/list-audit';
 import { operatorOf, outcomeText, targetText } from './audit-text';
 
@@ -58,7 +58,6 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
   const [downloadFailed, setDownloadFailed] = useState(false);
   const filters: AuditFilters = { operator, action, from: dayToInstant(fromDay, false), to: dayToInstant(toDay, true) };
   const log = useAuditLog(token, filters);
-  const entries = log.data?.pages.flatMap((page) => page.data) ?? [];
 
   return (
     <ModalDialog title="Audit log" onClose={onClose} placement="side" className="audit">
@@ -100,23 +99,16 @@ export function AuditPanel({ token, onClose }: AuditPanelProps) {
           </Button>
         </span>
       </div>
-      {downloadFailed ? (
-        <p className="modal__error" role="alert">
-          The CSV could not be downloaded; try again.
-        </p>
-      ) : null}
-      <PanelTable
+      <ErrorMessage text={downloadFailed ? 'The CSV could not be downloaded; try again.' : null} />
+      <PagedPanelTable
         label="Audit entries"
         className="audit__table"
         columns={COLUMNS}
-        rows={entries}
         rowKey={(entry) => entry.id}
-        load={log}
+        pages={log}
         emptyText="No entries"
         errorText="The audit log could not be loaded."
-      >
-        <LoadMoreButton pages={log} />
-      </PanelTable>
+      />
     </ModalDialog>
   );
 }

@@ -1,6 +1,7 @@
 import { useId, useState, type FormEvent } from 'react';
 import { RELAY_TLS_MODES, type CreateRelayBody, type Relay, type RelayTlsMode, type UpdateRelayBody } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 
 /** The form's fields as typed; numbers stay text until sent ('' is "no limit" or "the default"). */
 interface RelayFields {
@@ -211,11 +212,7 @@ export function RelayForm({ relay, busy, error, onCreate, onUpdate, onCancel }: 
       <p className="muted relays__hint">
         Limits count per worker process: divide the provider&apos;s by the number of worker processes (docs/relays.md).
       </p>
-      {error ? (
-        <p id={errorId} className="modal__error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorMessage id={errorId} text={error} />
       <div className="panel__toolbar">
         <Button type="submit" variant="primary" size="small" disabled={busy}>
           {relay ? 'Save' : 'Add relay'}

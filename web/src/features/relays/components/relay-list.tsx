@@ -1,11 +1,13 @@
 import { useState } from 'react';
 import type { Relay } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { LocalTime } from '../../../components/ui/local-time';
 import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { PanelNotice } from '../../../components/ui/panel-notice';
+import { PanelAddToolbar } from '../../../components/ui/panel-toolbar';
 import { errorText } from '../../../lib/api-client';
 import { useCreateRelay } from '../api/create-relay';
 import { useDeleteRelay } from '../api/delete-relay';
@@ -193,14 +195,7 @@ export function RelayList({ token, onClose }: { token: string; onClose: () => vo
   return (
     <>
       {editing.kind === 'none' ? (
-        <div className="panel__toolbar">
-          <Button variant="primary" size="small" onClick={() => startEditing({ kind: 'create' })} data-autofocus>
-            Add relay
-          </Button>
-          <Button size="small" variant="ghost" onClick={onClose}>
-            Close
-          </Button>
-        </div>
+        <PanelAddToolbar addText="Add relay" onAdd={() => startEditing({ kind: 'create' })} onClose={onClose} />
       ) : (
         <RelayForm
           key={editing.kind === 'edit' ? editing.relay.id : 'new'}
@@ -241,11 +236,7 @@ export function RelayList({ token, onClose }: { token: string; onClose: () => vo
         />
       )}
       <PanelNotice text={notice} />
-      {failure ? (
-        <p className="modal__error" role="alert">
-          {failure}
-        </p>
-      ) : null}
+      <ErrorMessage text={failure} />
       {isHealthUnknown ? (
         <p className="muted relays__note">
           {health.isError

@@ -1,6 +1,7 @@
 import { useEffect, useId, useReducer, useRef, useState } from 'react';
 import { DEFAULT_RELAY_NAME, LANES, type Application, type Route } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import { useApplications } from '../api/list-applications';
@@ -138,11 +139,7 @@ function RoutesForm({ token, routes, onClose }: { token: string; routes: readonl
         </Button>
       </div>
       <PanelNotice text={changed ? 'Unsaved changes.' : notice} />
-      {refusal ? (
-        <p id={errorId} className="modal__error" role="alert">
-          {refusal.text}
-        </p>
-      ) : null}
+      <ErrorMessage id={errorId} text={refusal?.text} />
       <p className="muted relays__note">
         The first rule that matches a mail picks its relays: the primary, then its fallbacks in order while it is down. A mail no rule
         matches goes to the default relay (RELAY_URL). Domains match exactly, or any subdomain with *.example.com.

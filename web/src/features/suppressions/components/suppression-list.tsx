@@ -2,9 +2,9 @@ import { useEffect, useRef, useState, type ChangeEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { AddSuppressionRequest, Suppression, SuppressionImportResponse } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
-import { LoadMoreButton } from '../../../components/ui/load-more-button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { LocalTime } from '../../../components/ui/local-time';
-import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { PanelNotice } from '../../../components/ui/panel-notice';
@@ -66,7 +66,6 @@ export function SuppressionList({ token }: { token: string }) {
   const [confirmRemove, setConfirmRemove] = useState<string | null>(null);
   const fileInput = useRef<HTMLInputElement>(null);
   const list = useSuppressions(token, search);
-  const entries = list.data?.pages.flatMap((page) => page.data) ?? [];
 
   const refresh = () => void queryClient.invalidateQueries({ queryKey: suppressionKeys.all });
   const report = (text: string) => {
@@ -219,11 +218,7 @@ export function SuppressionList({ token }: { token: string }) {
         />
       ) : null}
       <PanelNotice text={notice} />
-      {failure ? (
-        <p className="modal__error" role="alert">
-          {failure}
-        </p>
-      ) : null}
+      <ErrorMessage text={failure} />
       {refusedLines.length > 0 ? (
         <ul className="suppressions__refused" aria-label="Refused lines">
           {refusedLines.map((line) => (
@@ -231,17 +226,14 @@ export function SuppressionList({ token }: { token: string }) {
           ))}
         </ul>
       ) : null}
-      <PanelTable
+      <PagedPanelTable
         label="Suppressed addresses"
         columns={columns}
-        rows={entries}
         rowKey={(entry) => entry.address}
-        load={list}
+        pages={list}
         emptyText={search.trim() !== '' ? 'No suppressed address matches this search.' : 'No suppressed addresses.'}
         errorText="The suppression list could not be loaded."
-      >
-        <LoadMoreButton pages={list} />
-      </PanelTable>
+      />
     </>
   );
 }

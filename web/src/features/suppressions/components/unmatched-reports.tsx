@@ -1,7 +1,6 @@
 import type { BounceReport } from '@outbox/contract';
-import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { LocalTime } from '../../../components/ui/local-time';
-import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { useUnmatchedReports } from '../api/suppressions-api';
 import { reportContentText, reportKindText } from './suppression-text';
@@ -24,18 +23,14 @@ const COLUMNS: PanelColumn<BounceReport>[] = [
  */
 export function UnmatchedReports({ token }: { token: string }) {
   const reports = useUnmatchedReports(token);
-  const rows = reports.data?.pages.flatMap((page) => page.data) ?? [];
   return (
-    <PanelTable
+    <PagedPanelTable
       label="Unmatched bounce reports"
       columns={COLUMNS}
-      rows={rows}
       rowKey={(report) => report.id}
-      load={reports}
+      pages={reports}
       emptyText="No unmatched reports: every report that came back was matched to its mail."
       errorText="The reports could not be loaded."
-    >
-      <LoadMoreButton pages={reports} />
-    </PanelTable>
+    />
   );
 }

@@ -2,9 +2,8 @@ import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { WEBHOOK_DELIVERY_STATES, type WebhookDelivery, type WebhookDeliveryState, type WebhookEndpoint } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
-import { LoadMoreButton } from '../../../components/ui/load-more-button';
 import { LocalTime as Time } from '../../../components/ui/local-time';
-import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table';
+import { PagedPanelTable, type PanelColumn } from '../../../components/ui/panel-table';
 import { PanelNotice } from '../../../components/ui/panel-notice';
 import { errorText } from '../../../lib/api-client';
 import { replay, useDeliveries, webhookKeys } from '../api/webhooks-api';
@@ -33,7 +32,6 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
   const [notice, setNotice] = useState<string | null>(null);
   const [open, setOpen] = useState<ReadonlySet<number>>(new Set());
   const log = useDeliveries(token, endpoint.id, state === '' ? null : state);
-  const deliveries = log.data?.pages.flatMap((page) => page.data) ?? [];
 
   const replayMutation = useMutation({
     mutationFn: (body: { eventId: string } | { failedSince: string }) => replay(token, endpoint.id, body),
@@ -139,20 +137,17 @@ export function DeliveriesView({ token, endpoint, onBack }: DeliveriesViewProps)
         </Button>
       </div>
       <PanelNotice text={notice} />
-      <PanelTable
+      <PagedPanelTable
         label="Delivery log"
         columns={columns}
-        rows={deliveries}
         rowKey={(delivery) => delivery.id}
-        load={log}
+        pages={log}
         emptyText="No deliveries"
         errorText="The delivery log could not be loaded."
         renderDetail={(delivery) =>
           open.has(delivery.id) ? { id: attemptsIdOf(delivery), content: <Attempts delivery={delivery} /> } : null
         }
-      >
-        <LoadMoreButton pages={log} />
-      </PanelTable>
+      />
     </section>
   );
 }

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { APPLICATION_EVENT_TYPES, type ApplicationEventType, type CreateWebhookBody, type WebhookEndpoint } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { useApplications } from '../api/webhooks-api';
 
 interface EndpointFormProps {
@@ -78,11 +79,7 @@ export function EndpointForm({ token, endpoint, busy, error, onSubmit, onCancel 
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} />
         <span>Enabled</span>
       </label>
-      {error ? (
-        <p className="modal__error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorMessage text={error} />
       <p className="modal__actions">
         <Button variant="ghost" onClick={onCancel}>
           Cancel

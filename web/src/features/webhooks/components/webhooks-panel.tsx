@@ -8,6 +8,7 @@ import { PanelTable, type PanelColumn } from '../../../components/ui/panel-table
 import { RowConfirm } from '../../../components/ui/row-confirm';
 import { TruncatedText } from '../../../components/ui/truncated-text';
 import { PanelNotice } from '../../../components/ui/panel-notice';
+import { PanelAddToolbar } from '../../../components/ui/panel-toolbar';
 import { errorText } from '../../../lib/api-client';
 import {
   createEndpoint,
@@ -201,14 +202,7 @@ export function WebhooksPanel({ token, onClose }: WebhooksPanelProps) {
         <DeliveriesView token={token} endpoint={view.endpoint} onBack={() => setView({ kind: 'list' })} />
       ) : (
         <>
-          <div className="panel__toolbar">
-            <Button variant="primary" size="small" onClick={() => setView({ kind: 'create' })} data-autofocus>
-              Add endpoint
-            </Button>
-            <Button size="small" variant="ghost" onClick={onClose}>
-              Close
-            </Button>
-          </div>
+          <PanelAddToolbar addText="Add endpoint" onAdd={() => setView({ kind: 'create' })} onClose={onClose} />
           <PanelNotice text={notice} />
           <PanelTable
             label="Webhook endpoints"
