@@ -7,6 +7,8 @@ import { expect, test } from '../support/fixtures';
 import { isList } from '../support/traffic';
 
 test.describe('Accessibility', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   // axe-core walks the whole page four times; a busy two-core machine needs more than the default 30 s.
   test.describe.configure({ timeout: 180_000 });
 

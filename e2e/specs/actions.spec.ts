@@ -7,6 +7,9 @@ import { isDeleteOf, isDequeueOf } from '../support/traffic';
 const ACTION_OF_STATUS = ['Dequeue', 'Delete', '', 'Delete', 'Delete', 'Delete'] as const;
 
 test.describe('Row actions', () => {
+  // Each test starts from app.login(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
+
   test('§4 Action button per row: Queued → Dequeue, Processing → no button, Dequeued / ProviderSent / ProviderError / Error → Delete', async ({
     app,
   }) => {

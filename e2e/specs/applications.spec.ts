@@ -9,6 +9,8 @@ import { expect, test } from '../support/fixtures';
 import { forEachScheme } from '../support/looks';
 
 test.describe('Applications', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test.describe.configure({ timeout: 120_000 });
 
   test('Beyond the spec: create an application (key once), submit a mail with its key, revoke it, and the key gets 401; axe clean', async ({

@@ -32,6 +32,8 @@ async function search(app: ConsolePage, word: string, rows: number) {
 }
 
 test.describe('Bulk actions', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   // What each test submitted goes again afterwards (Api.purge): later specs count against the seed.
   const added: number[] = [];
   test.afterEach(async ({ api }) => api.purge(added.splice(0)));

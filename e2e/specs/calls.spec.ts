@@ -11,6 +11,9 @@ function expectMailCallHeaders(call: ApiCall, token: string) {
 }
 
 test.describe('The calls (§7)', () => {
+  // Each test starts from app.login(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
+
   test('§7 Login call: POST /api/v1/login, Content-Type JSON, body {username, password}; data[0].token is taken as the token', async ({
     app,
     traffic,

@@ -17,6 +17,9 @@ async function box(locator: Locator) {
 }
 
 test.describe('Table cells', () => {
+  // Each test starts from app.login(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
+
   test('§3 From cell: sender name above sender mail', async ({ app }) => {
     const { list } = await app.login();
     // Other specs share this server and may submit mails without a sender name while this one runs; the

@@ -23,6 +23,9 @@ async function width(locator: Locator): Promise<number> {
 }
 
 test.describe('Columns: sorting and layout', () => {
+  // Each test starts from app.login(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
+
   test('Beyond the spec: every data column sorts from a click anywhere on its header cell; the action column does not', async ({
     app,
     page,

@@ -51,6 +51,8 @@ async function startImageHost(): Promise<{ url: (tag: string) => string; hits: s
 }
 
 test.describe('The detail drawer', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   let images: Awaited<ReturnType<typeof startImageHost>>;
   test.beforeAll(async () => {
     images = await startImageHost();

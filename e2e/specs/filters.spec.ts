@@ -10,6 +10,9 @@ import { isList } from '../support/traffic';
 const thousands = (value: number) => new Intl.NumberFormat('en-US').format(value);
 
 test.describe('Filters, search and the pager', () => {
+  // Each test starts from app.login(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
+
   test('Beyond the spec: one chip per status with its exact count from meta.counts, plus All', async ({ app, page, api }) => {
     const { list } = await app.login();
     const counts = (await api.list({ limit: 1 })).meta.counts;

@@ -17,6 +17,8 @@ const isHealth = (call: ApiCall) => call.method === 'GET' && call.path === '/api
 const screenshots = path.join(import.meta.dirname, '..', 'test-results', 'screenshots');
 
 test.describe('Queue health strip', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test.describe.configure({ timeout: 180_000 });
 
   test('Beyond the spec: the strip shows the server\'s figures, polls them, and says "No worker running" while due mails wait', async ({

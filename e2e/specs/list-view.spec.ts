@@ -10,6 +10,9 @@ async function box(locator: Locator) {
 }
 
 test.describe('Mails list view', () => {
+  // Each test starts from app.login(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
+
   test('§2 Mails list view: header MAILS LIST with a Logout button', async ({ app }) => {
     await app.login();
     await expect(app.listHeading).toBeVisible();

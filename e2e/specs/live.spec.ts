@@ -15,6 +15,8 @@ import { isList, Traffic } from '../support/traffic';
 const PAUSED = 'Live updates paused — reconnecting…';
 
 test.describe('Live updates on the suite server', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test('a row changes in place within 1 s of a dequeue made through the API (its button follows), with no list call, and the counts follow', async ({
     app,
     api,

@@ -34,6 +34,8 @@ function relaysApi(request: APIRequestContext, token: string) {
 }
 
 test.describe('Relays', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test.describe.configure({ timeout: 150_000 });
 
   test('Beyond the spec: add a relay and a route, see both after a reload, removal refused while routed, then remove both; axe clean', async ({

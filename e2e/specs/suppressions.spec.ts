@@ -38,6 +38,8 @@ async function serverList(
 }
 
 test.describe('Suppressions', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test.describe.configure({ timeout: 180_000 });
   test.use({ actionTimeout: 15_000 });
 

@@ -9,6 +9,8 @@ import { expect, test } from '../support/fixtures';
 import { forEachLook } from '../support/looks';
 
 test.describe('Webhooks', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test.describe.configure({ timeout: 120_000 });
 
   test('Beyond the spec: create an endpoint (secret once), send a test event, read its attempts, replay, disable and delete; axe clean', async ({

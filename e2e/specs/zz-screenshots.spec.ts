@@ -13,6 +13,8 @@ import { isList } from '../support/traffic';
 const dir = path.join(import.meta.dirname, '..', 'test-results', 'screenshots');
 
 test.describe('Screenshots', () => {
+  // Each test starts from app.login() or app.open(): one page serves them in turn, logged out in-app (support/fixtures.ts).
+  test.use({ reusePage: true });
   test.describe.configure({ timeout: 180_000 });
 
   for (const scheme of SCHEMES) {

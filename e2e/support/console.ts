@@ -57,10 +57,16 @@ export class ConsolePage {
   /** The list answer the table was last checked to show (see expectRows). */
   shown: MailListResponse | null = null;
 
+  /**
+   * @param atLoginView the page came from the worker's previous test, logged out there in-app and left on a
+   * fresh login view (`reusePage` in fixtures.ts): the first `open()` keeps that view instead of loading the
+   * console again, if the page still shows it.
+   */
   constructor(
     readonly page: Page,
     readonly traffic: Traffic,
     readonly env: SuiteEnv,
+    private atLoginView = false,
   ) {
     this.loginHeading = page.getByRole('heading', { name: 'LOGIN', exact: true });
     this.username = page.getByLabel('Username', { exact: true });
@@ -81,6 +87,10 @@ export class ConsolePage {
 
   /** Opens the console; with no token held it shows the login view. */
   async open(): Promise<void> {
+    if (this.atLoginView) {
+      this.atLoginView = false;
+      if (await showsFreshLoginView(this.page, this.env.baseURL)) return;
+    }
     await this.page.goto('/');
     await expect(this.loginHeading).toBeVisible();
   }
@@ -247,4 +257,45 @@ export class ConsolePage {
   listCalls(mark = 0): number {
     return this.traffic.count(isList, mark);
   }
+}
+
+/** `page` is the console at its bare address, on the login view with both fields empty: what `goto('/')` shows. */
+async function showsFreshLoginView(page: Page, baseURL: string): Promise<boolean> {
+  return (
+    page.url() === new URL('/', baseURL).href &&
+    (await page.getByRole('heading', { name: 'LOGIN', exact: true }).isVisible()) &&
+    (await page.getByLabel('Username', { exact: true }).inputValue()) === '' &&
+    (await page.getByLabel('Password', { exact: true }).inputValue()) === ''
+  );
+}
+
+/**
+ * Leaves `page` on the console's fresh login view at `baseURL`, ending its session as an operator does (Logout),
+ * and waits for the login view and the server's answer to the logout. True if the page shows that view now: it was
+ * there already, or it showed the list view with no modal dialog over it (an open detail drawer is closed first
+ * with its own button: it lies over the header's Logout). False, doing nothing, otherwise (another page, a modal
+ * panel or confirmation open, a login view with something typed in it).
+ */
+export async function logOutInApp(page: Page, baseURL: string): Promise<boolean> {
+  if (!page.url().startsWith(new URL('/', baseURL).href)) return false;
+  if (await showsFreshLoginView(page, baseURL)) return true;
+  const covered = await page.evaluate(() => document.querySelector('[aria-modal="true"], dialog[open]') !== null);
+  const logout = page.getByRole('button', { name: 'Logout', exact: true });
+  if (covered || !(await page.getByRole('heading', { name: 'MAILS LIST', exact: true }).isVisible()) || !(await logout.isVisible())) {
+    return false;
+  }
+  const closeDetail = page.getByRole('button', { name: 'Close detail', exact: true });
+  if (await closeDetail.isVisible()) {
+    await closeDetail.click({ timeout: 5_000 });
+    await expect(closeDetail).toHaveCount(0);
+  }
+  const answered = page.waitForResponse(
+    (response) => response.request().method() === 'POST' && new URL(response.url()).pathname === '/api/v1/logout',
+  );
+  // Not awaited if the click fails: that failure is the one reported.
+  answered.catch(() => undefined);
+  await logout.click({ timeout: 5_000 });
+  await answered;
+  await expect(page.getByRole('heading', { name: 'LOGIN', exact: true })).toBeVisible();
+  return true;
 }

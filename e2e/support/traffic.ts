@@ -3,7 +3,7 @@
  * its headers, payload, answer status and parsed answer body, so a test can say "the list was fetched again
  * after the delete answered" without sleeping.
  */
-import type { Page, Request } from '@playwright/test';
+import type { Page, Request, Response } from '@playwright/test';
 import type { MailListResponse } from '@outbox/contract';
 
 export interface ApiCall {
@@ -41,8 +41,10 @@ export class Traffic {
   private waiters: (() => void)[] = [];
   private seq = 0;
 
+  private readonly stopListening: () => void;
+
   constructor(page: Page) {
-    page.on('request', (request) => {
+    const onRequest = (request: Request) => {
       const url = new URL(request.url());
       if (!url.pathname.startsWith('/api/')) return;
       const call: ApiCall = {
@@ -67,8 +69,8 @@ export class Traffic {
         ),
       );
       this.notify();
-    });
-    page.on('response', (response) => {
+    };
+    const onResponse = (response: Response) => {
       const call = this.byRequest.get(response.request());
       if (!call) return;
       call.status = response.status();
@@ -81,8 +83,8 @@ export class Traffic {
         call.done = true;
         this.notify();
       });
-    });
-    page.on('requestfailed', (request) => {
+    };
+    const onRequestFailed = (request: Request) => {
       const call = this.byRequest.get(request);
       if (!call) return;
       call.failed = true;
@@ -90,7 +92,20 @@ export class Traffic {
         call.done = true;
         this.notify();
       });
-    });
+    };
+    page.on('request', onRequest);
+    page.on('response', onResponse);
+    page.on('requestfailed', onRequestFailed);
+    this.stopListening = () => {
+      page.off('request', onRequest);
+      page.off('response', onResponse);
+      page.off('requestfailed', onRequestFailed);
+    };
+  }
+
+  /** Stops recording: the page may serve the worker's next test (`reusePage` in fixtures.ts), with a Traffic of its own. */
+  dispose(): void {
+    this.stopListening();
   }
 
   /** The sequence number of the last call seen: pass it as `after` to wait for a later call. */
