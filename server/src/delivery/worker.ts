@@ -8,10 +8,9 @@
  * this worker holds (renewal, give-back, sweep) worker-leases.ts, the pause while the store does not answer
  * store-outage.ts.
  */
-import crypto from 'node:crypto';
-import os from 'node:os';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { newInstanceId } from '../instances/heartbeat.js';
 import { probeStore, type Store } from '../store/connection.js';
 import { addByLane, createBulkCredit } from './claim-lanes.js';
 import { createMailSender, isSendable, unsendableOutcomeOf, type SentAttempt } from './mail-send.js';
@@ -67,7 +66,8 @@ export function createDeliveryWorker(options: DeliveryWorkerOptions) {
   const pollIntervalMs = options.pollIntervalMs ?? 1000;
   // Every 5 s at most: with a process's heartbeat stale after 15 s, a crashed worker's mails move within 20 s.
   const sweepIntervalMs = options.sweepIntervalMs ?? Math.min(5_000, Math.max(100, leaseMs / 4));
-  const workerId = options.workerId ?? `${os.hostname()}:${process.pid}:${crypto.randomBytes(3).toString('hex')}`;
+  // A process's worker holds its leases under the process's instance id (main.ts passes it); one of its own otherwise.
+  const workerId = options.workerId ?? newInstanceId();
 
   let isRunning = false;
   /** Set once stop() has returned: a send that finishes later must not touch the (maybe closed) store. */
