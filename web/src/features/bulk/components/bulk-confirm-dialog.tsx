@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { BulkAction, BulkResult } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 import { ModalDialog } from '../../../components/ui/modal-dialog';
 import { isCountChanged, postBulkAction, useBulkAction, type BulkTarget } from '../api/bulk-action';
 import { ACTION_LABEL, formatCount, mailsText, movingText, skipReasons, skippedCount } from './bulk-text';
@@ -67,11 +68,15 @@ export function BulkConfirmDialog({ token, action, target, count, onCancel, onDo
     <ModalDialog title={`${label} ${mailsText(count)}?`} onClose={onCancel}>
       <div className="modal__body" aria-live="polite">
         {preview.state === 'loading' ? <p className="muted">Checking what would change…</p> : null}
-        {preview.state === 'failed' ? (
-          <p className="modal__error" role="alert">
-            {preview.countChanged ? countChangedText(count) : 'Could not check these mails. Nothing was changed; try again.'}
-          </p>
-        ) : null}
+        <ErrorMessage
+          text={
+            preview.state !== 'failed'
+              ? null
+              : preview.countChanged
+                ? countChangedText(count)
+                : 'Could not check these mails. Nothing was changed; try again.'
+          }
+        />
         {result ? (
           <ul className="bulk-preview">
             <li data-testid="bulk-will-move">
@@ -84,13 +89,15 @@ export function BulkConfirmDialog({ token, action, target, count, onCancel, onDo
             ) : null}
           </ul>
         ) : null}
-        {run.isError ? (
-          <p className="modal__error" role="alert">
-            {isCountChanged(run.error)
-              ? countChangedText(count)
-              : `The ${label} did not go through. Look at the list: some mails may have moved.`}
-          </p>
-        ) : null}
+        <ErrorMessage
+          text={
+            !run.isError
+              ? null
+              : isCountChanged(run.error)
+                ? countChangedText(count)
+                : `The ${label} did not go through. Look at the list: some mails may have moved.`
+          }
+        />
       </div>
       <div className="modal__actions" ref={actionsRef}>
         <Button onClick={onCancel} data-autofocus>

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import type { AddSuppressionRequest } from '@outbox/contract';
 import { Button } from '../../../components/ui/button';
+import { ErrorMessage } from '../../../components/ui/error-message';
 
 interface AddSuppressionFormProps {
   busy: boolean;
@@ -67,11 +68,7 @@ export function AddSuppressionForm({ busy, error, onSubmit, onCancel }: AddSuppr
           Cancel
         </Button>
       </span>
-      {error ? (
-        <p className="modal__error suppressions__form-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorMessage text={error} className="suppressions__form-error" />
     </form>
   );
 }
