@@ -87,7 +87,10 @@ test.describe('Applications', () => {
     await api.purge(submitted);
   });
 
-  test('Beyond the spec: the panel and its rotate form read in light and dark (axe, screenshots)', async ({ app, page }) => {
+  test('Beyond the spec: the panel and its rotate form read in light and dark and fit the panel at 1280 px (axe, screenshots)', async ({
+    app,
+    page,
+  }) => {
     await app.login();
     await forEachScheme(page, async (scheme) => {
       await page.getByRole('button', { name: 'Applications' }).click();
@@ -95,8 +98,16 @@ test.describe('Applications', () => {
       // The suite's own application (`apikey create e2e`, made by the command line) is always there.
       const row = panel.getByRole('region', { name: 'Applications' }).getByRole('row').filter({ hasText: 'command line' }).first();
       await expect(row).toBeVisible();
+      // At the suite's 1280 px the table fits the 960 px panel: nothing hidden to the right, with the row's buttons and
+      // with its rotate form open (its focused select once scrolled the table sideways).
+      const table = panel.getByRole('region', { name: 'Applications' });
+      const hiddenWidth = () => table.evaluate((region) => region.scrollWidth - region.clientWidth);
+      expect(page.viewportSize()?.width).toBe(1280);
+      expect(await hiddenWidth(), 'pixels of the table past the panel, buttons shown').toBeLessThanOrEqual(0);
       await row.getByRole('button', { name: /^Rotate the key of / }).click();
       await expect(row.getByLabel('Old key keeps working for')).toBeVisible();
+      expect(await hiddenWidth(), 'pixels of the table past the panel, rotate form open').toBeLessThanOrEqual(0);
+      expect(await table.evaluate((region) => region.scrollLeft), 'the table scrolled sideways').toBe(0);
       expect(await axeViolations(page, { include: '[role="dialog"]' }), `rotate form ${scheme}`).toEqual([]);
       await page.screenshot({ path: test.info().outputPath(`applications-${scheme}.png`) });
       await row.getByRole('button', { name: 'Cancel' }).click();

@@ -55,7 +55,7 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
       header: 'Created',
       cell: (application) => (
         <>
-          <Time iso={application.createdAt} />
+          <Time iso={application.createdAt} isBreakable />
           {/* Who made it under when, so the panel fits beside the list at 1280 px. */}
           <div className="muted applications__by">
             by <span>{creatorText(application.createdBy)}</span>
@@ -63,7 +63,7 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
         </>
       ),
     },
-    { id: 'lastUsed', header: 'Last used', cell: (application) => <Time iso={application.lastUsedAt} /> },
+    { id: 'lastUsed', header: 'Last used', cell: (application) => <Time iso={application.lastUsedAt} isBreakable /> },
     { id: 'mails', header: 'Mails (24 h)', className: 'applications__number', cell: mailsText },
     {
       id: 'lane',
@@ -93,11 +93,11 @@ export function ApplicationsPanel({ token, onClose }: ApplicationsPanelProps) {
       cell: (application) =>
         application.revokedAt !== null ? (
           <span className="applications__state--revoked">
-            Revoked <Time iso={application.revokedAt} />
+            Revoked <Time iso={application.revokedAt} isBreakable />
           </span>
         ) : application.previousKeyExpiresAt ? (
           <span>
-            Active; old key until <Time iso={application.previousKeyExpiresAt} />
+            Active; old key until <Time iso={application.previousKeyExpiresAt} isBreakable />
           </span>
         ) : (
           'Active'
