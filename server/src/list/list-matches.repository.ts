@@ -8,8 +8,9 @@ import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { statusTerm } from '../mail/leases.js';
 import type { DbOrTrx, Engine } from '../store/connection.js';
 import { escapeLike } from '../store/like.js';
+import { engineOf } from '../store/statement-batch.js';
 import type { Database } from '../store/schema.js';
-import type { MatchSource, ListFilter } from './list-plan.js';
+import { isIndexedSearch, type MatchSource, type ListFilter } from './list-plan.js';
 
 export type MailFilter = ListFilter;
 
@@ -18,7 +19,7 @@ export type MailQuery<O> = SelectQueryBuilder<Database, 'mails', O>;
 /**
  * The filter's terms. `fence`: as `+column`, a no-op that tells SQLite not to seek with the column's index
  * (the trigram candidates drive instead); PostgreSQL's planner has statistics and mostly chooses well itself.
- * Columns are qualified: the trigram table of SQLite has a `search_text` too.
+ * Columns are qualified: the trigram table of SQLite and PostgreSQL's `mail_search` have a `search_text` too.
  */
 function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> {
   const ref = (column: string) => (fence ? sql`+${sql.ref(`mails.${column}`)}` : sql.ref(`mails.${column}`));
@@ -29,21 +30,25 @@ function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> 
     terms.push(filter.apiKeyId === null ? sql<boolean>`mails.api_key_id is null` : sql<boolean>`mails.api_key_id = ${filter.apiKeyId}`);
   if (filter.receivedFrom !== undefined) terms.push(sql<boolean>`${ref('received_at')} >= ${filter.receivedFrom}`);
   if (filter.receivedTo !== undefined) terms.push(sql<boolean>`${ref('received_at')} < ${filter.receivedTo}`);
-  if (filter.indexKeys !== undefined) {
-    // The keys are what the index looks up (none: the index is not asked); the whole search, hidden from the
-    // index, is checked on the rows found.
-    for (const key of filter.indexKeys) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(key)}%`} escape '\\'`);
-    if (filter.search !== undefined)
-      terms.push(sql<boolean>`(mails.search_text || '') like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
-  } else if (filter.search !== undefined) terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
-  // A key is letters, digits and spelled punctuation only: nothing LIKE reads as a wildcard or an escape.
-  if (filter.punctuationKeys !== undefined && filter.punctuationKeys.length > 0)
-    terms.push(
-      sql<boolean>`mails.id in (select mail_id from mail_search_keys where ${sql.join(
-        filter.punctuationKeys.map((key) => sql`keys like ${`%${key}%`}`),
-        sql` and `,
-      )})`,
-    );
+  // PostgreSQL: the keys `mail_search`'s trigram indexes look the search up by (migration 031); none: checked on the row.
+  const indexKeys = filter.searchLookup ? (filter.indexKeys ?? (filter.search === undefined ? [] : [filter.search])) : [];
+  const punctuationKeys = filter.searchLookup ? (filter.punctuationKeys ?? []) : [];
+  if (indexKeys.length > 0 || punctuationKeys.length > 0) {
+    // The keys are what the indexes read; the whole search, hidden from them (`|| ''`), is checked on the rows
+    // they found, unless it is the one key. A punctuation key is letters, digits and spelled punctuation only.
+    const inSearch = [
+      ...indexKeys.map((key) => sql<boolean>`search_text like ${`%${escapeLike(key)}%`} escape '\\'`),
+      ...punctuationKeys.map((key) => sql<boolean>`keys like ${`%${key}%`}`),
+    ];
+    if (filter.search !== undefined && !(indexKeys.length === 1 && indexKeys[0] === filter.search && punctuationKeys.length === 0))
+      inSearch.push(sql<boolean>`(search_text || '') like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
+    terms.push(sql<boolean>`mails.id in (select mail_id from mail_search where ${sql.join(inSearch, sql` and `)})`);
+  } else if (filter.search !== undefined) {
+    // Checked on each row read: SQLite's trigram table drives apart from these terms; PostgreSQL reads the record's
+    // text (no index holds it, migration 031) for a search too short for trigrams, too common to look up
+    // (chooseIndexKeys gave no key) or checked where a walk reads the row.
+    terms.push(sql<boolean>`mails.search_text like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
+  }
   return terms;
 }
 
@@ -144,7 +149,7 @@ export async function findIdRange(db: DbOrTrx): Promise<{ min: number; max: numb
  * date terms seek their indexes (covering, so no row is read); a search reads rows.
  */
 export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: number): Promise<number> {
-  const inner = matching(db.selectFrom('mails').select('id'), filter).limit(cap);
+  const inner = matching(db.selectFrom('mails').select('id'), withSearchLookup(db, filter)).limit(cap);
   const row = await db
     .selectFrom(inner.as('m'))
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -157,11 +162,16 @@ export async function countMailRowsUpTo(db: DbOrTrx, filter: MailFilter, cap: nu
  * action walks its filter in short chunks (keyset on the primary key, so each chunk is one seek).
  */
 export async function listMatchingIds(db: DbOrTrx, filter: MailFilter, afterId: number, maxId: number, limit: number): Promise<number[]> {
-  const rows = await matching(db.selectFrom('mails').select('id'), filter)
+  const rows = await matching(db.selectFrom('mails').select('id'), withSearchLookup(db, filter))
     .where('id', '>', afterId)
     .where('id', '<=', maxId)
     .orderBy('id')
     .limit(limit)
     .execute();
   return rows.map((r) => Number(r.id));
+}
+
+/** A bulk action's filter as PostgreSQL reads it: a search of 3+ characters looked up whole in `mail_search`. */
+function withSearchLookup(db: DbOrTrx, filter: MailFilter): MailFilter {
+  return engineOf(db) === 'postgres' && isIndexedSearch(filter.search) ? { ...filter, searchLookup: true } : filter;
 }

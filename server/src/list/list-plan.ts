@@ -13,15 +13,20 @@ export interface ListFilter {
   /** Lower-cased text, matched as a substring of `search_text`. */
   search?: string | undefined;
   /**
-   * PostgreSQL: the pieces of `search` that the trigram index looks up (chooseIndexKeys), each a `LIKE` of
-   * its own; the whole search is then checked on each row the index found. Undefined: the index looks up the
-   * whole search.
+   * PostgreSQL: the search is looked up in `mail_search` (migration 031) through its trigram indexes, by
+   * `indexKeys` or `punctuationKeys`; otherwise (and on SQLite) it is checked on each row read.
+   */
+  searchLookup?: boolean | undefined;
+  /**
+   * PostgreSQL, with `searchLookup`: the pieces of `search` that the trigram index looks up (chooseIndexKeys),
+   * each a `LIKE` of its own; the whole search is then checked on each row the index found. Undefined: the
+   * index looks up the whole search; empty (and no punctuation keys): no lookup, the search is checked on rows.
    */
   indexKeys?: readonly string[] | undefined;
   /**
-   * PostgreSQL: a search with punctuation looked up by its spelled punctuation runs in `mail_search_keys`
-   * (store/punctuation-keys.ts, choosePunctuationKeys), each a `LIKE` there; the whole search is checked on
-   * the rows they find. Undefined: not used.
+   * PostgreSQL, with `searchLookup`: a search with punctuation looked up by its spelled punctuation runs in
+   * `mail_search.keys` (store/punctuation-keys.ts, choosePunctuationKeys), each a `LIKE` there; the whole search
+   * is checked on the rows they find. Undefined: not used.
    */
   punctuationKeys?: readonly string[] | undefined;
   /** Received at or after (ms, inclusive) and before (ms, exclusive). */

@@ -73,7 +73,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     countSource: MatchSource | undefined;
     /** PostgreSQL: what the trigram index looked the search up by (chooseIndexKeys); undefined: the whole search. */
     indexKeys: readonly string[] | undefined;
-    /** PostgreSQL: the punctuation keys `mail_search_keys` looked the search up by (choosePunctuationKeys). */
+    /** PostgreSQL: the punctuation keys `mail_search` looked the search up by (choosePunctuationKeys). */
     punctuationKeys: readonly string[] | undefined;
   }> {
     const sort = input.sort ?? 'receivedDate';
@@ -93,6 +93,21 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     }
 
     const counts = await getStatusCounts(db);
+    const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
+    const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
+    const shares = isIndexedSearch(filter.search) ? searchSample.sharesFor(totalRows) : undefined;
+    const trigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, shares?.trigram) : [];
+    // PostgreSQL looks a search of 3+ characters up in `mail_search` (migration 031): by the keys the sample
+    // chooses, or the whole search until the first sample is read.
+    if (store.engine === 'postgres' && isIndexedSearch(filter.search)) {
+      filter.searchLookup = true;
+      if (shares) {
+        filter.punctuationKeys = choosePunctuationKeys(filter.search, shares);
+        // Looked up by its punctuation, the search is kept from the trigram index of its text (no key) and
+        // checked on the rows found.
+        filter.indexKeys = filter.punctuationKeys ? [] : chooseIndexKeys(filter.search, shares, statusRows / Math.max(totalRows, 1));
+      }
+    }
     if (input.application !== undefined) {
       filter.apiKeyId = await applicationIdOf(input.application);
       const read: repo.PageRead = {
@@ -125,16 +140,6 @@ export function createListService({ store, withRecipients }: { store: Store; wit
         indexKeys: undefined,
         punctuationKeys: undefined,
       };
-    }
-    const statusRows = [...counts].reduce((sum, [status, n]) => sum + (!filter.statuses || filter.statuses.includes(status) ? n : 0), 0);
-    const totalRows = [...counts.values()].reduce((sum, n) => sum + n, 0);
-    const shares = isIndexedSearch(filter.search) ? searchSample.sharesFor(totalRows) : undefined;
-    const trigrams = store.engine === 'sqlite' && isIndexedSearch(filter.search) ? chooseTrigrams(filter.search, shares?.trigram) : [];
-    if (store.engine === 'postgres' && shares && filter.search !== undefined) {
-      filter.punctuationKeys = choosePunctuationKeys(filter.search, shares);
-      // Looked up by its punctuation, the search is kept from the trigram index of `mails` (no key) and checked
-      // on the rows found.
-      filter.indexKeys = filter.punctuationKeys ? [] : chooseIndexKeys(filter.search, shares, statusRows / Math.max(totalRows, 1));
     }
     const probed = isCounted(filter) ? await matchStatsOf(filter, statusRows, totalRows, trigrams, options) : undefined;
     const stats = probed?.stats;

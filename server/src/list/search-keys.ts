@@ -131,7 +131,7 @@ const PUNCTUATION_KEY_SHARE = 0.02;
 const PUNCTUATION_KEY_SPREAD = 2;
 
 /**
- * PostgreSQL: the punctuation keys that look `search` up in `mail_search_keys`, or undefined when its words
+ * PostgreSQL: the punctuation keys that look `search` up in `mail_search.keys`, or undefined when its words
  * do it better (no key of three characters, or none rare enough by the sample).
  */
 export function choosePunctuationKeys(search: string, shares: SampleShares): string[] | undefined {

@@ -30,6 +30,7 @@ import { scheduledSends } from './migrations/026-scheduled-sends.js';
 import { lanes } from './migrations/027-lanes.js';
 import { relays } from './migrations/029-relays.js';
 import { relayHealth } from './migrations/030-relay-health.js';
+import { searchApart } from './migrations/031-search-apart.js';
 
 export function migrations(store: Pick<Store, 'engine'>): Record<string, Migration> {
   return {
@@ -59,6 +60,7 @@ export function migrations(store: Pick<Store, 'engine'>): Record<string, Migrati
     '027-lanes': lanes(store.engine),
     '029-relays': relays(store.engine),
     '030-relay-health': relayHealth(),
+    '031-search-apart': searchApart(store.engine),
   };
 }
 

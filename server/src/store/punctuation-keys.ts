@@ -6,7 +6,7 @@
  * for such searches at 1M mails, the slowest of the list's random workload). SQLite's FTS5 trigrams keep
  * punctuation and need none of this.
  *
- * So each mail also gets its punctuation windows (`mail_search_keys`, migration 019, written once with the
+ * So each mail also gets its punctuation windows (`mail_search.keys`, migrations 019 and 031, written once with the
  * mail; a status change does not touch it): every run of ASCII punctuation in its search text with up to two
  * characters on either side that are neither white space nor punctuation, the punctuation spelled in letters
  * (`.` → `qn`, `@` → `qv`, `/` → `qo`), the windows joined by spaces. `user.weber10@mail.example.net` gives
@@ -55,7 +55,7 @@ function* runsOf(text: string): Generator<{ before: string; run: string; after: 
   }
 }
 
-/** The `keys` column of `mail_search_keys` for a mail's search text (mail/mail.repository.ts `searchTextOf`). */
+/** The `keys` column of `mail_search` (migration 031) for a mail's search text (mail/mail.repository.ts `searchTextOf`). */
 export function punctuationWindowsOf(searchText: string): string {
   const windows: string[] = [];
   for (const { before, run, after } of runsOf(searchText)) windows.push(before + spell(run) + after);

@@ -84,9 +84,13 @@ export interface MailRecipientTable {
   updated_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
-/** PostgreSQL only (migration 019): each mail's punctuation windows, for searches with punctuation (punctuation-keys.ts). */
-export interface MailSearchKeysTable {
+/** PostgreSQL only (migration 031): each mail's search text and punctuation windows (punctuation-keys.ts) with their
+ * trigram indexes, written once with the mail, apart from `mails` so that a delivery's update of the record does not
+ * write trigrams. */
+export interface MailSearchTable {
   mail_id: number;
+  /** The same text as the mail's `search_text`. */
+  search_text: string;
   keys: string;
 }
 
@@ -414,7 +418,7 @@ export interface Database {
   mail_queue: MailQueueTable;
   mail_recipients: MailRecipientTable;
   mail_contents: MailContentTable;
-  mail_search_keys: MailSearchKeysTable;
+  mail_search: MailSearchTable;
   mail_events: MailEventTable;
   application_events: ApplicationEventTable;
   status_counts: StatusCountTable;

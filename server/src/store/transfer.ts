@@ -48,7 +48,7 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   sessions: 'operators log in again on the new store; a token is bound to the installation that issued it',
   instances: 'heartbeats of the processes running now; the new store gets its own within 5 s',
   status_counts: 'rebuilt from the imported mails, exactly (rebuildStatusCounts)',
-  mail_search_keys: "derived from each mail's text; the import writes them (PostgreSQL only)",
+  mail_search: "derived from each mail's text; the import writes it (PostgreSQL only)",
   relay_credentials: "relays' logins never leave the store in plain text; set them again after an import (docs/relays.md)",
   relay_health: "the running workers' view of the relays, rows of their heartbeats; the new store's workers write their own",
 };

@@ -82,12 +82,19 @@ describe('one write of the mail record per outcome (PostgreSQL row-version count
     const mails = delta(after, before, 'mails');
     const queue = delta(after, before, 'mail_queue');
     const events = delta(after, before, 'application_events');
+    const search = delta(after, before, 'mail_search');
     // Two updates per mail (a claim and an outcome) fail this: the claim writes the queue only.
     expect(mails.updates, JSON.stringify({ mails, queue, events })).toBe(total);
     expect(queue.updates).toBeGreaterThanOrEqual(total);
     // The mail's `mail.sent` event is inserted with its outcome, and nothing updates it: no endpoint subscribes.
     expect(events.inserts).toBe(total);
     expect(events.updates).toBe(0);
+    // The search's trigrams are written at intake, apart from the record (migration 031): a delivery writes none,
+    // and no trigram index of `mails` takes ~100 entries per update.
+    expect(search).toEqual({ inserts: 0, updates: 0, hotUpdates: 0 });
+    const { rows: ginOfMails } = await sql<{ indexname: string }>`
+      select indexname from pg_indexes where tablename = 'mails' and indexdef like '% USING gin %'`.execute(context.store.db);
+    expect(ginOfMails).toEqual([]);
     // A deadline past the wait's own: 1,000 deliveries took 65 s beside a second full suite (load 20).
   }, 180_000);
 });

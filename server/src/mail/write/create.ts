@@ -77,12 +77,12 @@ export async function insertMails(db: DbOrTrx, mails: readonly MailToInsert[], o
           rows.map((row, i) => ({ ...row, id: inserted[i]!.id })),
         ),
       );
-      // PostgreSQL's trigram index of punctuation (migration 019), written once with the mail.
+      // PostgreSQL's search table with its trigram indexes (migration 031), written once with the mail.
       await writes.add(
         insertRows(
           db,
-          'mail_search_keys',
-          rows.map((row, i) => ({ mail_id: inserted[i]!.id, keys: punctuationWindowsOf(row.search_text) })),
+          'mail_search',
+          rows.map((row, i) => ({ mail_id: inserted[i]!.id, search_text: row.search_text, keys: punctuationWindowsOf(row.search_text) })),
         ),
       );
     } else {

@@ -56,8 +56,13 @@ export async function insertImportedMails(db: DbOrTrx, rows: ReadonlyArray<Recor
     );
   if (engineOf(db) === 'postgres')
     await db
-      .insertInto('mail_search_keys')
-      .values(clamped.map((row) => ({ mail_id: Number(row.id), keys: punctuationWindowsOf(String(row.search_text ?? '')) })))
+      .insertInto('mail_search')
+      .values(
+        clamped.map((row) => {
+          const text = String(row.search_text ?? '');
+          return { mail_id: Number(row.id), search_text: text, keys: punctuationWindowsOf(text) };
+        }),
+      )
       .execute();
 }
 
