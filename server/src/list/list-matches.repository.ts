@@ -21,7 +21,7 @@ export type MailQuery<O> = SelectQueryBuilder<Database, 'mails', O>;
  * (the trigram candidates drive instead); PostgreSQL's planner has statistics and mostly chooses well itself.
  * Columns are qualified: the trigram table of SQLite and PostgreSQL's `mail_search` have a `search_text` too.
  */
-function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> {
+function termsOf(filter: ListFilter, fence = false, lookUpFirst = false): Array<RawBuilder<boolean>> {
   const ref = (column: string) => (fence ? sql`+${sql.ref(`mails.${column}`)}` : sql.ref(`mails.${column}`));
   const terms: Array<RawBuilder<boolean>> = [];
   // As they show: Processing is a stored Queued mail under a lease (mail/leases.ts).
@@ -42,7 +42,12 @@ function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> 
     ];
     if (filter.search !== undefined && !(indexKeys.length === 1 && indexKeys[0] === filter.search && punctuationKeys.length === 0))
       inSearch.push(sql<boolean>`(search_text || '') like ${`%${escapeLike(filter.search)}%`} escape '\\'`);
-    terms.push(sql<boolean>`mails.id in (select mail_id from mail_search where ${sql.join(inSearch, sql` and `)})`);
+    const found = sql`select mail_id from mail_search where ${sql.join(inSearch, sql` and `)}`;
+    // `lookUpFirst`: every match is wanted (the plan `sort`), so the lookup runs once, before any row of `mails` is
+    // read, and its ids are read by key. As a join, PostgreSQL may instead sort every mail of the other terms and
+    // probe each for the search until the page is full (`illin` on 10 % of the mails, last 14 days, sorted by
+    // From: 2.4 s, where the ids first took 0.5 s at 1M).
+    terms.push(lookUpFirst ? sql<boolean>`mails.id = any(array(${found}))` : sql<boolean>`mails.id in (${found})`);
   } else if (filter.search !== undefined) {
     // Checked on each row read: SQLite's trigram table drives apart from these terms; PostgreSQL reads the record's
     // text (no index holds it, migration 031) for a search too short for trigrams, too common to look up
@@ -52,9 +57,9 @@ function termsOf(filter: ListFilter, fence = false): Array<RawBuilder<boolean>> 
   return terms;
 }
 
-/** `q` narrowed by every term of the filter. */
-export function matching<O>(q: MailQuery<O>, filter: ListFilter, fence = false): MailQuery<O> {
-  return termsOf(filter, fence).reduce((query, term) => query.where(term), q);
+/** `q` narrowed by every term of the filter; `lookUpFirst`: PostgreSQL's search looked up before the rest (termsOf). */
+export function matching<O>(q: MailQuery<O>, filter: ListFilter, fence = false, lookUpFirst = false): MailQuery<O> {
+  return termsOf(filter, fence, lookUpFirst).reduce((query, term) => query.where(term), q);
 }
 
 /**

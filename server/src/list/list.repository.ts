@@ -277,7 +277,7 @@ export async function readSortedPage(
 ): Promise<MailRow[]> {
   const byTrigrams = engine === 'sqlite' && source === 'trigrams' && trigrams.length > 0;
   const matches = <O>(q: MailQuery<O>) => {
-    const checked = matching(q, read.filter, byTrigrams);
+    const checked = matching(q, read.filter, byTrigrams, engine === 'postgres');
     if (!byTrigrams) return checked;
     return checked.where('id', 'in', sql<number>`(select rowid from mails_fts where mails_fts match ${trigramMatchQuery(trigrams)})`);
   };

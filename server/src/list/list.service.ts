@@ -26,7 +26,7 @@ import {
 } from './list-plan.js';
 import { decodeListCursor, encodeListCursor, type ListCursor } from './list-cursor.js';
 import { LIST_SORTS } from './list-sorts.js';
-import { chooseIndexKeys, choosePunctuationKeys, chooseTrigrams } from './search-keys.js';
+import { chooseIndexKeys, choosePunctuationKeys, chooseTrigrams, isLookedUpFirst } from './search-keys.js';
 import * as matchRepo from './list-matches.repository.js';
 import * as repo from './list.repository.js';
 import { createSearchSample } from './search-sample.js';
@@ -196,9 +196,12 @@ export function createListService({ store, withRecipients }: { store: Store; wit
       take: input.limit === undefined ? undefined : input.limit + 1,
     };
     let answered: ListPlanLabel = candidates ? 'walk through candidates' : plan.name;
-    // Every match is read through the source that reads the fewest rows to get them all.
+    // Every match is read through the source that reads the fewest rows to get them all. PostgreSQL looks a rare
+    // search up first; a common one is checked on the rows the other terms find (isLookedUpFirst).
+    const sortRead =
+      filter.searchLookup && !isLookedUpFirst(filter.search!, shares) ? { ...read, filter: { ...filter, searchLookup: false } } : read;
     const readSorted = () =>
-      repo.readSortedPage(db, store.engine, read, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek', trigrams);
+      repo.readSortedPage(db, store.engine, sortRead, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek', trigrams);
     let rows: MailRow[];
     // The status sort of statuses alone orders them as they show (a leased mail is Processing: mail/leases.ts),
     // which no index of the record holds: one status after another. With a search or a date range the planner
