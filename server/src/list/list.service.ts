@@ -197,9 +197,11 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     };
     let answered: ListPlanLabel = candidates ? 'walk through candidates' : plan.name;
     // Every match is read through the source that reads the fewest rows to get them all. PostgreSQL looks a rare
-    // search up first; a common one is checked on the rows the other terms find (isLookedUpFirst).
+    // search up first; a common one is checked on the rows the other terms find (`lookUpFirstShare`).
     const sortRead =
-      filter.searchLookup && !isLookedUpFirst(filter.search!, shares) ? { ...read, filter: { ...filter, searchLookup: false } } : read;
+      filter.searchLookup && !isLookedUpFirst(filter.search!, shares, options.lookUpFirstShare)
+        ? { ...read, filter: { ...filter, searchLookup: false } }
+        : read;
     const readSorted = () =>
       repo.readSortedPage(db, store.engine, sortRead, stats ? chooseMatchSource(filter, store.engine, stats, Infinity) : 'seek', trigrams);
     let rows: MailRow[];

@@ -119,17 +119,12 @@ export function chooseIndexKeys(search: string, shares: SampleShares, statusShar
 }
 
 /**
- * PostgreSQL's plan `sort` reads every match of the other terms sorted by the engine; it looks the search up first
- * (its ids, then their rows by key) only when the search is on at most this share of the mails. A commoner search
- * is checked on each row the other terms find: looked up first, `ample` (every mail) in the last hour read 1M ids
- * for 1,500 mails (1.9 s at 1M); checked on the rows, `illin` (10 %) in the last 14 days took 0.3 s where its ids
- * first took 0.5.
+ * PostgreSQL: whether the plan `sort` looks the search up before reading rows (ListOptions' `lookUpFirstShare`):
+ * when the sample puts it on at most `maxShare` of the mails, or before the first sample is read; never at 0.
  */
-const LOOKED_UP_FIRST_SHARE = 0.02;
-
-/** PostgreSQL: whether the plan `sort` looks the search up before reading rows (the share the sample gives; unknown: yes). */
-export function isLookedUpFirst(search: string, shares: SampleShares | undefined): boolean {
-  return shares === undefined || shares.text(search) <= LOOKED_UP_FIRST_SHARE;
+export function isLookedUpFirst(search: string, shares: SampleShares | undefined, maxShare: number): boolean {
+  if (maxShare <= 0) return false;
+  return shares === undefined || shares.text(search) <= maxShare;
 }
 
 /**

@@ -440,7 +440,7 @@ describe('paging through every plan', () => {
     { name: 'defaults: few matches are read by id', options: DEFAULT_LIST_OPTIONS, index: 'index', counted: 'gather' },
     {
       name: 'more matches than the count cap: the sort index walked',
-      options: { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1, candidateWalkFactor: 2 },
+      options: { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1, candidateWalkFactor: 2, lookUpFirstShare: 0.02 },
       index: 'index',
       counted: 'walk',
     },
@@ -448,13 +448,21 @@ describe('paging through every plan', () => {
       // SQLite: the search is expected on few mails (the first 6 matches spanned most ids), so the walk checks
       // each index entry against its trigram candidates; a date range alone has none. PostgreSQL walks as above.
       name: 'a search expected on few mails: walked through its trigram candidates (SQLite)',
-      options: { countCap: 5, walkRows: 5_000, candidateRows: 1_000, walkMargin: 1, candidateWalkFactor: Infinity },
+      options: { countCap: 5, walkRows: 5_000, candidateRows: 1_000, walkMargin: 1, candidateWalkFactor: Infinity, lookUpFirstShare: 0.02 },
       index: 'index',
       counted: 'walk',
     },
     {
+      // PostgreSQL: the search checked on each row the other terms find (lookUpFirstShare 0).
       name: 'a walk that finds no page in its bound: sorted by the engine',
-      options: { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 },
+      options: { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2, lookUpFirstShare: 0 },
+      index: 'index',
+      counted: 'sort',
+    },
+    {
+      // PostgreSQL: the search's ids looked up in mail_search first, then their rows by key (lookUpFirstShare 1).
+      name: 'sorted by the engine, the search looked up first (PostgreSQL)',
+      options: { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2, lookUpFirstShare: 1 },
       index: 'index',
       counted: 'sort',
     },
@@ -656,7 +664,7 @@ describe('paging through every plan', () => {
     {
       name: 'a common word with a status',
       params: { q: 'common', status: '4' },
-      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity, lookUpFirstShare: 0.02 },
       sqlite: 'seek',
       plan: 'walk',
     },
@@ -664,7 +672,7 @@ describe('paging through every plan', () => {
     {
       name: 'a rare word with statuses',
       params: { q: 'rarish', status: '0,3' },
-      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity, lookUpFirstShare: 0.02 },
       sqlite: 'trigrams',
       plan: 'walk',
     },
@@ -679,7 +687,7 @@ describe('paging through every plan', () => {
     {
       name: 'a word alone',
       params: { q: 'common' },
-      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity },
+      options: { ...DEFAULT_LIST_OPTIONS, countCap: 5, candidateWalkFactor: Infinity, lookUpFirstShare: 0.02 },
       sqlite: 'trigrams',
       plan: 'walk',
     },
@@ -712,7 +720,14 @@ describe('paging through every plan', () => {
   // (limit 2 + 1). Status 0 holds 6, at minutes 32 and 36: its walk stops at the bound with 2, but every row
   // it has not looked at sorts after status 3. The page is known from the status-3 rows: no sort.
   it('a walk of several statuses keeps its page when a status that stopped at its bound sorts after it', async () => {
-    const options: ListOptions = { countCap: 5, walkRows: 5, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 };
+    const options: ListOptions = {
+      countCap: 5,
+      walkRows: 5,
+      candidateRows: 0,
+      walkMargin: Infinity,
+      candidateWalkFactor: 2,
+      lookUpFirstShare: 0.02,
+    };
     const params = { status: '0,3', sort: 'status', order: 'desc', receivedFrom: minute(30), limit: 2 };
     const page1 = await viaService(options)(params);
     const expected = expectedOrder(
@@ -731,7 +746,14 @@ describe('paging through every plan', () => {
   // answered what it had found as if it were all: none of the 80 mails holding "common" when the first entries
   // of the subject order hold none.
   it('without limit: every match, in order, with thresholds that would bound a walk', async () => {
-    const options: ListOptions = { countCap: 5, walkRows: 3, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 };
+    const options: ListOptions = {
+      countCap: 5,
+      walkRows: 3,
+      candidateRows: 0,
+      walkMargin: Infinity,
+      candidateWalkFactor: 2,
+      lookUpFirstShare: 0.02,
+    };
     const requests: Array<{ params: Record<string, string>; rows: Seeded[]; key: (r: Seeded) => string | number }> = [
       { params: { q: 'common', sort: 'subject' }, rows: seeded.filter((r) => r.common), key: (r) => r.subject },
       {

@@ -99,9 +99,9 @@ describe('a date range sorted by last update', () => {
 
     const presets: ListOptions[] = [
       DEFAULT_LIST_OPTIONS,
-      { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1, candidateWalkFactor: 2 },
-      { countCap: 5, walkRows: 3, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 },
-      { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2 },
+      { countCap: 5, walkRows: 5_000, candidateRows: 0, walkMargin: 1, candidateWalkFactor: 2, lookUpFirstShare: 0.02 },
+      { countCap: 5, walkRows: 3, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2, lookUpFirstShare: 0.02 },
+      { countCap: 5, walkRows: 1, candidateRows: 0, walkMargin: Infinity, candidateWalkFactor: 2, lookUpFirstShare: 0.02 },
     ];
     for (const statuses of [undefined, [MailStatus.Queued, MailStatus.ProviderSent]])
       for (const options of presets)

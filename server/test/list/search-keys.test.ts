@@ -4,7 +4,7 @@
  * through them are asserted in test/http/list-search.test.ts and search-sample.test.ts, on both engines.
  */
 import { describe, expect, it } from 'vitest';
-import { chooseIndexKey, chooseIndexKeys, chooseTrigrams } from '../../src/list/search-keys.js';
+import { chooseIndexKey, chooseIndexKeys, chooseTrigrams, isLookedUpFirst } from '../../src/list/search-keys.js';
 
 describe('chooseTrigrams: the trigrams the FTS5 query ANDs (SQLite)', () => {
   // Shares sampled from the 1M benchmark store (2,000 mails): every address holds `.ex`, `amp`, `ple`.
@@ -123,5 +123,22 @@ describe('chooseIndexKeys: the trigrams PostgreSQL looks a search up by', () => 
 
   it('no piece of three letters or digits (`7/2`): the words', () => {
     expect(chooseIndexKeys('7/2', shares)).toBeUndefined();
+  });
+});
+
+describe('isLookedUpFirst: whether the plan sort reads the ids of a search before its rows (PostgreSQL)', () => {
+  const onShare = (share: number) => ({ trigram: () => share, text: () => share, together: () => share });
+
+  it('a search on at most the share is looked up first; a commoner one is checked on the rows', () => {
+    expect(isLookedUpFirst('kowalski7', onShare(0.006), 0.02)).toBe(true);
+    expect(isLookedUpFirst('welcome', onShare(0.066), 0.02)).toBe(false);
+    expect(isLookedUpFirst('ample', onShare(1), 0.02)).toBe(false);
+  });
+
+  it('before the first sample is read it is looked up first; at a share of 0, never; at 1, always', () => {
+    expect(isLookedUpFirst('ample', undefined, 0.02)).toBe(true);
+    expect(isLookedUpFirst('kowalski7', onShare(0), 0)).toBe(false);
+    expect(isLookedUpFirst('ample', undefined, 0)).toBe(false);
+    expect(isLookedUpFirst('ample', onShare(1), 1)).toBe(true);
   });
 });
