@@ -348,13 +348,17 @@ describe('Overview → the mails list', () => {
 describe('Overview live refresh', () => {
   it('marks the statistics stale at the first mail change, then at most once a period; the applications on their own period', async () => {
     const queryClient = createTestQueryClient();
+    // Each refresh is stamped with the throttle's own clock reading, the one it ran at: a stamp taken later, in the
+    // spy, would measure a loaded machine's pause between the two as well (CI once saw 37 ms at a 50 ms period).
+    let lastReading = 0;
+    const now = () => (lastReading = performance.now());
     const invalidated: Array<{ key: string; at: number }> = [];
     vi.spyOn(queryClient, 'invalidateQueries').mockImplementation((filters) => {
-      invalidated.push({ key: String(filters?.queryKey?.[1]), at: performance.now() });
+      invalidated.push({ key: String(filters?.queryKey?.[1]), at: lastReading });
       return Promise.resolve();
     });
     const of = (key: string) => invalidated.filter((entry) => entry.key === key);
-    const refresh = createLiveStatisticsRefresh(queryClient, { statistics: 50, perApplication: 60_000 }, () => performance.now());
+    const refresh = createLiveStatisticsRefresh(queryClient, { statistics: 50, perApplication: 60_000 }, now);
     try {
       // A burst: one refresh of each, at once.
       for (let i = 0; i < 20; i++) refresh.onMailsChanged();
