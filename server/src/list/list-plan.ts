@@ -214,8 +214,8 @@ export function planList(filter: ListFilter, sort: MailSort, stats: ListStats, o
 
 /**
  * The share of the entries a walk passes that match (planList's `walkShare`), as if matches were spread evenly
- * along the sort: the walk's seeks hold the statuses (and a date range in received order, or from its start in
- * ascending last-update order); it checks the rest.
+ * along the sort: the walk's seeks hold the statuses (and a date range in received order, or one from a start
+ * without an end in last-update order); it checks the rest.
  * `matchesOfEveryTerm` (a count through the trigrams) covers every term at once; otherwise a search's share is
  * its candidates' (SQLite's probe) or the search sample's, unknown without either (until the first sample is
  * read), times the date range's share when the walk checks it.
@@ -223,7 +223,6 @@ export function planList(filter: ListFilter, sort: MailSort, stats: ListStats, o
 export function estimateWalkShare(
   filter: ListFilter,
   sort: MailSort,
-  ascending: boolean,
   known: {
     statusRows: number;
     totalRows: number;
@@ -238,10 +237,13 @@ export function estimateWalkShare(
 ): number | undefined {
   const total = Math.max(known.totalRows, 1);
   const rangeShare = known.rangeRows === undefined ? 1 : Math.min(known.rangeRows / total, 1);
-  // Read upwards in last-update order, a range without an end starts the seek at `from` (readSeek), and the mails
-  // it passes are mostly those received since: as if the seek held the range.
+  // In last-update order a range without an end bounds the seek at `from` (readSeek): read upwards it starts there,
+  // downwards it ends there. Either way the entries it passes are the mails updated since `from`: those received
+  // since (a mail is updated at or after its receipt, mostly soon after) and the older ones updated since, fewer in
+  // a store that keeps up. As if the seek held the range: at 1M, `rders` in the last 24 hours by last update,
+  // newest first, took 288–540 ms sorted against 90–136 walked, where the range's share made the walk look hopeless.
   const seekHoldsRange =
-    sort === 'receivedDate' || (sort === 'lastUpdate' && ascending && filter.receivedFrom !== undefined && filter.receivedTo === undefined);
+    sort === 'receivedDate' || (sort === 'lastUpdate' && filter.receivedFrom !== undefined && filter.receivedTo === undefined);
   if (known.matchesOfEveryTerm !== undefined) {
     const seekRows = known.statusRows * (seekHoldsRange ? rangeShare : 1);
     return Math.min(known.matchesOfEveryTerm / Math.max(seekRows, 1), 1);

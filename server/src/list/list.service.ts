@@ -158,7 +158,7 @@ export function createListService({ store, withRecipients }: { store: Store; wit
     const idRange =
       fromTrigrams && matchIds && matchIds.length > options.countCap ? (probed?.idRange ?? (await matchRepo.findIdRange(db))) : undefined;
     const expectedMatches = idRange && matchIds ? spreadOverIds(matchIds, idRange) : stats?.candidates;
-    const walkShare = estimateWalkShare(filter, sort, (order === 'desc') === (cursor?.direction === 'prev'), {
+    const walkShare = estimateWalkShare(filter, sort, {
       statusRows,
       totalRows,
       rangeRows: stats?.rangeRows,

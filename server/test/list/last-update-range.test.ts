@@ -124,4 +124,54 @@ describe('a date range sorted by last update', () => {
           expect(seen, `${order} ${JSON.stringify(options)} statuses=${String(statuses)}`).toEqual(expected);
         }
   });
+
+  it('a range from a start without an end is walked either way, as a seek bounded there: a small share of the store is no reason to sort', async () => {
+    // 300 mails, one a minute, each updated at its receipt; the range holds the last 30 (a tenth). A walk of 50
+    // entries newest first passes the range's 30 and stops at its start; taken as a tenth of the entries passed,
+    // the range made the walk look hopeless (8 rows wanted, 5 expected within the bound) and the page was sorted.
+    const ids = await seedMails(
+      context.store,
+      Array.from({ length: 300 }, (_, i) => ({ status: [MailStatus.Queued, MailStatus.ProviderSent][i % 2]!, receivedAt: minute(i) })),
+    );
+    const options: ListOptions = {
+      countCap: 5,
+      walkRows: 50,
+      candidateRows: 0,
+      walkMargin: 1,
+      candidateWalkFactor: 2,
+      lookUpFirstShare: 0.02,
+    };
+    for (const order of ['asc', 'desc'] as const) {
+      const expected = ids.slice(270);
+      if (order === 'desc') expected.reverse();
+      const seen: number[] = [];
+      const plans = new Set<string>();
+      let cursor: string | undefined;
+      do {
+        const page = await context.services.mails.listMails(
+          { sort: 'lastUpdate', order, receivedFrom: new Date(minute(270)).toISOString(), limit: 7, cursor },
+          options,
+        );
+        seen.push(...page.data.map((m) => m.id));
+        if (page.plan) plans.add(page.plan);
+        cursor = page.meta.nextCursor ?? undefined;
+      } while (cursor && seen.length <= 300);
+      expect(seen, order).toEqual(expected);
+      expect(plans, order).toEqual(new Set(['walk']));
+    }
+    // With an end the mails received after it are passed too, first when newest first: the range's share stands.
+    const bounded = await context.services.mails.listMails(
+      {
+        sort: 'lastUpdate',
+        order: 'desc',
+        receivedFrom: new Date(minute(200)).toISOString(),
+        receivedTo: new Date(minute(230)).toISOString(),
+        limit: 7,
+      },
+      options,
+    );
+    expect(bounded.data.map((m) => m.id)).toEqual(ids.slice(223, 230).reverse());
+    expect(bounded.plan).toBe('sort');
+    await context.reset();
+  });
 });

@@ -319,11 +319,11 @@ describe('estimateWalkShare: the share of the entries a walk passes that match',
   const known = { statusRows: MILLION, totalRows: MILLION };
 
   it('a count through the trigrams covers every term; the seek of the received order holds the range', () => {
-    expect(estimateWalkShare({ search: 'shipped' }, 'subject', true, { ...known, matchesOfEveryTerm: 66_000 })).toBeCloseTo(0.066);
+    expect(estimateWalkShare({ search: 'shipped' }, 'subject', { ...known, matchesOfEveryTerm: 66_000 })).toBeCloseTo(0.066);
     const range = { search: 'shipped', receivedFrom: 1 };
     const counted = { ...known, rangeRows: 250_000, matchesOfEveryTerm: 16_500 };
-    expect(estimateWalkShare(range, 'receivedDate', true, counted)).toBeCloseTo(0.066);
-    expect(estimateWalkShare(range, 'subject', true, counted)).toBeCloseTo(0.0165);
+    expect(estimateWalkShare(range, 'receivedDate', counted)).toBeCloseTo(0.066);
+    expect(estimateWalkShare(range, 'subject', counted)).toBeCloseTo(0.0165);
   });
 
   it("SQLite's probe of the candidates, times the range's share where the walk checks it; the sample is not asked", () => {
@@ -331,25 +331,28 @@ describe('estimateWalkShare: the share of the entries a walk passes that match',
       throw new Error('the sample was asked although the probe answered');
     };
     const stats = { ...known, rangeRows: 100_000, candidates: 50_000, sampledShareOf: unasked };
-    expect(estimateWalkShare({ search: 'ischer', receivedFrom: 1 }, 'subject', true, stats)).toBeCloseTo(0.005);
+    expect(estimateWalkShare({ search: 'ischer', receivedFrom: 1 }, 'subject', stats)).toBeCloseTo(0.005);
     expect(
-      estimateWalkShare({ search: 'shipped' }, 'subject', true, { ...known, matchesOfEveryTerm: 66_000, sampledShareOf: unasked }),
+      estimateWalkShare({ search: 'shipped' }, 'subject', { ...known, matchesOfEveryTerm: 66_000, sampledShareOf: unasked }),
     ).toBeCloseTo(0.066);
   });
 
   it("PostgreSQL: the sample's share of the search, at least what the count found", () => {
-    expect(estimateWalkShare({ search: 'lav.v' }, 'lastUpdate', false, { ...known, sampledShareOf: () => 0.0015 })).toBeCloseTo(0.0015);
+    expect(estimateWalkShare({ search: 'lav.v' }, 'lastUpdate', { ...known, sampledShareOf: () => 0.0015 })).toBeCloseTo(0.0015);
     // On none of the 2,000 sampled mails, but the count found 1,001.
-    expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, { ...known, sampledShareOf: () => 0, counted: 1_001 })).toBeCloseTo(
-      0.001,
-    );
-    expect(estimateWalkShare({ search: 'clav!' }, 'subject', true, known)).toBeUndefined();
+    expect(estimateWalkShare({ search: 'clav!' }, 'subject', { ...known, sampledShareOf: () => 0, counted: 1_001 })).toBeCloseTo(0.001);
+    expect(estimateWalkShare({ search: 'clav!' }, 'subject', known)).toBeUndefined();
   });
 
-  it('a range from a start, read upwards by last update: the seek starts there, as if it held the range', () => {
+  it('a range from a start without an end, by last update either way: the seek is bounded there, as if it held the range', () => {
     const stats = { ...known, rangeRows: 10_000 };
-    expect(estimateWalkShare({ receivedFrom: 1 }, 'lastUpdate', true, stats)).toBe(1);
-    expect(estimateWalkShare({ receivedFrom: 1 }, 'lastUpdate', false, stats)).toBeCloseTo(0.01);
-    expect(estimateWalkShare({ receivedFrom: 1, receivedTo: 2 }, 'lastUpdate', true, stats)).toBeCloseTo(0.01);
+    expect(estimateWalkShare({ receivedFrom: 1 }, 'lastUpdate', stats)).toBe(1);
+    expect(estimateWalkShare({ search: 'rders', receivedFrom: 1 }, 'lastUpdate', { ...stats, sampledShareOf: () => 0.02 })).toBeCloseTo(
+      0.02,
+    );
+    // With an end, the mails received after it pass too (first when newest first): the range is checked on each.
+    expect(estimateWalkShare({ receivedFrom: 1, receivedTo: 2 }, 'lastUpdate', stats)).toBeCloseTo(0.01);
+    // Sorted by anything else, the range is checked on each row.
+    expect(estimateWalkShare({ receivedFrom: 1 }, 'subject', stats)).toBeCloseTo(0.01);
   });
 });
