@@ -4,7 +4,7 @@
  * prebuilt messages to the same sink with the same pool size and concurrency. Goal: worker / raw >= 0.8.
  *
  *   npx tsx bench/delivery.ts [--count 5000] [--rounds 1] [--engine auto|sqlite|postgres|all] [--sink process|inline] [--profile]
- *                             [--recipients 1] [--verp] [--concurrency N]
+ *                             [--recipients 1] [--verp] [--concurrency N] [--hot-record]
  *
  * The sink is the embedded capture relay with `store: false`, in its own process by default (a provider is
  * another machine; `--sink inline` runs it in this process). The worker is built as server/src/main.ts
@@ -24,6 +24,11 @@
  * `--recipients N` sends each of the worker's mails to N recipients (the raw loop stays at one); `--verp` runs the
  * worker as BOUNCE_DOMAIN does, one envelope per recipient, each from its own return path (docs/bounces.md): the
  * two together measure what one envelope per recipient costs.
+ *
+ * `--hot-record` (PostgreSQL, an experiment, not the product): before the mails are queued, drops every index of
+ * `mails` that holds a column an outcome's UPDATE writes and sets the table's fillfactor to 50, so that the outcome's
+ * write of the record is a HOT update. It measures the most that taking the status and the dates the list sorts on
+ * out of the record could give a delivery (that design would write them to a table of their own instead).
  */
 import { MailStatus } from '@outbox/contract';
 import { startCaptureRelay } from '../server/src/delivery/capture-relay.js';
@@ -76,6 +81,7 @@ const {
   profile: isProfiling,
   recipients: recipientsPerMail,
   verp: isVerp,
+  'hot-record': isHotRecord,
 } = parseBenchArgs({
   count: wholeNumberOption(5000),
   engine: enginesOption('auto', ['auto', 'sqlite', 'postgres', 'all']),
@@ -85,6 +91,7 @@ const {
   profile: flagOption(),
   recipients: wholeNumberOption(1),
   verp: flagOption(),
+  'hot-record': flagOption(),
 });
 const verp = isVerp ? createReturnPathCodec('bench-return-path-secret', 'bounces.bench.test') : undefined;
 const config = benchWorkerConfig(concurrencyText);
@@ -190,10 +197,28 @@ function writesPerMail(
   return out;
 }
 
+/** The columns an outcome's UPDATE of `mails` writes (mail/write/record-moves.ts `updateFrom`). */
+const OUTCOME_COLUMNS =
+  /\b(status|last_update_at|provider_sent_at|provider_reply|attempts|event_seq|next_attempt_at|rejected_recipients)\b/;
+
+/** `--hot-record`: the record without the indexes an outcome's write touches, and room in each page for new versions. */
+async function makeRecordHot(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = await sql<{ name: string; definition: string }>`
+    select indexname as name, indexdef as definition from pg_indexes where tablename = 'mails'`.execute(db);
+  const dropped = rows.filter((row) => !row.name.endsWith('_pkey') && OUTCOME_COLUMNS.test(row.definition)).map((row) => row.name);
+  for (const name of dropped) await sql`drop index ${sql.ref(name)}`.execute(db);
+  await sql`alter table mails set (fillfactor = 50)`.execute(db);
+  return dropped;
+}
+
 async function workerRun(engine: Engine, relayUrl: string, n: number, sinkPid: number | undefined): Promise<WorkerRun> {
   const outbox = await startBenchOutbox({ engine, label: 'delivery', env: { WORKER: 'off' } });
   try {
     const { store, services } = outbox.running;
+    if (isHotRecord && engine === 'postgres') {
+      const dropped = await makeRecordHot(store.db);
+      console.log(`  (--hot-record: dropped ${dropped.length} indexes of mails (${dropped.join(', ')}); fillfactor 50)`);
+    }
     const principal = (await services.auth.findApiKeyPrincipal(outbox.apiKey))!;
     const queueStarted = performance.now();
     await queueMails(services.submissions, principal, n, {
@@ -273,6 +298,7 @@ async function main(): Promise<void> {
     workerConcurrency: concurrency,
     poolConnections: maxConnections,
     sink: sinkPlace === 'inline' ? 'capture relay (store:false) in this process' : 'capture relay (store:false) in a child process',
+    ...(isHotRecord ? { experiment: 'hot-record' } : {}),
   });
   console.log(`worker's mails: ${recipientsPerMail} recipient(s) each; envelopes: ${verp ? 'one per recipient (--verp)' : 'one per mail'}`);
 
