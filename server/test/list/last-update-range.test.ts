@@ -29,6 +29,30 @@ async function lastUpdateOf(id: number): Promise<number> {
   return Number(row.last_update_at);
 }
 
+/**
+ * Every page of a list sorted by last update, from page 1 along `nextCursor` (`limit` 7): the ids in order and the
+ * plans that read them. Stops past `most` ids, so a cursor that loops fails the comparison instead of hanging.
+ */
+async function readEveryPage(
+  input: { order: 'asc' | 'desc'; receivedFrom: number; statuses?: number[] | undefined },
+  options: ListOptions,
+  most: number,
+): Promise<{ ids: number[]; plans: Set<string> }> {
+  const ids: number[] = [];
+  const plans = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const page = await context.services.mails.listMails(
+      { sort: 'lastUpdate', ...input, receivedFrom: new Date(input.receivedFrom).toISOString(), limit: 7, cursor },
+      options,
+    );
+    ids.push(...page.data.map((m) => m.id));
+    if (page.plan) plans.add(page.plan);
+    cursor = page.meta.nextCursor ?? undefined;
+  } while (cursor && ids.length <= most);
+  return { ids, plans };
+}
+
 describe('no mail is updated before its receipt', () => {
   it('a transition or a claim dated before the receipt (a clock stepped back) writes the receipt', async () => {
     const [dequeued, claimed] = await seedMails(context.store, [
@@ -111,16 +135,7 @@ describe('a date range sorted by last update', () => {
             .filter((m) => m.i >= 20)
             .sort((a, b) => (a.at - b.at || a.id - b.id) * (order === 'asc' ? 1 : -1))
             .map((m) => m.id);
-          const seen: number[] = [];
-          let cursor: string | undefined;
-          do {
-            const page = await context.services.mails.listMails(
-              { sort: 'lastUpdate', order, receivedFrom: new Date(minute(20)).toISOString(), statuses, limit: 7, cursor },
-              options,
-            );
-            seen.push(...page.data.map((m) => m.id));
-            cursor = page.meta.nextCursor ?? undefined;
-          } while (cursor && seen.length <= 60);
+          const { ids: seen } = await readEveryPage({ order, receivedFrom: minute(20), statuses }, options, 60);
           expect(seen, `${order} ${JSON.stringify(options)} statuses=${String(statuses)}`).toEqual(expected);
         }
   });
@@ -144,18 +159,7 @@ describe('a date range sorted by last update', () => {
     for (const order of ['asc', 'desc'] as const) {
       const expected = ids.slice(270);
       if (order === 'desc') expected.reverse();
-      const seen: number[] = [];
-      const plans = new Set<string>();
-      let cursor: string | undefined;
-      do {
-        const page = await context.services.mails.listMails(
-          { sort: 'lastUpdate', order, receivedFrom: new Date(minute(270)).toISOString(), limit: 7, cursor },
-          options,
-        );
-        seen.push(...page.data.map((m) => m.id));
-        if (page.plan) plans.add(page.plan);
-        cursor = page.meta.nextCursor ?? undefined;
-      } while (cursor && seen.length <= 300);
+      const { ids: seen, plans } = await readEveryPage({ order, receivedFrom: minute(270) }, options, 300);
       expect(seen, order).toEqual(expected);
       expect(plans, order).toEqual(new Set(['walk']));
     }
